@@ -1,0 +1,98 @@
+//! Executing SQL statements in a lakescan-enabled [`SessionContext`] and
+//! printing their results.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use datafusion::physical_plan::{ExecutionPlan, collect};
+use datafusion::prelude::SessionContext;
+
+use crate::error::{CliError, CliResult};
+use crate::print::{OutputFormat, row_count, timing_line, write_results};
+use crate::split::split_statements;
+
+/// Creates a [`SessionContext`] with the lakescan table factories registered.
+pub fn new_context() -> CliResult<SessionContext> {
+    let ctx = SessionContext::new();
+    lakescan::register(&ctx)?;
+    Ok(ctx)
+}
+
+/// The outcome of one executed statement.
+#[derive(Debug)]
+pub struct Executed {
+    /// Output schema of the statement (empty for DDL).
+    pub schema: SchemaRef,
+    /// All result batches.
+    pub batches: Vec<RecordBatch>,
+    /// The executed physical plan; its nodes carry the runtime metrics.
+    pub plan: Arc<dyn ExecutionPlan>,
+    /// Wall clock time for planning plus execution.
+    pub elapsed: Duration,
+}
+
+/// Plans and runs a single SQL statement, collecting all results.
+pub async fn execute(ctx: &SessionContext, sql: &str) -> CliResult<Executed> {
+    let start = Instant::now();
+    let df = ctx.sql(sql).await?;
+    let plan = df.create_physical_plan().await?;
+    let schema = plan.schema();
+    let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+    Ok(Executed {
+        schema,
+        batches,
+        plan,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// Runs statements in one session and prints their results to stdout.
+pub struct Runner {
+    ctx: SessionContext,
+    format: OutputFormat,
+    quiet: bool,
+}
+
+impl Runner {
+    /// A runner with a fresh lakescan-enabled session.
+    pub fn new(format: OutputFormat, quiet: bool) -> CliResult<Self> {
+        Ok(Self {
+            ctx: new_context()?,
+            format,
+            quiet,
+        })
+    }
+
+    /// Runs every statement in `sql` in order, stopping at the first error.
+    pub async fn run_script(&self, sql: &str) -> CliResult<()> {
+        for statement in split_statements(sql) {
+            self.run_statement(&statement).await?;
+        }
+        Ok(())
+    }
+
+    /// Reads `path` and runs the statements it contains.
+    pub async fn run_file(&self, path: &Path) -> CliResult<()> {
+        let sql = std::fs::read_to_string(path)
+            .map_err(|e| CliError::io(format!("cannot read {}", path.display()), e))?;
+        self.run_script(&sql).await
+    }
+
+    /// Runs one statement and prints its result (and, unless quiet, the
+    /// timing line).
+    pub async fn run_statement(&self, sql: &str) -> CliResult<()> {
+        let executed = execute(&self.ctx, sql).await?;
+        let mut out = std::io::stdout().lock();
+        write_results(&mut out, self.format, &executed.schema, &executed.batches)?;
+        if !self.quiet {
+            let rows = row_count(&executed.batches);
+            writeln!(out, "{}\n", timing_line(rows, executed.elapsed))?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,132 @@
+//! End-to-end tests running the `lakescan` binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn lakescan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lakescan"))
+        .args(args)
+        .output()
+        .expect("run lakescan")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn command_with_csv_output() {
+    let output = lakescan(&["-q", "-c", "SELECT 1 + 1 AS x", "--format", "csv"]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "x\n2\n");
+}
+
+#[test]
+fn timing_line_without_quiet() {
+    let output = lakescan(&["-c", "SELECT 1 AS a UNION ALL SELECT 2", "--format", "csv"]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("2 row(s) fetched. Elapsed "), "{text}");
+}
+
+#[test]
+fn commands_and_files_share_one_session_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.sql");
+    std::fs::write(
+        &script,
+        "-- a comment; with a semicolon\n\
+         INSERT INTO t VALUES (2, 'b;c');\n\
+         SELECT a, b FROM t ORDER BY a;",
+    )
+    .unwrap();
+    let output = lakescan(&[
+        "-q",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE TABLE t (a INT, b VARCHAR); INSERT INTO t VALUES (1, 'x')",
+        "-f",
+        script.to_str().unwrap(),
+        "-c",
+        "SELECT count(*) AS n FROM t",
+    ]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "count\n1\ncount\n1\na,b\n1,x\n2,b;c\nn\n2\n"
+    );
+}
+
+#[test]
+fn errors_exit_with_code_one() {
+    let output = lakescan(&["-q", "-c", "SELECT * FROM no_such_table"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).starts_with("Error: "),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn reads_statements_from_stdin() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lakescan"))
+        .args(["-q", "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"SELECT 'a;b'\n  AS s;\nSELECT 3 AS y;\n\\q\nSELECT 4;\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "s\na;b\ny\n3\n");
+}
+
+#[test]
+fn demo_prints_queries_and_pruning_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo_dir = dir.path().join("warehouse");
+    let demo_dir = demo_dir.to_str().unwrap();
+    let output = lakescan(&["demo", demo_dir, "--rows", "20000"]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("CREATE EXTERNAL TABLE sales STORED AS HIVE"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SELECT count(*) AS row_count FROM sales;"),
+        "{text}"
+    );
+    assert!(text.contains("| 20000     |"), "{text}");
+    assert!(text.contains("WHERE day >= DATE '2024-01-03'"), "{text}");
+    assert!(text.contains("LIMIT 5;"), "{text}");
+    assert!(
+        text.contains("Pruning summary (1 x LakeScanExec)"),
+        "{text}"
+    );
+    assert!(text.contains("partitions pruned : 12 of 30"), "{text}");
+    assert!(text.contains("row groups pruned"), "{text}");
+
+    // A second run reuses the table instead of writing it again.
+    let again = lakescan(&["demo", demo_dir, "--rows", "20000"]);
+    assert!(again.status.success(), "stderr: {}", stderr(&again));
+    assert!(
+        stderr(&again).contains("Reusing demo table"),
+        "{}",
+        stderr(&again)
+    );
+}

@@ -1,0 +1,343 @@
+//! [`LakeScanExec`]: the leaf `ExecutionPlan` of a lakescan scan (seed §12).
+//!
+//! Output partitions pull splits from one shared queue, each driving its own
+//! [`FileDataSource`]. Filters pushed by parents through DataFusion's physical
+//! filter-pushdown API join the per-split filters: static ones are evaluated exactly (the
+//! parent `FilterExec` is removed), dynamic ones (joins, TopK) are snapshotted each time a
+//! split is prepared and used for pruning and row filtering.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use datafusion::common::Result;
+use datafusion::common::config::ConfigOptions;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_expr_common::physical_expr::{is_dynamic_physical_expr, is_volatile};
+use datafusion::physical_plan::coop::make_cooperative;
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, SchedulingType};
+use datafusion::physical_plan::filter_pushdown::{
+    ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation, PushedDown,
+};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PhysicalExpr, PlanProperties,
+};
+use futures::stream;
+
+use crate::metrics::LakeScanMetrics;
+use crate::scan_spec::ScanSpec;
+use crate::source::{FileDataSource, SplitReaderFactory};
+use crate::split::FileSplit;
+
+/// Counts from planning (listing) shown with the scan's metrics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanningStats {
+    /// Partitions (directories) considered while listing.
+    pub partitions_total: usize,
+    /// Of those, pruned by partition filters without listing their files.
+    pub partitions_pruned: usize,
+}
+
+/// Reads a table's splits with lakescan's selective reader.
+#[derive(Debug, Clone)]
+pub struct LakeScanExec {
+    table_name: String,
+    spec: Arc<ScanSpec>,
+    splits: Arc<[FileSplit]>,
+    store_url: ObjectStoreUrl,
+    factory: Arc<dyn SplitReaderFactory>,
+    /// Filters pushed by parents, over the output schema (= the prefix of `R`).
+    pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
+    limit: Option<usize>,
+    queue: Arc<SplitQueue>,
+    metrics: ExecutionPlanMetricsSet,
+    planning: PlanningStats,
+    properties: Arc<PlanProperties>,
+}
+
+impl LakeScanExec {
+    /// A scan of `splits` over `target_partitions` partitions (at most one per split).
+    pub fn new(
+        table_name: impl Into<String>,
+        spec: Arc<ScanSpec>,
+        splits: Vec<FileSplit>,
+        store_url: ObjectStoreUrl,
+        factory: Arc<dyn SplitReaderFactory>,
+        target_partitions: usize,
+    ) -> Self {
+        let partitions = target_partitions.min(splits.len()).max(1);
+        let properties = Arc::new(
+            PlanProperties::new(
+                EquivalenceProperties::new(Arc::clone(spec.plan_schema())),
+                Partitioning::UnknownPartitioning(partitions),
+                EmissionType::Incremental,
+                Boundedness::Bounded,
+            )
+            .with_scheduling_type(SchedulingType::Cooperative),
+        );
+        let splits: Arc<[FileSplit]> = splits.into();
+        Self {
+            table_name: table_name.into(),
+            spec,
+            queue: Arc::new(SplitQueue::new(Arc::clone(&splits), partitions, None)),
+            splits,
+            store_url,
+            factory,
+            pushed_filters: vec![],
+            limit: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+            planning: PlanningStats::default(),
+            properties,
+        }
+    }
+
+    /// Stops after `limit` rows in total (over all partitions).
+    pub fn with_limit(mut self, limit: Option<usize>) -> Self {
+        self.limit = limit;
+        self.queue = Arc::new(SplitQueue::new(Arc::clone(&self.splits), self.partitions(), limit));
+        self
+    }
+
+    /// Records listing counts to show with the metrics.
+    pub fn with_planning_stats(mut self, planning: PlanningStats) -> Self {
+        self.planning = planning;
+        self
+    }
+
+    /// The scan's requirements.
+    pub fn spec(&self) -> &Arc<ScanSpec> {
+        &self.spec
+    }
+
+    /// The splits this scan reads.
+    pub fn splits(&self) -> &[FileSplit] {
+        &self.splits
+    }
+
+    fn partitions(&self) -> usize {
+        self.properties.partitioning.partition_count()
+    }
+
+    fn with_fresh_state(&self) -> Self {
+        let mut fresh = self.clone();
+        fresh.queue = Arc::new(SplitQueue::new(Arc::clone(&self.splits), self.partitions(), self.limit));
+        fresh.metrics = ExecutionPlanMetricsSet::new();
+        fresh
+    }
+}
+
+impl DisplayAs for LakeScanExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let columns: Vec<&str> =
+            self.spec.plan_schema().fields().iter().map(|c| c.name().as_str()).collect();
+        if let DisplayFormatType::TreeRender = t {
+            return write!(f, "table={}\nsplits={}", self.table_name, self.splits.len());
+        }
+        write!(f, "LakeScanExec: table={}, splits={}, projection=[{}]", self.table_name, self.splits.len(), columns.join(", "))?;
+        let filters: Vec<String> = self
+            .spec
+            .fields()
+            .iter()
+            .filter_map(|fs| fs.filter.as_ref().map(|flt| format!("{}: {flt}", fs.name())))
+            .collect();
+        if !filters.is_empty() {
+            write!(f, ", filters=[{}]", filters.join(", "))?;
+        }
+        if let Some(residual) = self.spec.residual() {
+            write!(f, ", residual={residual}")?;
+        }
+        for pushed in &self.pushed_filters {
+            write!(f, ", pushed={pushed}")?;
+        }
+        if let Some(limit) = self.limit {
+            write!(f, ", limit={limit}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for LakeScanExec {
+    fn name(&self) -> &str {
+        "LakeScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn reset_state(self: Arc<Self>) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(self.with_fresh_state()))
+    }
+
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let store = context.runtime_env().object_store(&self.store_url)?;
+        let metrics = LakeScanMetrics::new(&self.metrics, partition);
+        if partition == 0 {
+            let planning = |name: &'static str, v: usize| {
+                MetricBuilder::new(&self.metrics).counter(name, partition).add(v)
+            };
+            planning("partitions_total", self.planning.partitions_total);
+            planning("partitions_pruned", self.planning.partitions_pruned);
+        }
+        let batch_size = context.session_config().batch_size();
+        let source = FileDataSource::new(
+            Arc::clone(&self.spec),
+            Arc::clone(&self.factory),
+            store,
+            self.pushed_filters.clone(),
+            metrics.clone(),
+            batch_size,
+        );
+        let state = PartitionState { source, queue: self.queue.start_partition(), metrics };
+        let stream = stream::try_unfold(state, |mut state| async move {
+            let batch = state.next_batch().await?;
+            Ok(batch.map(|b| (b, state)))
+        });
+        let schema: SchemaRef = Arc::clone(self.spec.plan_schema());
+        Ok(make_cooperative(Box::pin(RecordBatchStreamAdapter::new(schema, stream))))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn supports_limit_pushdown(&self) -> bool {
+        true
+    }
+
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        Some(Arc::new(self.clone().with_limit(limit)))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.limit
+    }
+
+    fn handle_child_pushdown_result(
+        &self,
+        _phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        let mut updated = self.clone();
+        let mut answers = vec![];
+        for parent in child_pushdown_result.parent_filters {
+            let filter = parent.filter;
+            if is_volatile(&filter) {
+                answers.push(PushedDown::No);
+                continue;
+            }
+            // Static filters are evaluated exactly; dynamic ones only prune and filter
+            // early, and their producer does not rely on our answer.
+            let exact = !is_dynamic_physical_expr(&filter);
+            updated.pushed_filters.push(filter);
+            answers.push(if exact { PushedDown::Yes } else { PushedDown::No });
+        }
+        let changed = updated.pushed_filters.len() != self.pushed_filters.len();
+        let result = FilterPushdownPropagation::with_parent_pushdown_result(answers);
+        Ok(if changed { result.with_updated_node(Arc::new(updated)) } else { result })
+    }
+}
+
+/// The splits of one execution, shared by its partitions.
+#[derive(Debug)]
+struct SplitQueue {
+    splits: Arc<[FileSplit]>,
+    partitions: usize,
+    limit: Option<usize>,
+    state: Mutex<QueueState>,
+}
+
+#[derive(Debug, Default)]
+struct QueueState {
+    next: usize,
+    started: usize,
+    remaining: Option<usize>,
+}
+
+impl SplitQueue {
+    fn new(splits: Arc<[FileSplit]>, partitions: usize, limit: Option<usize>) -> Self {
+        let state = Mutex::new(QueueState { remaining: limit, ..Default::default() });
+        Self { splits, partitions, limit, state }
+    }
+
+    /// Called once per partition and execution; a new round starts after all partitions
+    /// of the previous one started.
+    fn start_partition(self: &Arc<Self>) -> Arc<Self> {
+        if let Ok(mut s) = self.state.lock() {
+            if s.started == self.partitions {
+                *s = QueueState { remaining: self.limit, ..Default::default() };
+            }
+            s.started += 1;
+        }
+        Arc::clone(self)
+    }
+
+    fn pop(&self) -> Option<FileSplit> {
+        let mut s = self.state.lock().ok()?;
+        if s.remaining == Some(0) {
+            return None;
+        }
+        let split = self.splits.get(s.next).cloned();
+        s.next += 1;
+        split
+    }
+
+    /// Takes up to `rows` from the remaining limit; returns how many may be emitted.
+    fn take(&self, rows: usize) -> usize {
+        let Ok(mut s) = self.state.lock() else { return rows };
+        match &mut s.remaining {
+            None => rows,
+            Some(left) => {
+                let n = rows.min(*left);
+                *left -= n;
+                n
+            }
+        }
+    }
+}
+
+struct PartitionState {
+    source: FileDataSource,
+    queue: Arc<SplitQueue>,
+    metrics: LakeScanMetrics,
+}
+
+impl PartitionState {
+    async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if let Some(batch) = self.source.next().await? {
+                if batch.num_rows() == 0 {
+                    continue;
+                }
+                let n = self.queue.take(batch.num_rows());
+                if n == 0 {
+                    return Ok(None);
+                }
+                self.metrics.baseline.record_output(n);
+                return Ok(Some(batch.slice(0, n)));
+            }
+            let Some(split) = self.queue.pop() else {
+                self.metrics.baseline.done();
+                return Ok(None);
+            };
+            self.source.add_split(split).await?;
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! Testing a [`Filter`] against values: an Arrow array, a constant, or statistics.
+//!
+//! Array evaluation reuses DataFusion's vectorized expressions: the filter is turned once
+//! into `v >= lo AND v < hi OR v IN (...) OR v IS NULL` over a single column, so its
+//! semantics are exactly DataFusion's (IEEE total order for floats, byte order for strings).
+//! Constant and statistics tests use the interval algebra directly.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow::compute::{cast, prep_null_mask_filter};
+use arrow::datatypes::{Field, Schema};
+use datafusion::common::{Result, ScalarValue, internal_err};
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{BinaryExpr, Column, InListExpr, IsNullExpr, Literal};
+use datafusion::physical_plan::PhysicalExpr;
+
+use super::{Bound, Filter, NullResult, ValueRange};
+
+/// Min/max/null-count statistics of one column over some rows (a file, a row group or a
+/// page). `None` means unknown. Values must be of the filter's type.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnStats {
+    /// Smallest non-null value, if known.
+    pub min: Option<ScalarValue>,
+    /// Largest non-null value, if known.
+    pub max: Option<ScalarValue>,
+    /// Number of nulls, if known.
+    pub null_count: Option<u64>,
+    /// Number of rows, if known.
+    pub row_count: Option<u64>,
+}
+
+/// At most this many points are tested as separate `=` comparisons; more become a hashed IN.
+const MAX_POINT_COMPARISONS: usize = 4;
+
+impl Filter {
+    /// Tests every value of `array` (of the filter's type or a type that casts to it safely).
+    /// The result has no nulls: `true` keeps the row.
+    pub fn evaluate(&self, array: &ArrayRef) -> Result<BooleanArray> {
+        let array = if array.data_type() == &self.data_type {
+            Arc::clone(array)
+        } else {
+            cast(array, &self.data_type)?
+        };
+        let schema = Schema::new(vec![Field::new("v", self.data_type.clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![array])?;
+        let result = self.expr().evaluate(&batch)?.into_array(batch.num_rows())?;
+        let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
+            return internal_err!("filter {self} did not evaluate to booleans");
+        };
+        Ok(if mask.null_count() > 0 { prep_null_mask_filter(mask) } else { mask.clone() })
+    }
+
+    /// Tests one constant (a partition value, a missing column's NULL, an info column).
+    pub fn test_constant(&self, value: &ScalarValue) -> bool {
+        if value.is_null() {
+            return self.null == NullResult::True;
+        }
+        match value.cast_to(&self.data_type) {
+            Ok(v) => self.values.contains(&v),
+            // Not comparable here: keep the rows, the exact test runs on the values.
+            Err(_) => true,
+        }
+    }
+
+    /// False only when no row described by `stats` can pass (three-valued: unknown keeps).
+    pub fn may_match(&self, stats: &ColumnStats) -> bool {
+        let all_null = matches!((stats.null_count, stats.row_count), (Some(n), Some(r)) if n == r);
+        let may_have_nulls = stats.null_count != Some(0);
+        if may_have_nulls && self.null == NullResult::True {
+            return true;
+        }
+        if all_null || self.values.is_empty() {
+            return false;
+        }
+        match (&stats.min, &stats.max) {
+            (Some(min), Some(max)) if !min.is_null() && !max.is_null() => {
+                let (min, max) = widen_float_bounds(min, max);
+                self.values.overlaps(&min, &max)
+            }
+            _ => true,
+        }
+    }
+
+    /// The filter as a DataFusion expression over column 0 (`v`) of the filter's type.
+    pub fn expr(&self) -> &Arc<dyn PhysicalExpr> {
+        self.expr.get_or_init(|| build_expr(self))
+    }
+}
+
+/// Parquet statistics leave NaN out and may record `+0.0` as a minimum; in total order NaN
+/// is the largest value and `-0.0 < +0.0`, so widen float bounds to stay sound. (A negative
+/// NaN sorts below `-inf`; writers do not produce it from SQL, and it is not modelled.)
+fn widen_float_bounds(min: &ScalarValue, max: &ScalarValue) -> (ScalarValue, ScalarValue) {
+    match (min, max) {
+        (ScalarValue::Float64(Some(lo)), ScalarValue::Float64(_)) => (
+            ScalarValue::Float64(Some(if *lo == 0.0 { -0.0 } else { *lo })),
+            ScalarValue::Float64(Some(f64::NAN)),
+        ),
+        (ScalarValue::Float32(Some(lo)), ScalarValue::Float32(_)) => (
+            ScalarValue::Float32(Some(if *lo == 0.0 { -0.0 } else { *lo })),
+            ScalarValue::Float32(Some(f32::NAN)),
+        ),
+        (ScalarValue::Float16(_), _) => (min.clone(), ScalarValue::Float16(None)),
+        _ => (min.clone(), max.clone()),
+    }
+}
+
+fn build_expr(filter: &Filter) -> Arc<dyn PhysicalExpr> {
+    let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new("v", 0));
+    let mut points = vec![];
+    let mut terms: Vec<Arc<dyn PhysicalExpr>> = vec![];
+    if filter.values.is_all() {
+        terms.push(Arc::new(datafusion::physical_expr::expressions::IsNotNullExpr::new(
+            Arc::clone(&column),
+        )));
+    } else {
+        for range in filter.values.ranges() {
+            match range.as_point() {
+                Some(p) => points.push(p.clone()),
+                None => terms.push(range_expr(&column, range)),
+            }
+        }
+    }
+    if points.len() > MAX_POINT_COMPARISONS {
+        let list = points.drain(..).map(|p| Arc::new(Literal::new(p)) as _).collect();
+        let schema = Schema::new(vec![Field::new("v", filter.data_type.clone(), true)]);
+        match InListExpr::try_new(Arc::clone(&column), list, false, &schema) {
+            Ok(e) => terms.push(Arc::new(e)),
+            Err(_) => return always(false),
+        }
+    }
+    for p in points {
+        terms.push(compare(&column, Operator::Eq, p));
+    }
+    if filter.null == NullResult::True {
+        terms.push(Arc::new(IsNullExpr::new(Arc::clone(&column))));
+    }
+    terms
+        .into_iter()
+        .reduce(|a, b| Arc::new(BinaryExpr::new(a, Operator::Or, b)))
+        .unwrap_or_else(|| always(false))
+}
+
+fn range_expr(column: &Arc<dyn PhysicalExpr>, range: &ValueRange) -> Arc<dyn PhysicalExpr> {
+    let low = match &range.low {
+        Bound::Unbounded => None,
+        Bound::Included(v) => Some(compare(column, Operator::GtEq, v.clone())),
+        Bound::Excluded(v) => Some(compare(column, Operator::Gt, v.clone())),
+    };
+    let high = match &range.high {
+        Bound::Unbounded => None,
+        Bound::Included(v) => Some(compare(column, Operator::LtEq, v.clone())),
+        Bound::Excluded(v) => Some(compare(column, Operator::Lt, v.clone())),
+    };
+    match (low, high) {
+        (Some(l), Some(h)) => Arc::new(BinaryExpr::new(l, Operator::And, h)),
+        (Some(e), None) | (None, Some(e)) => e,
+        (None, None) => Arc::new(datafusion::physical_expr::expressions::IsNotNullExpr::new(
+            Arc::clone(column),
+        )),
+    }
+}
+
+fn compare(column: &Arc<dyn PhysicalExpr>, op: Operator, v: ScalarValue) -> Arc<dyn PhysicalExpr> {
+    Arc::new(BinaryExpr::new(Arc::clone(column), op, Arc::new(Literal::new(v))))
+}
+
+fn always(value: bool) -> Arc<dyn PhysicalExpr> {
+    Arc::new(Literal::new(ScalarValue::Boolean(Some(value))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Float64Array, Int32Array, StringArray};
+    use arrow::datatypes::DataType;
+
+    fn f(v: f64) -> ScalarValue {
+        ScalarValue::Float64(Some(v))
+    }
+
+    #[test]
+    fn evaluates_with_widening_cast_and_nulls() {
+        let filter = Filter::compare(&DataType::Int64, Operator::Gt, &ScalarValue::Int64(Some(2)))
+            .unwrap()
+            .or(&Filter::is_null(&DataType::Int64))
+            .unwrap();
+        let array: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), Some(3), None]));
+        let mask = filter.evaluate(&array).unwrap();
+        assert_eq!(mask, BooleanArray::from(vec![false, true, true]));
+    }
+
+    #[test]
+    fn floats_follow_total_order() {
+        let gt = Filter::compare(&DataType::Float64, Operator::Gt, &f(0.0)).unwrap();
+        let array: ArrayRef = Arc::new(Float64Array::from(vec![-0.0, 0.0, f64::NAN, 1.0]));
+        let mask = gt.evaluate(&array).unwrap();
+        assert_eq!(mask, BooleanArray::from(vec![false, false, true, true]));
+        // Statistics never include NaN: a file whose max is 3 may still hold NaN.
+        let gt10 = Filter::compare(&DataType::Float64, Operator::Gt, &f(10.0)).unwrap();
+        let stats = ColumnStats { min: Some(f(1.0)), max: Some(f(3.0)), ..Default::default() };
+        assert!(gt10.may_match(&stats));
+        let lt0 = Filter::compare(&DataType::Float64, Operator::Lt, &f(0.0)).unwrap();
+        let zero_min = ColumnStats { min: Some(f(0.0)), max: Some(f(3.0)), ..Default::default() };
+        assert!(lt0.may_match(&zero_min), "-0.0 may hide behind a +0.0 minimum");
+    }
+
+    #[test]
+    fn many_points_use_in_list() {
+        let list: Vec<ScalarValue> =
+            (0..10).map(|i| ScalarValue::Utf8(Some(format!("k{i}")))).collect();
+        let filter = Filter::in_list(&DataType::Utf8, &list).unwrap();
+        let array: ArrayRef = Arc::new(StringArray::from(vec![Some("k3"), Some("x"), None]));
+        assert_eq!(filter.evaluate(&array).unwrap(), BooleanArray::from(vec![true, false, false]));
+    }
+
+    #[test]
+    fn statistics_and_constants() {
+        let t = DataType::Int64;
+        let eq5 = Filter::compare(&t, Operator::Eq, &ScalarValue::Int64(Some(5))).unwrap();
+        let stats = |min, max, nulls| ColumnStats {
+            min: Some(ScalarValue::Int64(Some(min))),
+            max: Some(ScalarValue::Int64(Some(max))),
+            null_count: Some(nulls),
+            row_count: Some(10),
+        };
+        assert!(eq5.may_match(&stats(1, 9, 0)));
+        assert!(!eq5.may_match(&stats(6, 9, 0)));
+        assert!(!eq5.may_match(&stats(1, 9, 10)), "all null");
+        assert!(Filter::is_null(&t).may_match(&stats(1, 9, 1)));
+        assert!(!Filter::is_null(&t).may_match(&stats(1, 9, 0)));
+        assert!(eq5.test_constant(&ScalarValue::Int32(Some(5))));
+        assert!(!eq5.test_constant(&ScalarValue::Int64(None)));
+        assert!(Filter::is_null(&t).test_constant(&ScalarValue::Int64(None)));
+    }
+}

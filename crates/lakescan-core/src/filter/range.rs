@@ -1,0 +1,342 @@
+//! Interval algebra over one typed value domain.
+//!
+//! A [`ValueSet`] is a sorted union of disjoint [`ValueRange`]s. Union, intersection and
+//! complement are exact, so merging filters never changes results. Values are compared with
+//! [`compare_values`], which orders floats by IEEE total order — the same order arrow's
+//! comparison kernels (and so DataFusion) use: `-0.0 < +0.0`, `NaN` above `+inf`.
+//!
+//! ```text
+//!   a: ----[1====5)-----------[8====∞
+//!   b: ==========3]-----[6=========9]--
+//!   a ∩ b:  [1==3]            [8==9]
+//! ```
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use datafusion::common::ScalarValue;
+
+/// Compares two non-null values of the same type in the order arrow's kernels use.
+/// Returns `None` when the values are not comparable (different types).
+pub fn compare_values(a: &ScalarValue, b: &ScalarValue) -> Option<Ordering> {
+    a.partial_cmp(b)
+}
+
+/// One end of a [`ValueRange`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// No limit on this side.
+    Unbounded,
+    /// The value itself belongs to the range.
+    Included(ScalarValue),
+    /// The value itself does not belong to the range.
+    Excluded(ScalarValue),
+}
+
+impl Bound {
+    fn value(&self) -> Option<&ScalarValue> {
+        match self {
+            Bound::Unbounded => None,
+            Bound::Included(v) | Bound::Excluded(v) => Some(v),
+        }
+    }
+}
+
+/// A contiguous range of non-null values: `low .. high` with open or closed ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueRange {
+    /// Lower end.
+    pub low: Bound,
+    /// Upper end.
+    pub high: Bound,
+}
+
+impl ValueRange {
+    /// Every non-null value.
+    pub fn all() -> Self {
+        Self { low: Bound::Unbounded, high: Bound::Unbounded }
+    }
+
+    /// Exactly `v`.
+    pub fn point(v: ScalarValue) -> Self {
+        Self { low: Bound::Included(v.clone()), high: Bound::Included(v) }
+    }
+
+    /// The single value if this range is a point.
+    pub fn as_point(&self) -> Option<&ScalarValue> {
+        match (&self.low, &self.high) {
+            (Bound::Included(a), Bound::Included(b)) if a == b => Some(a),
+            _ => None,
+        }
+    }
+
+    /// True when `v` lies in the range.
+    pub fn contains(&self, v: &ScalarValue) -> bool {
+        !low_after(&self.low, v) && !high_before(&self.high, v)
+    }
+
+    /// True when the range shares at least one value with `[min, max]`.
+    pub fn overlaps(&self, min: &ScalarValue, max: &ScalarValue) -> bool {
+        !high_before(&self.high, min) && !low_after(&self.low, max)
+    }
+
+    fn is_empty(&self) -> bool {
+        match (self.low.value(), self.high.value()) {
+            (Some(l), Some(h)) => match compare_values(l, h) {
+                Some(Ordering::Greater) => true,
+                Some(Ordering::Equal) => {
+                    !matches!((&self.low, &self.high), (Bound::Included(_), Bound::Included(_)))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// True when every value of the range is above `v` (`v` is left of the low bound).
+fn low_after(low: &Bound, v: &ScalarValue) -> bool {
+    match low {
+        Bound::Unbounded => false,
+        Bound::Included(l) => compare_values(v, l) == Some(Ordering::Less),
+        Bound::Excluded(l) => compare_values(v, l) != Some(Ordering::Greater),
+    }
+}
+
+/// True when every value of the range is below `v`.
+fn high_before(high: &Bound, v: &ScalarValue) -> bool {
+    match high {
+        Bound::Unbounded => false,
+        Bound::Included(h) => compare_values(v, h) == Some(Ordering::Greater),
+        Bound::Excluded(h) => compare_values(v, h) != Some(Ordering::Less),
+    }
+}
+
+/// Orders two lower bounds: which one starts first.
+fn cmp_low(a: &Bound, b: &Bound) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Less,
+        (_, Bound::Unbounded) => Ordering::Greater,
+        _ => cmp_bound_values(a, b, Ordering::Less),
+    }
+}
+
+/// Orders two upper bounds: which one ends first.
+fn cmp_high(a: &Bound, b: &Bound) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Greater,
+        (_, Bound::Unbounded) => Ordering::Less,
+        _ => cmp_bound_values(a, b, Ordering::Greater),
+    }
+}
+
+/// Compares two finite bounds; on equal values an included bound sorts `included_first`.
+fn cmp_bound_values(a: &Bound, b: &Bound, included_first: Ordering) -> Ordering {
+    let (Some(va), Some(vb)) = (a.value(), b.value()) else {
+        return Ordering::Equal;
+    };
+    match compare_values(va, vb).unwrap_or(Ordering::Equal) {
+        Ordering::Equal => match (a, b) {
+            (Bound::Included(_), Bound::Excluded(_)) => included_first,
+            (Bound::Excluded(_), Bound::Included(_)) => included_first.reverse(),
+            _ => Ordering::Equal,
+        },
+        other => other,
+    }
+}
+
+/// True when a range ending at `high` touches or overlaps one starting at `low`.
+fn touches(high: &Bound, low: &Bound) -> bool {
+    match (high.value(), low.value()) {
+        (None, _) | (_, None) => true,
+        (Some(h), Some(l)) => match compare_values(h, l) {
+            Some(Ordering::Greater) => true,
+            Some(Ordering::Equal) => {
+                matches!(high, Bound::Included(_)) || matches!(low, Bound::Included(_))
+            }
+            _ => false,
+        },
+    }
+}
+
+/// A sorted union of disjoint, non-empty [`ValueRange`]s.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ValueSet {
+    ranges: Vec<ValueRange>,
+}
+
+impl ValueSet {
+    /// No value at all.
+    pub fn empty() -> Self {
+        Self { ranges: vec![] }
+    }
+
+    /// Every non-null value.
+    pub fn all() -> Self {
+        Self { ranges: vec![ValueRange::all()] }
+    }
+
+    /// Builds a normalized set from arbitrary ranges.
+    pub fn from_ranges(ranges: impl IntoIterator<Item = ValueRange>) -> Self {
+        let mut ranges: Vec<ValueRange> = ranges.into_iter().filter(|r| !r.is_empty()).collect();
+        ranges.sort_by(|a, b| cmp_low(&a.low, &b.low));
+        let mut merged: Vec<ValueRange> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match merged.last_mut() {
+                Some(last) if touches(&last.high, &r.low) => {
+                    if cmp_high(&r.high, &last.high) == Ordering::Greater {
+                        last.high = r.high;
+                    }
+                }
+                _ => merged.push(r),
+            }
+        }
+        Self { ranges: merged }
+    }
+
+    /// The ranges, sorted and disjoint.
+    pub fn ranges(&self) -> &[ValueRange] {
+        &self.ranges
+    }
+
+    /// True when no value belongs to the set.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// True when every non-null value belongs to the set.
+    pub fn is_all(&self) -> bool {
+        matches!(self.ranges.as_slice(), [r] if r.low == Bound::Unbounded && r.high == Bound::Unbounded)
+    }
+
+    /// True when `v` belongs to the set.
+    pub fn contains(&self, v: &ScalarValue) -> bool {
+        self.ranges.iter().any(|r| r.contains(v))
+    }
+
+    /// True when some value of the set lies in `[min, max]`.
+    pub fn overlaps(&self, min: &ScalarValue, max: &ScalarValue) -> bool {
+        self.ranges.iter().any(|r| r.overlaps(min, max))
+    }
+
+    /// Values in either set.
+    pub fn union(&self, other: &Self) -> Self {
+        Self::from_ranges(self.ranges.iter().chain(&other.ranges).cloned())
+    }
+
+    /// Values in both sets.
+    pub fn intersect(&self, other: &Self) -> Self {
+        let mut out = vec![];
+        for a in &self.ranges {
+            for b in &other.ranges {
+                let low = if cmp_low(&a.low, &b.low) == Ordering::Greater { &a.low } else { &b.low };
+                let high = if cmp_high(&a.high, &b.high) == Ordering::Less { &a.high } else { &b.high };
+                out.push(ValueRange { low: low.clone(), high: high.clone() });
+            }
+        }
+        Self::from_ranges(out)
+    }
+
+    /// Non-null values not in the set.
+    pub fn complement(&self) -> Self {
+        let mut out = vec![];
+        let mut low = Bound::Unbounded;
+        let mut open_end = true;
+        for r in &self.ranges {
+            let high = match &r.low {
+                Bound::Unbounded => None,
+                Bound::Included(v) => Some(Bound::Excluded(v.clone())),
+                Bound::Excluded(v) => Some(Bound::Included(v.clone())),
+            };
+            if let Some(high) = high {
+                out.push(ValueRange { low: low.clone(), high });
+            }
+            match &r.high {
+                Bound::Unbounded => {
+                    open_end = false;
+                    break;
+                }
+                Bound::Included(v) => low = Bound::Excluded(v.clone()),
+                Bound::Excluded(v) => low = Bound::Included(v.clone()),
+            }
+        }
+        if open_end {
+            out.push(ValueRange { low, high: Bound::Unbounded });
+        }
+        Self::from_ranges(out)
+    }
+}
+
+impl fmt::Display for ValueRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(v) = self.as_point() {
+            return write!(f, "{v}");
+        }
+        match &self.low {
+            Bound::Unbounded => write!(f, "(-∞")?,
+            Bound::Included(v) => write!(f, "[{v}")?,
+            Bound::Excluded(v) => write!(f, "({v}")?,
+        }
+        match &self.high {
+            Bound::Unbounded => write!(f, ", +∞)"),
+            Bound::Included(v) => write!(f, ", {v}]"),
+            Bound::Excluded(v) => write!(f, ", {v})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn i(v: i64) -> ScalarValue {
+        ScalarValue::Int64(Some(v))
+    }
+    fn r(low: Bound, high: Bound) -> ValueRange {
+        ValueRange { low, high }
+    }
+
+    #[test]
+    fn union_merges_touching_ranges() {
+        let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]);
+        let b = ValueSet::from_ranges([r(Bound::Included(i(5)), Bound::Included(i(7)))]);
+        let u = a.union(&b);
+        assert_eq!(u.ranges(), &[r(Bound::Included(i(1)), Bound::Included(i(7)))]);
+    }
+
+    #[test]
+    fn intersect_and_complement_are_exact() {
+        let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]);
+        let c = a.complement();
+        assert_eq!(
+            c.ranges(),
+            &[
+                r(Bound::Unbounded, Bound::Excluded(i(1))),
+                r(Bound::Included(i(5)), Bound::Unbounded)
+            ]
+        );
+        assert!(a.intersect(&c).is_empty());
+        assert!(a.union(&c).is_all());
+        assert_eq!(c.complement(), a);
+    }
+
+    #[test]
+    fn point_exclusion_and_overlap() {
+        let not_three = ValueSet::from_ranges([ValueRange::point(i(3))]).complement();
+        assert!(!not_three.contains(&i(3)));
+        assert!(not_three.contains(&i(2)));
+        assert!(!not_three.overlaps(&i(3), &i(3)));
+        assert!(not_three.overlaps(&i(3), &i(4)));
+    }
+
+    #[test]
+    fn floats_use_total_order() {
+        let f = |v: f64| ScalarValue::Float64(Some(v));
+        let above_zero = ValueSet::from_ranges([r(Bound::Excluded(f(0.0)), Bound::Unbounded)]);
+        assert!(above_zero.contains(&f(f64::NAN)));
+        assert!(!above_zero.contains(&f(-0.0)));
+        assert!(!above_zero.contains(&f(0.0)));
+    }
+}

@@ -1,0 +1,28 @@
+//! lakescan-core: the engine-agnostic scan path.
+//!
+//! | module        | owns                                                                  |
+//! |---------------|-----------------------------------------------------------------------|
+//! | [`handle`]    | `TableHandle`, `ColumnHandle` + roles, `Assignments` (seed §3)         |
+//! | [`split`]     | `FileSplit`: one byte range of one file                              |
+//! | [`filter`]    | typed per-column `Filter`: arrays, constants, statistics, exact merge |
+//! | [`extract`]   | DataFusion predicate → filters + residual (seed §5.2)                 |
+//! | [`scan_spec`] | `ScanSpec`: channels, filters, adaptive filter order (seed §6, §8.1)  |
+//! | [`binding`]   | `SplitBinding`: per-split file columns and constants (seed §7)       |
+//! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
+//! | [`source`]    | `SplitReader` trait, `FileDataSource`, per-split filters             |
+//! | [`metrics`]   | `LakeScanMetrics`                                                    |
+//! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12)              |
+//!
+//! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
+//! handles and splits and extend the split reader.
+
+pub mod binding;
+pub mod exec;
+pub mod extract;
+pub mod filter;
+pub mod handle;
+pub mod metrics;
+pub mod parquet;
+pub mod scan_spec;
+pub mod source;
+pub mod split;

@@ -1,0 +1,74 @@
+//! [`LakeScanMetrics`]: the one metrics struct of `LakeScanExec`, shown by `EXPLAIN ANALYZE`.
+
+use datafusion::physical_plan::metrics::{
+    BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, Time,
+};
+
+/// Counters of one scan partition. Every counter keeps one meaning:
+///
+/// | metric                          | meaning                                                  |
+/// |---------------------------------|----------------------------------------------------------|
+/// | `splits_total`                  | splits taken from the queue                              |
+/// | `splits_skipped`                | splits skipped without reading: a filter rejected a constant (partition value, missing column) |
+/// | `splits_pruned_statistics`      | splits whose every row group was pruned by statistics    |
+/// | `row_groups_total`              | row groups whose midpoint lies in a split's range        |
+/// | `row_groups_pruned_statistics`  | of those, pruned by min/max/null-count statistics        |
+/// | `rows_pruned_page_index`        | rows of read row groups skipped by the page index        |
+/// | `rows_scanned`                  | rows the reader advanced over (decoded for filtering)    |
+/// | `rows_removed_reader_filters`   | rows dropped by the per-column filters inside the reader |
+/// | `rows_removed_residual`         | rows dropped by the residual expression                  |
+/// | `bytes_read`                    | bytes fetched from the object store                      |
+/// | `time_opening`                  | footer, page index and reader set-up                     |
+/// | `time_reading`                  | decoding, filtering and projection                       |
+#[derive(Debug, Clone)]
+pub struct LakeScanMetrics {
+    /// Output rows and compute time.
+    pub baseline: BaselineMetrics,
+    /// See the table above.
+    pub splits_total: Count,
+    /// See the table above.
+    pub splits_skipped: Count,
+    /// See the table above.
+    pub splits_pruned_statistics: Count,
+    /// See the table above.
+    pub row_groups_total: Count,
+    /// See the table above.
+    pub row_groups_pruned_statistics: Count,
+    /// See the table above.
+    pub rows_pruned_page_index: Count,
+    /// See the table above.
+    pub rows_scanned: Count,
+    /// See the table above.
+    pub rows_removed_reader_filters: Count,
+    /// See the table above.
+    pub rows_removed_residual: Count,
+    /// See the table above.
+    pub bytes_read: Count,
+    /// See the table above.
+    pub time_opening: Time,
+    /// See the table above.
+    pub time_reading: Time,
+}
+
+impl LakeScanMetrics {
+    /// Registers the metrics of `partition` in `set`.
+    pub fn new(set: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let count = |name: &'static str| MetricBuilder::new(set).counter(name, partition);
+        let time = |name: &'static str| MetricBuilder::new(set).subset_time(name, partition);
+        Self {
+            baseline: BaselineMetrics::new(set, partition),
+            splits_total: count("splits_total"),
+            splits_skipped: count("splits_skipped"),
+            splits_pruned_statistics: count("splits_pruned_statistics"),
+            row_groups_total: count("row_groups_total"),
+            row_groups_pruned_statistics: count("row_groups_pruned_statistics"),
+            rows_pruned_page_index: count("rows_pruned_page_index"),
+            rows_scanned: count("rows_scanned"),
+            rows_removed_reader_filters: count("rows_removed_reader_filters"),
+            rows_removed_residual: count("rows_removed_residual"),
+            bytes_read: count("bytes_read"),
+            time_opening: time("time_opening"),
+            time_reading: time("time_reading"),
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! The Parquet split reader (seed §7, §8).
+//!
+//! | file              | owns                                                          |
+//! |-------------------|---------------------------------------------------------------|
+//! | [`open`]          | byte-counting reader, errors naming the file                  |
+//! | [`row_groups`]    | byte range → row groups (midpoint rule), statistics pruning   |
+//! | [`statistics`]    | row-group statistics in table types (`PruningStatistics`)     |
+//! | [`page_index`]    | page-index pruning → `RowSelection`                           |
+//! | [`row_filter`]    | per-column filters as a parquet `RowFilter`                   |
+//!
+//! The per-split state machine, with I/O states named `Load*`:
+//!
+//! ```text
+//!  Pending ─▶ LoadFooter ─▶ Bind (file columns, constants) ─▶ test constants ──skip──▶ Done
+//!                                     │
+//!              row groups in range ◀──┘──▶ prune by statistics (filters, residual)
+//!                                     │                              └──none left──▶ Done
+//!                                     ▼
+//!             LoadPageIndex (with the footer) ─▶ page selection ─▶ Reading ─▶ Done
+//! ```
+
+pub mod open;
+pub mod page_index;
+pub mod row_filter;
+pub mod row_groups;
+pub mod statistics;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use async_trait::async_trait;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::physical_optimizer::pruning::PruningPredicate;
+use futures::StreamExt;
+use parquet::arrow::arrow_reader::{ArrowPredicate, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection};
+use parquet::arrow::async_reader::{ParquetObjectReader, ParquetRecordBatchStream};
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+use parquet::file::metadata::PageIndexPolicy;
+
+use crate::binding::{FieldSource, SplitBinding};
+use crate::source::{Prepared, ReaderBatch, SplitContext, SplitReader, SplitReaderFactory};
+use crate::split::FileSplit;
+use open::{CountingReader, file_error};
+use row_filter::ColumnPredicate;
+use statistics::RowGroupStatistics;
+
+/// Creates [`ParquetSplitReader`]s (columns matched by name).
+#[derive(Debug, Default)]
+pub struct ParquetSplitReaderFactory;
+
+impl SplitReaderFactory for ParquetSplitReaderFactory {
+    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
+        Ok(Box::new(ParquetSplitReader::new(split, context)))
+    }
+}
+
+/// Reads one split of a Parquet file into batches of the reader schema `R`.
+pub struct ParquetSplitReader {
+    split: FileSplit,
+    context: SplitContext,
+    state: ReaderState,
+}
+
+enum ReaderState {
+    Pending,
+    Reading(Box<Reading>),
+    Done,
+}
+
+struct Reading {
+    stream: ParquetRecordBatchStream<CountingReader>,
+    binding: SplitBinding,
+    /// Per channel of `R`: the batch column it comes from, or the constant to repeat.
+    channels: Vec<ChannelSource>,
+    /// Rows seen by the first reader filter; `None` when there are no reader filters.
+    rows_scanned: Option<Arc<AtomicU64>>,
+    reported_scanned: u64,
+}
+
+enum ChannelSource {
+    Column { index: usize, table_type: DataType },
+    Constant(datafusion::common::ScalarValue),
+}
+
+impl ParquetSplitReader {
+    /// A reader for `split`; nothing is opened before [`SplitReader::prepare`].
+    pub fn new(split: FileSplit, context: SplitContext) -> Self {
+        Self { split, context, state: ReaderState::Pending }
+    }
+
+    /// Any field whose constant a filter rejects makes the whole split empty.
+    fn constants_pass(&self, binding: &SplitBinding) -> bool {
+        let fields = self.context.spec.fields();
+        fields.iter().zip(binding.sources()).all(|(f, source)| {
+            match (source, self.context.filters.filters.get(f.name())) {
+                (FieldSource::Constant(v), Some(filter)) => filter.test_constant(v),
+                _ => true,
+            }
+        })
+    }
+
+    fn prune_row_groups(&self, stats: &RowGroupStatistics<'_>, row_groups: Vec<usize>) -> Result<Vec<usize>> {
+        let mut keep = vec![true; row_groups.len()];
+        for (i, field) in self.context.spec.fields().iter().enumerate() {
+            let Some(filter) = self.context.filters.filters.get(field.name()) else { continue };
+            let Some(arrays) = stats.field_stats(i)? else { continue };
+            for (k, keep) in keep.iter_mut().enumerate() {
+                *keep = *keep && filter.may_match(&arrays.column_stats(k));
+            }
+        }
+        let mut kept: Vec<usize> =
+            row_groups.iter().zip(&keep).filter(|(_, k)| **k).map(|(rg, _)| *rg).collect();
+        if let Some(residual) = &self.context.filters.residual {
+            let schema = Arc::clone(self.context.spec.reader_schema());
+            if let Ok(predicate) = PruningPredicate::try_new(Arc::clone(residual), schema) {
+                let kept_stats = stats.with_row_groups(&kept);
+                kept = row_groups::prune_with_predicate(&predicate, &kept_stats, &kept)?;
+            }
+        }
+        Ok(kept)
+    }
+}
+
+#[async_trait]
+impl SplitReader for ParquetSplitReader {
+    async fn prepare(&mut self) -> Result<Prepared> {
+        let (reader, metadata) = load_footer(self.split.clone(), self.context.clone()).await?;
+        let file_schema = Arc::clone(metadata.schema());
+        let spec = Arc::clone(&self.context.spec);
+        let binding = SplitBinding::try_new(&spec, &self.split, &file_schema)?;
+        if !self.constants_pass(&binding) {
+            self.state = ReaderState::Done;
+            return Ok(Prepared::SkippedByConstant);
+        }
+        let parquet_metadata = Arc::clone(metadata.metadata());
+        let in_range = row_groups::row_groups_in_range(&parquet_metadata, &self.split);
+        self.context.metrics.row_groups_total.add(in_range.len());
+        let stats = RowGroupStatistics::new(&spec, &binding, &parquet_metadata, &file_schema, &in_range);
+        let kept = self.prune_row_groups(&stats, in_range.clone())?;
+        self.context.metrics.row_groups_pruned_statistics.add(in_range.len() - kept.len());
+        if kept.is_empty() {
+            self.state = ReaderState::Done;
+            return Ok(Prepared::NothingToRead);
+        }
+        let plan = ReadPlan::try_new(&self.context, &binding, &metadata, &kept)?;
+        if let Some(selection) = &plan.selection {
+            self.context.metrics.rows_pruned_page_index.add(selection.skipped_row_count());
+        }
+        let reading = plan.build(reader, metadata, kept, binding, &self.context)
+            .map_err(|e| file_error(&self.split.file_path, e))?;
+        self.state = ReaderState::Reading(Box::new(reading));
+        Ok(Prepared::Read)
+    }
+
+    async fn next(&mut self) -> Result<Option<ReaderBatch>> {
+        let ReaderState::Reading(reading) = &mut self.state else {
+            return Ok(None);
+        };
+        match reading.stream.next().await {
+            None => {
+                self.state = ReaderState::Done;
+                Ok(None)
+            }
+            Some(Err(e)) => Err(file_error(&self.split.file_path, e)),
+            Some(Ok(file_batch)) => {
+                let batch = reading.assemble(&file_batch, &self.context)?;
+                let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
+                Ok(Some(ReaderBatch { batch, rows_scanned }))
+            }
+        }
+    }
+}
+
+/// `LoadFooter`: opens the file and reads its metadata (and page index when filtering).
+/// Takes owned inputs so the future stays `Send` while the reader state is not `Sync`.
+async fn load_footer(
+    split: FileSplit,
+    context: SplitContext,
+) -> Result<(CountingReader, ArrowReaderMetadata)> {
+    let path = split.read_path().clone();
+    let object_reader =
+        ParquetObjectReader::new(Arc::clone(&context.store), path).with_file_size(split.file_size);
+    let bytes_read = context.metrics.bytes_read.clone();
+    let mut reader = CountingReader::new(object_reader, split.file_size, bytes_read);
+    let filtered = !context.filters.filters.is_empty();
+    let policy = if filtered { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    let metadata = ArrowReaderMetadata::load_async(&mut reader, options)
+        .await
+        .map_err(|e| file_error(&split.file_path, e))?;
+    Ok((reader, metadata))
+}
+
+/// What to read from the kept row groups: output columns, filters, page selection.
+struct ReadPlan {
+    /// Sorted file root columns returned in output batches.
+    output_roots: Vec<usize>,
+    predicates: Vec<Box<dyn ArrowPredicate>>,
+    rows_scanned: Option<Arc<AtomicU64>>,
+    selection: Option<RowSelection>,
+}
+
+impl ReadPlan {
+    fn try_new(
+        context: &SplitContext,
+        binding: &SplitBinding,
+        metadata: &ArrowReaderMetadata,
+        row_groups: &[usize],
+    ) -> Result<Self> {
+        let spec = &context.spec;
+        let descr = metadata.metadata().file_metadata().schema_descr_ptr();
+        let file_schema = metadata.schema();
+        let mut output_roots: Vec<usize> = vec![];
+        let mut filtered: Vec<(usize, usize)> = vec![]; // (field index, root)
+        for (i, (field, source)) in spec.fields().iter().zip(binding.sources()).enumerate() {
+            let FieldSource::File { root, .. } = source else { continue };
+            if field.channel.is_some() {
+                output_roots.push(*root);
+            }
+            if context.filters.filters.contains_key(field.name()) {
+                filtered.push((i, *root));
+            }
+        }
+        output_roots.sort_unstable();
+        output_roots.dedup();
+        let mut order: Vec<(&str, &DataType)> = filtered
+            .iter()
+            .map(|(i, _)| (spec.fields()[*i].name(), &spec.fields()[*i].handle.data_type))
+            .collect();
+        spec.adaptive().order(&mut order);
+        let rows_scanned = (!order.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
+        let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
+        let mut selection: Option<RowSelection> = None;
+        for (n, (name, table_type)) in order.iter().enumerate() {
+            let Some(&(_, root)) = filtered.iter().find(|(i, _)| spec.fields()[*i].name() == *name)
+            else {
+                continue;
+            };
+            let Some(filter) = context.filters.filters.get(*name) else { continue };
+            let file_name = file_schema.field(root).name();
+            if let Some(pages) =
+                page_index::page_selection(metadata.metadata(), file_schema, file_name, filter, row_groups)?
+            {
+                selection = Some(match selection {
+                    Some(s) => s.intersection(&pages),
+                    None => pages,
+                });
+            }
+            predicates.push(Box::new(ColumnPredicate {
+                column: name.to_string(),
+                projection: ProjectionMask::roots(&descr, [root]),
+                filter: filter.clone(),
+                adaptive: Arc::clone(spec.adaptive()),
+                rows_scanned: (n == 0).then(|| rows_scanned.clone()).flatten(),
+                table_type: (*table_type).clone(),
+            }));
+        }
+        let selection = selection.filter(|s| s.skipped_row_count() > 0);
+        Ok(Self { output_roots, predicates, rows_scanned, selection })
+    }
+
+    fn build(
+        self,
+        reader: CountingReader,
+        metadata: ArrowReaderMetadata,
+        row_groups: Vec<usize>,
+        binding: SplitBinding,
+        context: &SplitContext,
+    ) -> parquet::errors::Result<Reading> {
+        let descr = metadata.metadata().file_metadata().schema_descr_ptr();
+        let mask = ProjectionMask::roots(&descr, self.output_roots.iter().copied());
+        let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+            .with_row_groups(row_groups)
+            .with_projection(mask)
+            .with_batch_size(context.batch_size);
+        if let Some(selection) = self.selection {
+            builder = builder.with_row_selection(selection);
+        }
+        if !self.predicates.is_empty() {
+            builder = builder.with_row_filter(RowFilter::new(self.predicates));
+        }
+        let channels = channel_sources(context, &binding, &self.output_roots);
+        Ok(Reading {
+            stream: builder.build()?,
+            binding,
+            channels,
+            rows_scanned: self.rows_scanned,
+            reported_scanned: 0,
+        })
+    }
+}
+
+/// For each channel of `R`, where its values come from in the file batches.
+fn channel_sources(context: &SplitContext, binding: &SplitBinding, output_roots: &[usize]) -> Vec<ChannelSource> {
+    let mut channels: Vec<(usize, ChannelSource)> = vec![];
+    for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
+        let Some(channel) = field.channel else { continue };
+        let table_type = field.handle.data_type.clone();
+        let source = match source {
+            FieldSource::File { root, .. } => {
+                let index = output_roots.iter().position(|r| r == root).unwrap_or_default();
+                ChannelSource::Column { index, table_type }
+            }
+            FieldSource::Constant(v) => ChannelSource::Constant(v.clone()),
+        };
+        channels.push((channel, source));
+    }
+    channels.sort_by_key(|(c, _)| *c);
+    channels.into_iter().map(|(_, s)| s).collect()
+}
+
+impl Reading {
+    /// Builds a batch of `R` from a file batch: casts file columns, repeats constants.
+    fn assemble(&self, file_batch: &RecordBatch, context: &SplitContext) -> Result<RecordBatch> {
+        let rows = file_batch.num_rows();
+        let columns = self
+            .channels
+            .iter()
+            .map(|source| -> Result<ArrayRef> {
+                match source {
+                    ChannelSource::Column { index, table_type } => {
+                        let column = file_batch.column(*index);
+                        if column.data_type() == table_type {
+                            Ok(Arc::clone(column))
+                        } else {
+                            Ok(cast(column, table_type)?)
+                        }
+                    }
+                    ChannelSource::Constant(v) => v.to_array_of_size(rows),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let schema = Arc::clone(context.spec.reader_schema());
+        RecordBatch::try_new_with_options(schema, columns, &options).map_err(DataFusionError::from)
+    }
+
+    /// Rows scanned since the last batch (all rows when there are no reader filters).
+    fn take_rows_scanned(&mut self, batch_rows: usize) -> usize {
+        let _ = &self.binding;
+        match &self.rows_scanned {
+            None => batch_rows,
+            Some(counter) => {
+                let total = counter.load(Ordering::Relaxed);
+                let delta = total - self.reported_scanned;
+                self.reported_scanned = total;
+                delta as usize
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Opening a Parquet file: byte counting and error messages that name the file.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::common::DataFusionError;
+use datafusion::physical_plan::metrics::Count;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+
+/// An [`AsyncFileReader`] that counts the bytes it fetches.
+pub struct CountingReader {
+    inner: ParquetObjectReader,
+    file_size: u64,
+    bytes_read: Count,
+}
+
+impl CountingReader {
+    /// Wraps `inner`, adding every fetched byte to `bytes_read`.
+    pub fn new(inner: ParquetObjectReader, file_size: u64, bytes_read: Count) -> Self {
+        Self { inner, file_size, bytes_read }
+    }
+}
+
+impl AsyncFileReader for CountingReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        let count = self.bytes_read.clone();
+        self.inner
+            .get_bytes(range)
+            .map(move |r| {
+                if let Ok(b) = &r {
+                    count.add(b.len());
+                }
+                r
+            })
+            .boxed()
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        let count = self.bytes_read.clone();
+        self.inner
+            .get_byte_ranges(ranges)
+            .map(move |r| {
+                if let Ok(parts) = &r {
+                    count.add(parts.iter().map(Bytes::len).sum());
+                }
+                r
+            })
+            .boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        // Fetch the footer through `self` so its bytes are counted too.
+        let file_size = self.file_size;
+        async move {
+            let mut reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
+            if let Some(o) = options {
+                reader = reader
+                    .with_column_index_policy(o.column_index_policy())
+                    .with_offset_index_policy(o.offset_index_policy());
+            }
+            Ok(Arc::new(reader.load_and_finish(&mut *self, file_size).await?))
+        }
+        .boxed()
+    }
+}
+
+/// Bytes fetched from the end of the file in one request: footer and usually page index.
+const FOOTER_HINT: usize = 64 * 1024;
+
+/// Wraps a parquet error with the file it came from and what the user can do.
+pub fn file_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
+    let hint = match &e {
+        ParquetError::EOF(_) | ParquetError::NeedMoreData(_) | ParquetError::NeedMoreDataRange(_) => {
+            " (the file is truncated or not a Parquet file)"
+        }
+        ParquetError::General(msg) if msg.contains("magic") || msg.contains("footer") => {
+            " (the file is not a Parquet file or its footer is corrupt)"
+        }
+        _ => "",
+    };
+    DataFusionError::Execution(format!("cannot read Parquet file '{path}': {e}{hint}"))
+}

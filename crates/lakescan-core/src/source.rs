@@ -1,0 +1,238 @@
+//! [`FileDataSource`] and the [`SplitReader`] trait: reading splits one after another
+//! (seed §7, §8).
+//!
+//! ```text
+//!  add_split ─▶ SplitReader::prepare ──skip──▶ (next split)
+//!                     │ read
+//!                     ▼
+//!  next ─▶ SplitReader::next ─▶ stages (bucket conversion → lineage fill → post-read
+//!          (R, rows_scanned)      filters / equality deletes) ─▶ residual ─▶ project to P
+//! ```
+//! An all-filtered batch is not the end of a split: only `SplitReader::next` returning
+//! `None` is. Per-split filters ([`SplitFilters`]) are rebuilt at every `add_split` from the
+//! static filters plus a snapshot of the dynamic filters, so a dynamic filter that arrived
+//! before a split is prepared prunes that split.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use arrow::array::{Array, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow::compute::{filter_record_batch, prep_null_mask_filter};
+use async_trait::async_trait;
+use datafusion::common::{Result, internal_err};
+use datafusion::physical_expr::utils::conjunction_opt;
+use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
+use datafusion::physical_plan::PhysicalExpr;
+use object_store::ObjectStore;
+
+use crate::extract::Extraction;
+use crate::filter::Filter;
+use crate::metrics::LakeScanMetrics;
+use crate::scan_spec::ScanSpec;
+use crate::split::FileSplit;
+
+/// A batch in the reader schema `R` and the rows the reader advanced over to produce it.
+#[derive(Debug)]
+pub struct ReaderBatch {
+    /// Columns of `R`.
+    pub batch: RecordBatch,
+    /// Rows the reader advanced over (before reader filters).
+    pub rows_scanned: usize,
+}
+
+/// Outcome of preparing a split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepared {
+    /// Rows will be read.
+    Read,
+    /// A filter rejected a constant of the split (partition value, missing column).
+    SkippedByConstant,
+    /// Statistics pruned every row group, or the byte range holds none.
+    NothingToRead,
+}
+
+/// Reads one split: open, bind, prune, then yield batches of `R`.
+#[async_trait]
+pub trait SplitReader: Send {
+    /// Opens the file and decides what to read.
+    async fn prepare(&mut self) -> Result<Prepared>;
+    /// The next batch, or `None` at the end of the split.
+    async fn next(&mut self) -> Result<Option<ReaderBatch>>;
+}
+
+/// Everything a split reader needs besides the split.
+#[derive(Debug, Clone)]
+pub struct SplitContext {
+    /// Where the file lives.
+    pub store: Arc<dyn ObjectStore>,
+    /// The scan's requirements.
+    pub spec: Arc<ScanSpec>,
+    /// The filters in force for this split.
+    pub filters: Arc<SplitFilters>,
+    /// Metrics of the partition.
+    pub metrics: LakeScanMetrics,
+    /// Target rows per batch.
+    pub batch_size: usize,
+}
+
+/// Creates the reader for a split; table formats plug in here.
+pub trait SplitReaderFactory: Debug + Send + Sync {
+    /// A reader for `split`.
+    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>>;
+}
+
+/// The filters in force for one split: static filters and residual of the scan, merged with
+/// the current value of the dynamic filters.
+#[derive(Debug, Clone, Default)]
+pub struct SplitFilters {
+    /// Per-column filters by table column name.
+    pub filters: BTreeMap<String, Filter>,
+    /// Residual over `R`.
+    pub residual: Option<Arc<dyn PhysicalExpr>>,
+}
+
+impl SplitFilters {
+    /// Static filters of `spec` plus the current value of `dynamic` (over `R`).
+    pub fn try_new(spec: &ScanSpec, dynamic: &[Arc<dyn PhysicalExpr>]) -> Result<Self> {
+        let mut filters: BTreeMap<String, Filter> = spec
+            .fields()
+            .iter()
+            .filter_map(|f| f.filter.clone().map(|flt| (f.name().to_string(), flt)))
+            .collect();
+        let mut residual: Vec<Arc<dyn PhysicalExpr>> = spec.residual().cloned().into_iter().collect();
+        let snapshots: Vec<_> =
+            dynamic.iter().map(|d| snapshot_physical_expr(Arc::clone(d))).collect::<Result<_>>()?;
+        let extracted = Extraction::from_conjuncts(&snapshots, spec.reader_schema());
+        for (name, filter) in extracted.filters {
+            let merged = match filters.get(&name) {
+                Some(existing) => existing.and(&filter),
+                None => Some(filter.clone()),
+            };
+            match merged {
+                Some(m) => filters.insert(name, m),
+                None => filters.insert(name, filter),
+            };
+        }
+        residual.extend(extracted.residual);
+        Ok(Self { filters, residual: conjunction_opt(residual) })
+    }
+
+    /// True when some filter rejects every row.
+    pub fn always_false(&self) -> bool {
+        self.filters.values().any(Filter::is_always_false)
+    }
+}
+
+/// Drives split readers one split at a time and turns their batches into plan output.
+#[derive(Debug)]
+pub struct FileDataSource {
+    spec: Arc<ScanSpec>,
+    factory: Arc<dyn SplitReaderFactory>,
+    store: Arc<dyn ObjectStore>,
+    dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+    metrics: LakeScanMetrics,
+    batch_size: usize,
+    current: Option<CurrentSplit>,
+}
+
+struct CurrentSplit {
+    reader: Box<dyn SplitReader>,
+    residual: Option<Arc<dyn PhysicalExpr>>,
+}
+
+impl Debug for CurrentSplit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CurrentSplit").finish_non_exhaustive()
+    }
+}
+
+impl FileDataSource {
+    /// A data source reading with `factory`.
+    pub fn new(
+        spec: Arc<ScanSpec>,
+        factory: Arc<dyn SplitReaderFactory>,
+        store: Arc<dyn ObjectStore>,
+        dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+        metrics: LakeScanMetrics,
+        batch_size: usize,
+    ) -> Self {
+        Self { spec, factory, store, dynamic_filters, metrics, batch_size, current: None }
+    }
+
+    /// Prepares `split`; returns false (and counts why) when it has nothing to read.
+    pub async fn add_split(&mut self, split: FileSplit) -> Result<bool> {
+        self.metrics.splits_total.add(1);
+        let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.dynamic_filters)?);
+        if filters.always_false() {
+            self.metrics.splits_skipped.add(1);
+            return Ok(false);
+        }
+        let context = SplitContext {
+            store: Arc::clone(&self.store),
+            spec: Arc::clone(&self.spec),
+            filters: Arc::clone(&filters),
+            metrics: self.metrics.clone(),
+            batch_size: self.batch_size,
+        };
+        let mut reader = self.factory.create(split, context)?;
+        let prepared = {
+            let _timer = self.metrics.time_opening.timer();
+            reader.prepare().await?
+        };
+        match prepared {
+            Prepared::Read => {
+                let residual = filters.residual.clone();
+                self.current = Some(CurrentSplit { reader, residual });
+                Ok(true)
+            }
+            Prepared::SkippedByConstant => {
+                self.metrics.splits_skipped.add(1);
+                Ok(false)
+            }
+            Prepared::NothingToRead => {
+                self.metrics.splits_pruned_statistics.add(1);
+                Ok(false)
+            }
+        }
+    }
+
+    /// The next batch of the plan schema `P` from the current split; `None` at its end.
+    /// A batch may have zero rows when every row was filtered.
+    pub async fn next(&mut self) -> Result<Option<RecordBatch>> {
+        let Some(current) = self.current.as_mut() else {
+            return Ok(None);
+        };
+        let Some(read) = current.reader.next().await? else {
+            self.current = None;
+            return Ok(None);
+        };
+        let _timer = self.metrics.time_reading.timer();
+        self.metrics.rows_scanned.add(read.rows_scanned);
+        let reader_rows = read.batch.num_rows();
+        self.metrics.rows_removed_reader_filters.add(read.rows_scanned.saturating_sub(reader_rows));
+        let batch = match &current.residual {
+            Some(residual) => apply_residual(residual, read.batch)?,
+            None => read.batch,
+        };
+        self.metrics.rows_removed_residual.add(reader_rows - batch.num_rows());
+        project_to_plan(&batch, self.spec.plan_schema()).map(Some)
+    }
+}
+
+fn apply_residual(residual: &Arc<dyn PhysicalExpr>, batch: RecordBatch) -> Result<RecordBatch> {
+    let result = residual.evaluate(&batch)?.into_array(batch.num_rows())?;
+    let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
+        return internal_err!("residual {residual} did not evaluate to booleans");
+    };
+    let mask = if mask.null_count() > 0 { prep_null_mask_filter(mask) } else { mask.clone() };
+    Ok(filter_record_batch(&batch, &mask)?)
+}
+
+/// Keeps the first `len(P)` channels of `R`; aux columns never leak, also with zero columns.
+fn project_to_plan(batch: &RecordBatch, plan_schema: &arrow::datatypes::SchemaRef) -> Result<RecordBatch> {
+    let n = plan_schema.fields().len();
+    let columns = batch.columns()[..n].to_vec();
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(Arc::clone(plan_schema), columns, &options)?)
+}

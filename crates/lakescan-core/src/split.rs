@@ -1,0 +1,91 @@
+//! [`FileSplit`]: the facts of one byte range of one data file (seed §3.3).
+//!
+//! A split is a byte range `[start, start + length)` of one file. A row group belongs to the
+//! split that contains its midpoint, so the splits of a file never overlap and never miss a
+//! row group (see [`crate::parquet::row_groups`]).
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use object_store::path::Path;
+
+/// Format-specific facts an adapter attaches to a split (bucket conversion, delete files…).
+pub trait SplitExtension: Any + fmt::Debug + Send + Sync {}
+
+/// One byte range of one data file, with the constants of that file.
+#[derive(Debug, Clone)]
+pub struct FileSplit {
+    /// Identity of the file (row ids, delete matching, messages).
+    pub file_path: Path,
+    /// Where to read the bytes when different from `file_path`.
+    pub read_path: Option<Path>,
+    /// First byte of the range.
+    pub start: u64,
+    /// Length of the range in bytes.
+    pub length: u64,
+    /// Size of the whole file.
+    pub file_size: u64,
+    /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
+    pub partition_keys: Vec<(String, Option<String>)>,
+    /// Info column values (`$path`, `$file_size`, …), typed at prepare time.
+    pub info_columns: Vec<(String, String)>,
+    /// Adapter-specific facts.
+    pub extension: Option<Arc<dyn SplitExtension>>,
+}
+
+impl FileSplit {
+    /// A split covering the whole file.
+    pub fn whole_file(file_path: Path, file_size: u64) -> Self {
+        Self {
+            file_path,
+            read_path: None,
+            start: 0,
+            length: file_size,
+            file_size,
+            partition_keys: vec![],
+            info_columns: vec![],
+            extension: None,
+        }
+    }
+
+    /// The path to open.
+    pub fn read_path(&self) -> &Path {
+        self.read_path.as_ref().unwrap_or(&self.file_path)
+    }
+
+    /// Cuts `file` into splits of at most `max_bytes` (at least one split).
+    pub fn ranges(&self, max_bytes: u64) -> Vec<FileSplit> {
+        let max_bytes = max_bytes.max(1);
+        if self.file_size <= max_bytes {
+            return vec![self.clone()];
+        }
+        (0..self.file_size)
+            .step_by(max_bytes as usize)
+            .map(|start| FileSplit {
+                start,
+                length: max_bytes.min(self.file_size - start),
+                ..self.clone()
+            })
+            .collect()
+    }
+
+    /// The partition value of `key`, if the split has that key.
+    pub fn partition_value(&self, key: &str) -> Option<Option<&str>> {
+        self.partition_keys.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_tile_the_file() {
+        let split = FileSplit::whole_file(Path::from("a"), 10);
+        let parts = split.ranges(4);
+        let covered: Vec<(u64, u64)> = parts.iter().map(|s| (s.start, s.length)).collect();
+        assert_eq!(covered, vec![(0, 4), (4, 4), (8, 2)]);
+        assert_eq!(split.ranges(100).len(), 1);
+    }
+}

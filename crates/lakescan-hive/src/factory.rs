@@ -1,0 +1,139 @@
+//! [`HiveTableFactory`]: `CREATE EXTERNAL TABLE … STORED AS HIVE`.
+//!
+//! ```sql
+//! CREATE EXTERNAL TABLE sales [(id BIGINT, amount DOUBLE, …)]
+//! STORED AS HIVE LOCATION '/data/sales/'
+//! [PARTITIONED BY (region, day) | PARTITIONED BY (region VARCHAR, day DATE)]
+//! [OPTIONS ('split_size' '67108864')];
+//! ```
+//! Without declared columns the schema comes from the footer of the first data file.
+//! Undeclared partition column types are inferred from the directory values.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Schema};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::common::{Result, exec_err, plan_err};
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::logical_expr::CreateExternalTable;
+use futures::TryStreamExt;
+use object_store::ObjectStore;
+use object_store::path::Path;
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+use parquet::arrow::async_reader::ParquetObjectReader;
+
+use crate::listing::{PartitionFilters, list_table, partition_schema};
+use crate::partition::infer_type;
+use crate::table::HiveTable;
+
+/// Creates [`HiveTable`]s from `CREATE EXTERNAL TABLE … STORED AS HIVE`.
+#[derive(Debug, Default)]
+pub struct HiveTableFactory;
+
+#[async_trait]
+impl TableProviderFactory for HiveTableFactory {
+    async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
+        let location = parse_location(&cmd.location)?;
+        let store = state.runtime_env().object_store(location.object_store())?;
+        let declared: Vec<Field> = cmd.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let keys = &cmd.table_partition_cols;
+        let mut partition_columns = vec![];
+        for key in keys {
+            let declared_type = declared.iter().find(|f| f.name() == key).map(|f| f.data_type().clone());
+            partition_columns.push((key.clone(), declared_type));
+        }
+        let partition_columns = resolve_partition_types(&store, &location, partition_columns).await?;
+        let mut data_columns: Vec<Field> =
+            declared.into_iter().filter(|f| !keys.contains(f.name())).collect();
+        if data_columns.is_empty() {
+            data_columns = infer_data_columns(&store, &location, keys, &cmd.location).await?;
+        }
+        let name = cmd.name.table().to_string();
+        let mut table = HiveTable::try_new(name, location, data_columns, partition_columns)?;
+        if let Some(size) = option(&cmd.options, "split_size") {
+            match size.parse::<u64>() {
+                Ok(bytes) if bytes > 0 => table = table.with_split_size(bytes),
+                _ => return plan_err!("option split_size must be a positive number of bytes, got '{size}'"),
+            }
+        }
+        Ok(Arc::new(table))
+    }
+}
+
+/// An option given as `key`, `format.key` or `hive.key`.
+fn option<'a>(options: &'a HashMap<String, String>, key: &str) -> Option<&'a String> {
+    ["", "format.", "hive."].iter().find_map(|p| options.get(&format!("{p}{key}")))
+}
+
+/// Parses the location; a local directory must exist.
+pub fn parse_location(location: &str) -> Result<ListingTableUrl> {
+    if location.trim().is_empty() {
+        return plan_err!("a HIVE table needs a LOCATION; got an empty one");
+    }
+    let with_slash = if location.ends_with('/') { location.to_string() } else { format!("{location}/") };
+    let url = ListingTableUrl::parse(&with_slash)?;
+    if url.scheme() == "file" {
+        let path = std::path::PathBuf::from(format!("/{}", url.prefix()));
+        if !path.is_dir() {
+            return plan_err!("HIVE table location '{location}' does not exist or is not a directory");
+        }
+    }
+    Ok(url)
+}
+
+async fn resolve_partition_types(
+    store: &Arc<dyn ObjectStore>,
+    location: &ListingTableUrl,
+    columns: Vec<(String, Option<DataType>)>,
+) -> Result<Vec<(String, DataType)>> {
+    if columns.iter().all(|(_, t)| t.is_some()) {
+        return Ok(columns.into_iter().map(|(n, t)| (n, t.unwrap_or(DataType::Utf8))).collect());
+    }
+    // List every partition without filters and infer each undeclared type from its values.
+    let keys: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
+    let utf8: Vec<(String, DataType)> = keys.iter().map(|k| (k.clone(), DataType::Utf8)).collect();
+    let no_filters = PartitionFilters::new(partition_schema(&utf8), vec![]);
+    let listing = list_table(store, location.prefix(), &keys, &no_filters).await?;
+    Ok(columns
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, declared))| {
+            let t = declared.unwrap_or_else(|| {
+                let values = listing.files.iter().filter_map(|(_, p)| p.values.get(i)?.as_deref());
+                infer_type(values)
+            });
+            (name, t)
+        })
+        .collect())
+}
+
+/// Data columns from the footer of the first data file (partition keys removed).
+async fn infer_data_columns(
+    store: &Arc<dyn ObjectStore>,
+    location: &ListingTableUrl,
+    keys: &[String],
+    display: &str,
+) -> Result<Vec<Field>> {
+    let files: Vec<object_store::ObjectMeta> = store.list(Some(location.prefix())).try_collect().await?;
+    let first = files.iter().filter(|m| is_visible(&m.location, location.prefix())).min_by(|a, b| a.location.cmp(&b.location));
+    let Some(first) = first else {
+        return plan_err!(
+            "cannot infer the schema of HIVE table at '{display}': it has no data files; declare the columns"
+        );
+    };
+    let mut reader = ParquetObjectReader::new(Arc::clone(store), first.location.clone()).with_file_size(first.size);
+    let metadata = match ArrowReaderMetadata::load_async(&mut reader, Default::default()).await {
+        Ok(m) => m,
+        Err(e) => return exec_err!("cannot infer schema from '{}': not a readable Parquet file: {e}", first.location),
+    };
+    let schema: &Schema = metadata.schema();
+    Ok(schema.fields().iter().filter(|f| !keys.contains(f.name())).map(|f| f.as_ref().clone()).collect())
+}
+
+fn is_visible(location: &Path, under: &Path) -> bool {
+    location.prefix_match(under).is_some_and(|mut parts| {
+        parts.all(|p| !p.as_ref().starts_with('_') && !p.as_ref().starts_with('.'))
+    })
+}

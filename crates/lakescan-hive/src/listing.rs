@@ -1,0 +1,160 @@
+//! Listing a Hive table: partition directories level by level, pruning while listing.
+//!
+//! ```text
+//!  root/ ── region=eu/ ── day=2024-01-01/ ── part-0.parquet
+//!        │             └─ day=2024-01-02/ ── …
+//!        └─ region=us/ (pruned by `region = 'eu'`: never listed below)
+//! ```
+//! At level `i` only the partition filters whose columns are all among the first `i + 1`
+//! keys are evaluated; a directory whose values make one of them false or NULL is pruned and
+//! its children are never listed.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::{Result, ScalarValue};
+use datafusion::physical_expr::utils::collect_columns;
+use datafusion::physical_plan::PhysicalExpr;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore};
+
+use crate::partition::{parse_segment, typed_value};
+
+/// One partition directory and its values (in partition column order).
+#[derive(Debug, Clone)]
+pub struct Partition {
+    /// Directory path.
+    pub path: Path,
+    /// Raw values; `None` is NULL.
+    pub values: Vec<Option<String>>,
+}
+
+/// The files of a listed table.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Data files with their partition.
+    pub files: Vec<(ObjectMeta, Arc<Partition>)>,
+    /// Directories considered.
+    pub partitions_total: usize,
+    /// Directories pruned.
+    pub partitions_pruned: usize,
+}
+
+/// Partition filters compiled over the partition schema.
+pub struct PartitionFilters {
+    schema: SchemaRef,
+    filters: Vec<(Arc<dyn PhysicalExpr>, usize)>, // (filter, highest column index used)
+}
+
+impl PartitionFilters {
+    /// `filters` refer to `schema` (the partition columns, in key order).
+    pub fn new(schema: SchemaRef, filters: Vec<Arc<dyn PhysicalExpr>>) -> Self {
+        let filters = filters
+            .into_iter()
+            .map(|f| {
+                let max = collect_columns(&f).iter().map(|c| c.index()).max().unwrap_or(0);
+                (f, max)
+            })
+            .collect();
+        Self { schema, filters }
+    }
+
+    /// Partition columns.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// False when a filter decidable from the first `level + 1` values rejects them.
+    fn keeps(&self, dir: &str, level: usize, values: &[Option<String>]) -> Result<bool> {
+        let decidable: Vec<_> = self.filters.iter().filter(|(_, max)| *max <= level).collect();
+        if decidable.is_empty() {
+            return Ok(true);
+        }
+        let columns = self
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let v = values.get(i).and_then(|v| v.as_deref());
+                let value = if i <= level {
+                    typed_value(dir, f.name(), v, f.data_type())?
+                } else {
+                    ScalarValue::try_from(f.data_type())?
+                };
+                value.to_array_of_size(1)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let batch = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
+        for (filter, _) in decidable {
+            let result = filter.evaluate(&batch)?.into_array(1)?;
+            let keep = result
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .is_some_and(|b| b.is_valid(0) && b.value(0));
+            if !keep {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Lists `root` for partition keys `keys`, pruning with `filters`.
+pub async fn list_table(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    keys: &[String],
+    filters: &PartitionFilters,
+) -> Result<Listing> {
+    let mut listing = Listing::default();
+    let mut level: Vec<Partition> = vec![Partition { path: root.clone(), values: vec![] }];
+    for (depth, key) in keys.iter().enumerate() {
+        let mut next = vec![];
+        for parent in level {
+            let children = store.list_with_delimiter(Some(&parent.path)).await?;
+            for dir in children.common_prefixes {
+                let Some(segment) = dir.filename() else { continue };
+                let Some(value) = parse_segment(segment, key) else { continue };
+                listing.partitions_total += 1;
+                let mut values = parent.values.clone();
+                values.push(value);
+                if filters.keeps(dir.as_ref(), depth, &values)? {
+                    next.push(Partition { path: dir, values });
+                } else {
+                    listing.partitions_pruned += 1;
+                }
+            }
+        }
+        level = next;
+    }
+    for partition in level {
+        let partition = Arc::new(partition);
+        let files: Vec<ObjectMeta> = store.list(Some(&partition.path)).try_collect().await?;
+        for meta in files {
+            if is_data_file(&meta.location, &partition.path) {
+                listing.files.push((meta, Arc::clone(&partition)));
+            }
+        }
+    }
+    listing.files.sort_by(|a, b| a.0.location.cmp(&b.0.location));
+    Ok(listing)
+}
+
+/// Hidden files and directories (`_SUCCESS`, `.crc`, `_temporary/`) are not data.
+fn is_data_file(location: &Path, under: &Path) -> bool {
+    let Some(relative) = location.prefix_match(under) else { return false };
+    relative.into_iter().all(|part| {
+        let s = part.as_ref();
+        !s.starts_with('_') && !s.starts_with('.')
+    })
+}
+
+/// The schema of partition columns.
+pub fn partition_schema(columns: &[(String, DataType)]) -> SchemaRef {
+    Arc::new(Schema::new(
+        columns.iter().map(|(n, t)| Field::new(n, t.clone(), true)).collect::<Vec<_>>(),
+    ))
+}

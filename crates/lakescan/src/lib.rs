@@ -1,0 +1,31 @@
+//! lakescan: Hive-style (and, later, Iceberg) lakehouse scans for Apache DataFusion.
+//!
+//! ```no_run
+//! # async fn demo() -> datafusion::error::Result<()> {
+//! use datafusion::prelude::SessionContext;
+//! let ctx = SessionContext::new();
+//! lakescan::register(&ctx)?;
+//! ctx.sql("CREATE EXTERNAL TABLE sales STORED AS HIVE LOCATION '/data/sales/' \
+//!          PARTITIONED BY (region, day)").await?;
+//! ctx.sql("SELECT region, sum(amount) FROM sales GROUP BY region").await?.show().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Crates: `lakescan-core` (the scan path), `lakescan-hive` (Hive tables).
+
+use std::sync::Arc;
+
+use datafusion::error::Result;
+use datafusion::prelude::SessionContext;
+
+pub use lakescan_core as core;
+pub use lakescan_hive as hive;
+
+/// Registers the `HIVE` table factory in `ctx`, so `CREATE EXTERNAL TABLE … STORED AS HIVE`
+/// creates lakescan tables.
+pub fn register(ctx: &SessionContext) -> Result<()> {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    state.table_factories_mut().insert("HIVE".to_string(), Arc::new(hive::HiveTableFactory));
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! [`LakescanDb`]: the [`AsyncDB`] the sqllogictest runner drives.
+//!
+//! One `.slt` file gets one [`SessionContext`] (see [`new_session_context`]); every
+//! `connection` of that file is a [`LakescanDb`] over a clone of it, so they share tables.
+//! A statement is planned and executed with `ctx.sql(..)` and collected; the batches are turned
+//! into text by [`crate::convert`].
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
+
+use crate::convert;
+
+/// Target partitions of the test sessions: small and fixed, so plans in `EXPLAIN` output do
+/// not depend on the machine the tests run on.
+pub const TARGET_PARTITIONS: usize = 2;
+
+/// Engine name reported to the runner; `onlyif lakescan` / `skipif lakescan` match it.
+pub const ENGINE_NAME: &str = "lakescan";
+
+/// Creates the session one `.slt` file runs in: [`TARGET_PARTITIONS`] target partitions and
+/// lakescan's table factories registered (`lakescan::register`).
+pub fn new_session_context() -> Result<SessionContext> {
+    let config = SessionConfig::new().with_target_partitions(TARGET_PARTITIONS);
+    let ctx = SessionContext::new_with_config(config);
+    lakescan::register(&ctx)?;
+    Ok(ctx)
+}
+
+/// A sqllogictest connection: runs each record's SQL in a DataFusion [`SessionContext`].
+///
+/// Cloning the context is cheap and shares its catalog, so several connections made from one
+/// context see the same tables.
+#[derive(Clone)]
+pub struct LakescanDb {
+    ctx: SessionContext,
+}
+
+impl LakescanDb {
+    /// Wraps `ctx`; usually a clone of the file's [`new_session_context`].
+    pub fn new(ctx: SessionContext) -> Self {
+        Self { ctx }
+    }
+
+    /// The session this connection runs SQL in.
+    pub fn session(&self) -> &SessionContext {
+        &self.ctx
+    }
+}
+
+#[async_trait]
+impl AsyncDB for LakescanDb {
+    type Error = DbError;
+    type ColumnType = DefaultColumnType;
+
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, DbError> {
+        let frame = self.ctx.sql(sql).await?;
+        let plan_schema = frame.schema().inner().clone();
+        let batches = frame.collect().await?;
+        Ok(convert::to_output(&plan_schema, &batches)?)
+    }
+
+    async fn shutdown(&mut self) {}
+
+    fn engine_name(&self) -> &str {
+        ENGINE_NAME
+    }
+
+    async fn sleep(dur: Duration) {
+        tokio::time::sleep(dur).await;
+    }
+}
+
+/// The error of a failed statement: a [`DataFusionError`] whose `Display` is DataFusion's
+/// message, which `statement error <regex>` / `query error <regex>` records are matched against.
+#[derive(Debug)]
+pub struct DbError(pub DataFusionError);
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for DbError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // `Display` already shows the wrapped error, so the chain continues below it.
+        std::error::Error::source(&self.0)
+    }
+}
+
+impl From<DataFusionError> for DbError {
+    fn from(error: DataFusionError) -> Self {
+        Self(error)
+    }
+}

@@ -1,0 +1,22 @@
+//! sqllogictest driver for lakescan.
+//!
+//! This crate connects the [`sqllogictest`] runner (0.29) to a DataFusion
+//! [`SessionContext`](datafusion::prelude::SessionContext) with lakescan registered. The `.slt`
+//! files live in `sqllogictest/test_files/` and are run by the `sqllogictests` test target
+//! (`tests/sqllogictests.rs`); see `sqllogictest/README.md` for how to run and write them.
+//!
+//! What lives where:
+//!
+//! * [`db`] — [`LakescanDb`], the [`AsyncDB`](sqllogictest::AsyncDB) over a session, its
+//!   error type [`DbError`], and [`new_session_context`], the session every file starts from.
+//! * [`convert`] — record batches → sqllogictest column types and value strings (`NULL`,
+//!   `(empty)`, arrow display formatting, multi-line cells expanded into numbered rows).
+//! * [`validate`] — [`validator`], the row-by-row result comparison with `<slt:ignore>`
+//!   wildcards.
+
+pub mod convert;
+pub mod db;
+pub mod validate;
+
+pub use db::{DbError, LakescanDb, new_session_context};
+pub use validate::{IGNORE_MARKER, validator};

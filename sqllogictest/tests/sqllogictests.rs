@@ -1,0 +1,304 @@
+//! Runs every `sqllogictest/test_files/*.slt` file against DataFusion with lakescan registered.
+//!
+//! ```text
+//! cargo test -p lakescan-sqllogictest                     # all files
+//! cargo test -p lakescan-sqllogictest -- smoke            # files whose name contains "smoke"
+//! # rewrite the expected output in place (all files, or one):
+//! cargo test -p lakescan-sqllogictest --test sqllogictests -- --complete
+//! LAKESCAN_SLT_COMPLETE=1 cargo test -p lakescan-sqllogictest -- smoke
+//! ```
+//!
+//! (`--complete` needs `--test sqllogictests`: the crate's unit tests use libtest, which
+//! rejects unknown flags; the environment variable works either way.)
+//!
+//! Each file runs in a fresh `SessionContext` (2 target partitions, `lakescan::register`) and a
+//! fresh `sqllogictest::Runner`; files run in parallel (as many as there are cores). All
+//! records of a file run even after one fails; every failure is reported. The last line is
+//! `N passed, M failed`; the process exits with 1 when a file failed.
+//!
+//! # Variables for test authors
+//!
+//! Substitution is off until a file says `control substitution on`. Then, in SQL:
+//!
+//! * `$__TEST_DIR__` — a temporary directory private to this file (one per `Runner`, created
+//!   on first use, deleted when the file finishes). Write scratch tables there:
+//!   `COPY (SELECT 1 AS a) TO '$__TEST_DIR__/t/part=1/f.parquet' STORED AS PARQUET`.
+//! * `$SHARED` — the absolute path of the repository's read-only fixtures,
+//!   `<workspace>/../shared/testdata` (canonicalized when it exists):
+//!   `LOCATION '$SHARED/duckdb-iceberg/data/...'`.
+//! * `$__NOW__` — nanoseconds since the epoch, and any environment variable (`$HOME`).
+//!
+//! With substitution on, SQL goes through the `subst` crate: `${NAME}` also works, and a
+//! literal `$` or `\` must be escaped with a backslash (`\$`, `\\`) — hidden columns are
+//! written `"\$path"`, `"\$row_index"` (or turn substitution off around such records with
+//! `control substitution off`). An unknown variable is an error, not an empty string.
+//! `system ok` commands get plain text replacement of `$__TEST_DIR__`, `$__NOW__` and
+//! `$SHARED` instead, then run in `bash -c` (no backslash escaping needed there).
+
+use std::error::Error;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lakescan_sqllogictest::{DbError, LakescanDb, new_session_context, validator};
+use sqllogictest::{Record, Runner, default_column_validator, default_normalizer, parse_file};
+use tokio::runtime::Handle;
+use tokio::sync::Semaphore;
+
+/// Environment variable that turns on `--complete`.
+const COMPLETE_ENV: &str = "LAKESCAN_SLT_COMPLETE";
+
+/// libtest options that take a value in the next argument (when not written `--opt=value`).
+const OPTIONS_WITH_VALUE: &[&str] = &[
+    "--test-threads",
+    "--skip",
+    "--format",
+    "--color",
+    "--logfile",
+    "--shuffle-seed",
+    "-Z",
+];
+
+/// What to do with the selected files.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Run the records and compare their output.
+    Check,
+    /// Rewrite each file's expected output with the actual output.
+    Complete,
+}
+
+/// Parsed command line.
+struct Args {
+    /// Substrings of file names to run (any of them); empty runs every file.
+    filters: Vec<String>,
+    /// Substrings of file names to leave out (`--skip`).
+    skips: Vec<String>,
+    /// `--exact`: a filter must equal the file name (with or without `.slt`).
+    exact: bool,
+    /// `--list` (print nothing) or `--ignored` (there are no ignored tests: run nothing).
+    run_nothing: bool,
+    /// Check or complete.
+    mode: Mode,
+}
+
+impl Args {
+    /// Parses `args` (without the program name); unknown libtest flags are ignored.
+    fn parse(mut args: impl Iterator<Item = String>) -> Self {
+        let complete = std::env::var(COMPLETE_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+        let mut parsed = Args {
+            filters: Vec::new(),
+            skips: Vec::new(),
+            exact: false,
+            run_nothing: false,
+            mode: if complete {
+                Mode::Complete
+            } else {
+                Mode::Check
+            },
+        };
+        while let Some(arg) = args.next() {
+            parsed.apply(&arg, &mut args);
+        }
+        parsed
+    }
+
+    /// Applies one argument, taking its value from `rest` when it has one.
+    fn apply(&mut self, arg: &str, rest: &mut impl Iterator<Item = String>) {
+        match arg {
+            "--complete" => self.mode = Mode::Complete,
+            "--list" | "--ignored" => self.run_nothing = true,
+            "--exact" => self.exact = true,
+            "--skip" => self.skips.extend(rest.next()),
+            _ if arg.starts_with("--skip=") => self.skips.push(arg["--skip=".len()..].to_string()),
+            _ if OPTIONS_WITH_VALUE.contains(&arg) => {
+                rest.next();
+            }
+            _ if arg.starts_with('-') => {}
+            _ => self.filters.push(arg.to_string()),
+        }
+    }
+
+    /// Whether the file called `name` (e.g. `smoke.slt`) is selected.
+    fn selects(&self, name: &str) -> bool {
+        let stem = name.strip_suffix(".slt").unwrap_or(name);
+        let matches = |filter: &String| {
+            if self.exact {
+                filter == name || filter == stem
+            } else {
+                name.contains(filter.as_str())
+            }
+        };
+        let wanted = self.filters.is_empty() || self.filters.iter().any(matches);
+        wanted && !self.skips.iter().any(|skip| name.contains(skip.as_str()))
+    }
+}
+
+/// The result of one file: its name and, when it failed, the report.
+struct Outcome {
+    name: String,
+    failure: Option<String>,
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let args = Args::parse(std::env::args().skip(1));
+    if args.run_nothing {
+        return Ok(());
+    }
+    let files = select_files(&args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcomes = runtime.block_on(run_files(files, args.mode))?;
+    if report(&outcomes) > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// The `.slt` files under `test_files/` selected by `args`, sorted by name.
+fn select_files(args: &Args) -> Result<Vec<PathBuf>, Box<dyn Error>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_files");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        let is_slt = path.extension().is_some_and(|ext| ext == "slt");
+        if is_slt && args.selects(&file_name(&path)) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The file name of `path` as text.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The value of `$SHARED`: `<manifest dir>/../../shared/testdata`, canonicalized if it exists.
+fn shared_testdata_dir() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata");
+    let path = path.canonicalize().unwrap_or(path);
+    path.to_string_lossy().into_owned()
+}
+
+/// Runs `files`, as many at once as there are cores, printing one line per file as it ends.
+///
+/// Each file is driven by `Handle::block_on` on a blocking thread: the runner's futures are
+/// not `Send` (`update_test_file`), while DataFusion's own tasks still run on the workers.
+async fn run_files(files: Vec<PathBuf>, mode: Mode) -> Result<Vec<Outcome>, Box<dyn Error>> {
+    let parallelism = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let semaphore = Arc::new(Semaphore::new(parallelism));
+    let handle = Handle::current();
+    let mut tasks = Vec::with_capacity(files.len());
+    for file in files {
+        let permit = Arc::clone(&semaphore).acquire_owned().await?;
+        let handle = handle.clone();
+        tasks.push(tokio::task::spawn_blocking(move || {
+            let outcome = handle.block_on(run_file(&file, mode));
+            drop(permit);
+            print_status(&outcome);
+            outcome
+        }));
+    }
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        outcomes.push(task.await?);
+    }
+    Ok(outcomes)
+}
+
+/// Runs (or completes) one file in its own session and runner.
+async fn run_file(file: &Path, mode: Mode) -> Outcome {
+    let result = match mode {
+        Mode::Check => check_file(file).await,
+        Mode::Complete => complete_file(file).await,
+    };
+    Outcome {
+        name: file_name(file),
+        failure: result.err(),
+    }
+}
+
+/// A runner over a fresh session, with `$SHARED` set and our validator.
+fn new_runner(
+    file: &Path,
+) -> Result<Runner<LakescanDb, impl sqllogictest::MakeConnection<Conn = LakescanDb>>, String> {
+    let ctx = new_session_context()
+        .map_err(|e| format!("{}: cannot create session: {e}", file.display()))?;
+    let mut runner = Runner::new(move || {
+        let db = LakescanDb::new(ctx.clone());
+        async move { Ok::<_, DbError>(db) }
+    });
+    runner.set_var("SHARED".to_string(), shared_testdata_dir());
+    runner.with_validator(validator);
+    runner.with_normalizer(default_normalizer);
+    Ok(runner)
+}
+
+/// Runs every record of `file` (up to a `halt`), collecting all failures.
+async fn check_file(file: &Path) -> Result<(), String> {
+    let records = parse_file::<sqllogictest::DefaultColumnType>(file).map_err(|e| e.to_string())?;
+    let mut runner = new_runner(file)?;
+    let colorize = std::io::stdout().is_terminal();
+    let mut failures = Vec::new();
+    for record in records {
+        if matches!(record, Record::Halt { .. }) {
+            break;
+        }
+        if let Err(error) = runner.run_async(record).await {
+            failures.push(error.display(colorize).to_string());
+        }
+    }
+    runner.shutdown_async().await;
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
+
+/// Rewrites the expected output of `file` with what the records produce now.
+async fn complete_file(file: &Path) -> Result<(), String> {
+    let mut runner = new_runner(file)?;
+    let result = runner
+        .update_test_file(
+            file,
+            " ",
+            validator,
+            default_normalizer,
+            default_column_validator,
+        )
+        .await
+        .map_err(|e| e.to_string());
+    runner.shutdown_async().await;
+    result
+}
+
+/// Prints `test <file> ... ok` or `... FAILED`.
+fn print_status(outcome: &Outcome) {
+    let status = if outcome.failure.is_some() {
+        "FAILED"
+    } else {
+        "ok"
+    };
+    println!("test {} ... {status}", outcome.name);
+}
+
+/// Prints the failure reports and the `N passed, M failed` summary; returns M.
+fn report(outcomes: &[Outcome]) -> usize {
+    let failed: Vec<&Outcome> = outcomes.iter().filter(|o| o.failure.is_some()).collect();
+    for outcome in &failed {
+        let failure = outcome.failure.as_deref().unwrap_or_default();
+        println!("\n---- {} ----\n{failure}", outcome.name);
+    }
+    println!(
+        "\n{} passed, {} failed",
+        outcomes.len() - failed.len(),
+        failed.len()
+    );
+    failed.len()
+}
