@@ -40,6 +40,9 @@ async fn main() -> Result<()> {
                WHERE day >= DATE '2024-01-02' AND (amount > 100 OR customer = 'acme') \
                GROUP BY region ORDER BY region";
     ctx.sql(sql).await?.show().await?;
-    ctx.sql(&format!("EXPLAIN ANALYZE {sql}")).await?.show().await?;
+    ctx.sql(&format!("EXPLAIN ANALYZE {sql}"))
+        .await?
+        .show()
+        .await?;
     Ok(())
 }

@@ -78,9 +78,9 @@ impl ScanSummary {
             &mut self.rows_scanned,
             count_metric(metrics, "rows_scanned"),
         );
-        let reader = count_metric(metrics, "rows_removed_by_reader_filters");
+        let reader = count_metric(metrics, "rows_removed_reader_filters");
         add_to(&mut self.rows_removed_by_reader_filters, reader);
-        let residual = count_metric(metrics, "rows_removed_by_residual");
+        let residual = count_metric(metrics, "rows_removed_residual");
         add_to(&mut self.rows_removed_by_residual, residual);
         add_to(&mut self.scan_output_rows, metrics.output_rows());
         add_to(&mut self.bytes_read, count_metric(metrics, "bytes_read"));

@@ -118,7 +118,7 @@ fn demo_prints_queries_and_pruning_summaries() {
         text.contains("Pruning summary (1 x LakeScanExec)"),
         "{text}"
     );
-    assert!(text.contains("partitions pruned : 12 of 30"), "{text}");
+    assert!(text.contains("partitions pruned : 10 of 35"), "{text}");
     assert!(text.contains("row groups pruned"), "{text}");
 
     // A second run reuses the table instead of writing it again.

@@ -62,7 +62,12 @@ impl SplitBinding {
     }
 }
 
-fn file_source(split: &FileSplit, file: &Schema, name: &str, table_type: &DataType) -> Result<FieldSource> {
+fn file_source(
+    split: &FileSplit,
+    file: &Schema,
+    name: &str,
+    table_type: &DataType,
+) -> Result<FieldSource> {
     let Ok(root) = file.index_of(name) else {
         return Ok(FieldSource::Constant(ScalarValue::try_from(table_type)?));
     };
@@ -102,7 +107,10 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
     let same_shape = file.equals_datatype(table);
     same_shape
         || is_safe_widening(file, table)
-        || matches!((file, table), (Timestamp(..), Timestamp(..)) | (Date32, Date64))
+        || matches!(
+            (file, table),
+            (Timestamp(..), Timestamp(..)) | (Date32, Date64)
+        )
         || matches!(file, Dictionary(_, v) if can_adapt(v, table))
 }
 
@@ -117,7 +125,10 @@ mod tests {
         let cols = vec![
             ColumnHandle::regular(&Field::new("a", DataType::Int64, true)),
             ColumnHandle::regular(&Field::new("b", DataType::Utf8, true)),
-            ColumnHandle::with_role(&Field::new("p", DataType::Date32, true), ColumnRole::PartitionKey),
+            ColumnHandle::with_role(
+                &Field::new("p", DataType::Date32, true),
+                ColumnRole::PartitionKey,
+            ),
         ];
         let table = TableHandle::try_new("t", cols).unwrap();
         ScanSpec::try_new(&table, &Assignments::new(vec![0, 1, 2])).unwrap()
@@ -136,7 +147,10 @@ mod tests {
         let b1 = SplitBinding::try_new(&spec, &split(Some("2024-01-02")), &only_a).unwrap();
         assert!(matches!(b1.sources()[0], FieldSource::File { root: 0, .. }));
         assert!(matches!(&b1.sources()[1], FieldSource::Constant(v) if v.is_null()));
-        assert!(matches!(&b1.sources()[2], FieldSource::Constant(ScalarValue::Date32(Some(_)))));
+        assert!(matches!(
+            &b1.sources()[2],
+            FieldSource::Constant(ScalarValue::Date32(Some(_)))
+        ));
         let both = Schema::new(vec![
             Field::new("b", DataType::Utf8, true),
             Field::new("a", DataType::Int64, true),
@@ -150,10 +164,17 @@ mod tests {
     fn bad_partition_value_and_incompatible_type_name_the_file() {
         let spec = spec();
         let schema = Schema::new(vec![Field::new("a", DataType::Utf8, true)]);
-        let err = SplitBinding::try_new(&spec, &split(None), &schema).unwrap_err().to_string();
-        assert!(err.contains("t/p=x/f.parquet") && err.contains("'a'"), "{err}");
+        let err = SplitBinding::try_new(&spec, &split(None), &schema)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("t/p=x/f.parquet") && err.contains("'a'"),
+            "{err}"
+        );
         let ok = Schema::new(vec![Field::new("a", DataType::Int64, true)]);
-        let err = SplitBinding::try_new(&spec, &split(Some("tuesday")), &ok).unwrap_err().to_string();
+        let err = SplitBinding::try_new(&spec, &split(Some("tuesday")), &ok)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'tuesday'") && err.contains("'p'"), "{err}");
     }
 }

@@ -99,7 +99,11 @@ impl LakeScanExec {
     /// Stops after `limit` rows in total (over all partitions).
     pub fn with_limit(mut self, limit: Option<usize>) -> Self {
         self.limit = limit;
-        self.queue = Arc::new(SplitQueue::new(Arc::clone(&self.splits), self.partitions(), limit));
+        self.queue = Arc::new(SplitQueue::new(
+            Arc::clone(&self.splits),
+            self.partitions(),
+            limit,
+        ));
         self
     }
 
@@ -125,7 +129,11 @@ impl LakeScanExec {
 
     fn with_fresh_state(&self) -> Self {
         let mut fresh = self.clone();
-        fresh.queue = Arc::new(SplitQueue::new(Arc::clone(&self.splits), self.partitions(), self.limit));
+        fresh.queue = Arc::new(SplitQueue::new(
+            Arc::clone(&self.splits),
+            self.partitions(),
+            self.limit,
+        ));
         fresh.metrics = ExecutionPlanMetricsSet::new();
         fresh
     }
@@ -133,17 +141,32 @@ impl LakeScanExec {
 
 impl DisplayAs for LakeScanExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let columns: Vec<&str> =
-            self.spec.plan_schema().fields().iter().map(|c| c.name().as_str()).collect();
+        let columns: Vec<&str> = self
+            .spec
+            .plan_schema()
+            .fields()
+            .iter()
+            .map(|c| c.name().as_str())
+            .collect();
         if let DisplayFormatType::TreeRender = t {
             return write!(f, "table={}\nsplits={}", self.table_name, self.splits.len());
         }
-        write!(f, "LakeScanExec: table={}, splits={}, projection=[{}]", self.table_name, self.splits.len(), columns.join(", "))?;
+        write!(
+            f,
+            "LakeScanExec: table={}, splits={}, projection=[{}]",
+            self.table_name,
+            self.splits.len(),
+            columns.join(", ")
+        )?;
         let filters: Vec<String> = self
             .spec
             .fields()
             .iter()
-            .filter_map(|fs| fs.filter.as_ref().map(|flt| format!("{}: {flt}", fs.name())))
+            .filter_map(|fs| {
+                fs.filter
+                    .as_ref()
+                    .map(|flt| format!("{}: {flt}", fs.name()))
+            })
             .collect();
         if !filters.is_empty() {
             write!(f, ", filters=[{}]", filters.join(", "))?;
@@ -185,12 +208,18 @@ impl ExecutionPlan for LakeScanExec {
         Ok(Arc::new(self.with_fresh_state()))
     }
 
-    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
         let store = context.runtime_env().object_store(&self.store_url)?;
         let metrics = LakeScanMetrics::new(&self.metrics, partition);
         if partition == 0 {
             let planning = |name: &'static str, v: usize| {
-                MetricBuilder::new(&self.metrics).counter(name, partition).add(v)
+                MetricBuilder::new(&self.metrics)
+                    .counter(name, partition)
+                    .add(v)
             };
             planning("partitions_total", self.planning.partitions_total);
             planning("partitions_pruned", self.planning.partitions_pruned);
@@ -204,13 +233,19 @@ impl ExecutionPlan for LakeScanExec {
             metrics.clone(),
             batch_size,
         );
-        let state = PartitionState { source, queue: self.queue.start_partition(), metrics };
+        let state = PartitionState {
+            source,
+            queue: self.queue.start_partition(),
+            metrics,
+        };
         let stream = stream::try_unfold(state, |mut state| async move {
             let batch = state.next_batch().await?;
             Ok(batch.map(|b| (b, state)))
         });
         let schema: SchemaRef = Arc::clone(self.spec.plan_schema());
-        Ok(make_cooperative(Box::pin(RecordBatchStreamAdapter::new(schema, stream))))
+        Ok(make_cooperative(Box::pin(RecordBatchStreamAdapter::new(
+            schema, stream,
+        ))))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
@@ -247,11 +282,19 @@ impl ExecutionPlan for LakeScanExec {
             // early, and their producer does not rely on our answer.
             let exact = !is_dynamic_physical_expr(&filter);
             updated.pushed_filters.push(filter);
-            answers.push(if exact { PushedDown::Yes } else { PushedDown::No });
+            answers.push(if exact {
+                PushedDown::Yes
+            } else {
+                PushedDown::No
+            });
         }
         let changed = updated.pushed_filters.len() != self.pushed_filters.len();
         let result = FilterPushdownPropagation::with_parent_pushdown_result(answers);
-        Ok(if changed { result.with_updated_node(Arc::new(updated)) } else { result })
+        Ok(if changed {
+            result.with_updated_node(Arc::new(updated))
+        } else {
+            result
+        })
     }
 }
 
@@ -273,8 +316,16 @@ struct QueueState {
 
 impl SplitQueue {
     fn new(splits: Arc<[FileSplit]>, partitions: usize, limit: Option<usize>) -> Self {
-        let state = Mutex::new(QueueState { remaining: limit, ..Default::default() });
-        Self { splits, partitions, limit, state }
+        let state = Mutex::new(QueueState {
+            remaining: limit,
+            ..Default::default()
+        });
+        Self {
+            splits,
+            partitions,
+            limit,
+            state,
+        }
     }
 
     /// Called once per partition and execution; a new round starts after all partitions
@@ -282,7 +333,10 @@ impl SplitQueue {
     fn start_partition(self: &Arc<Self>) -> Arc<Self> {
         if let Ok(mut s) = self.state.lock() {
             if s.started == self.partitions {
-                *s = QueueState { remaining: self.limit, ..Default::default() };
+                *s = QueueState {
+                    remaining: self.limit,
+                    ..Default::default()
+                };
             }
             s.started += 1;
         }
@@ -301,7 +355,9 @@ impl SplitQueue {
 
     /// Takes up to `rows` from the remaining limit; returns how many may be emitted.
     fn take(&self, rows: usize) -> usize {
-        let Ok(mut s) = self.state.lock() else { return rows };
+        let Ok(mut s) = self.state.lock() else {
+            return rows;
+        };
         match &mut s.remaining {
             None => rows,
             Some(left) => {

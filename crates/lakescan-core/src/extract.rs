@@ -76,7 +76,11 @@ impl Extraction {
 }
 
 fn as_conjunct(expr: Arc<dyn PhysicalExpr>, negated: bool) -> Arc<dyn PhysicalExpr> {
-    if negated { Arc::new(NotExpr::new(expr)) } else { expr }
+    if negated {
+        Arc::new(NotExpr::new(expr))
+    } else {
+        expr
+    }
 }
 
 /// Splits `expr` (under `negated`) into conjuncts, pushing NOT through AND/OR/NOT.
@@ -86,7 +90,10 @@ fn split_conjuncts(
     out: &mut Vec<(Arc<dyn PhysicalExpr>, bool)>,
 ) {
     if let Some(b) = expr.downcast_ref::<BinaryExpr>() {
-        let splits = matches!((b.op(), negated), (Operator::And, false) | (Operator::Or, true));
+        let splits = matches!(
+            (b.op(), negated),
+            (Operator::And, false) | (Operator::Or, true)
+        );
         if splits {
             split_conjuncts(b.left(), negated, out);
             split_conjuncts(b.right(), negated, out);
@@ -112,7 +119,8 @@ fn to_filter(
         return match b.op() {
             Operator::And | Operator::Or => logical(b, negated, schema),
             op => {
-                let (name, _) = column_of(b.left(), schema).or_else(|| column_of(b.right(), schema))?;
+                let (name, _) =
+                    column_of(b.left(), schema).or_else(|| column_of(b.right(), schema))?;
                 let filter = comparison(b.left(), *op, b.right(), schema)?;
                 Some((name, negate(filter, negated)))
             }
@@ -148,7 +156,11 @@ fn logical(b: &BinaryExpr, negated: bool, schema: &Schema) -> Option<(String, Fi
         return None;
     }
     let conjunction = (*b.op() == Operator::And) != negated;
-    let merged = if conjunction { left.and(&right) } else { left.or(&right) };
+    let merged = if conjunction {
+        left.and(&right)
+    } else {
+        left.or(&right)
+    };
     merged.map(|f| (left_col, f))
 }
 
@@ -170,7 +182,8 @@ fn comparison(
 fn column_of(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(String, DataType)> {
     if let Some(c) = expr.downcast_ref::<Column>() {
         let field = schema.fields().get(c.index())?;
-        return (field.name() == c.name()).then(|| (c.name().to_string(), field.data_type().clone()));
+        return (field.name() == c.name())
+            .then(|| (c.name().to_string(), field.data_type().clone()));
     }
     let (inner, target) = if let Some(c) = expr.downcast_ref::<CastExpr>() {
         (c.expr(), c.cast_type())
@@ -232,7 +245,11 @@ mod tests {
         ])
     }
 
-    fn bin(l: Arc<dyn PhysicalExpr>, op: Operator, r: Arc<dyn PhysicalExpr>) -> Arc<dyn PhysicalExpr> {
+    fn bin(
+        l: Arc<dyn PhysicalExpr>,
+        op: Operator,
+        r: Arc<dyn PhysicalExpr>,
+    ) -> Arc<dyn PhysicalExpr> {
         Arc::new(BinaryExpr::new(l, op, r))
     }
 
@@ -244,7 +261,11 @@ mod tests {
     fn and_splits_and_or_on_two_columns_stays_residual() {
         let s = schema();
         let a = bin(c("c0"), Operator::Gt, lit(1i64));
-        let or = bin(bin(c("c0"), Operator::Eq, lit(1i64)), Operator::Or, bin(c("c1"), Operator::Eq, lit(2i32)));
+        let or = bin(
+            bin(c("c0"), Operator::Eq, lit(1i64)),
+            Operator::Or,
+            bin(c("c1"), Operator::Eq, lit(2i32)),
+        );
         let e = Extraction::from_conjuncts(&[bin(a, Operator::And, or)], &s);
         assert_eq!(e.filters.len(), 1);
         assert_eq!(e.filters["c0"].to_string(), "(1, +∞)");
@@ -254,7 +275,11 @@ mod tests {
     #[test]
     fn or_on_one_column_and_not_by_de_morgan() {
         let s = schema();
-        let or = bin(bin(c("c0"), Operator::Lt, lit(1i64)), Operator::Or, bin(c("c0"), Operator::Gt, lit(9i64)));
+        let or = bin(
+            bin(c("c0"), Operator::Lt, lit(1i64)),
+            Operator::Or,
+            bin(c("c0"), Operator::Gt, lit(9i64)),
+        );
         let not_or = Arc::new(NotExpr::new(or)) as Arc<dyn PhysicalExpr>;
         let e = Extraction::from_conjuncts(&[not_or, Arc::new(NotExpr::new(c("b")))], &s);
         assert!(e.residual.is_empty());
@@ -269,7 +294,8 @@ mod tests {
         let e = Extraction::from_conjuncts(&[bin(lit(5i64), Operator::Lt, cast)], &s);
         assert_eq!(e.filters["c1"].to_string(), "(5, +∞)");
         assert_eq!(e.filters["c1"].data_type(), &DataType::Int64);
-        let narrowing: Arc<dyn PhysicalExpr> = Arc::new(CastExpr::new(c("c0"), DataType::Int32, None));
+        let narrowing: Arc<dyn PhysicalExpr> =
+            Arc::new(CastExpr::new(c("c0"), DataType::Int32, None));
         let e = Extraction::from_conjuncts(&[bin(narrowing, Operator::Eq, lit(5i32))], &s);
         assert!(e.filters.is_empty());
         assert_eq!(e.residual.len(), 1);

@@ -132,6 +132,9 @@ impl TableHandle {
 
     /// The handle of column `name`, with its table index.
     pub fn column(&self, name: &str) -> Option<(usize, &ColumnHandle)> {
-        self.columns.iter().enumerate().find(|(_, c)| c.name == name)
+        self.columns
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.name == name)
     }
 }

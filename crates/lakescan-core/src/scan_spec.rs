@@ -65,11 +65,18 @@ impl ScanSpec {
             if index_of.insert(col, fields.len()).is_some() {
                 return plan_err!("column '{}' is assigned to two outputs", handle.name);
             }
-            fields.push(FieldSpec { handle: handle.clone(), channel: Some(channel), filter: None });
+            fields.push(FieldSpec {
+                handle: handle.clone(),
+                channel: Some(channel),
+                filter: None,
+            });
         }
         let plan_len = fields.len();
         if let Some(residual) = &table.remaining_filter {
-            let mut inputs: Vec<usize> = collect_columns(residual).iter().map(|c| c.index()).collect();
+            let mut inputs: Vec<usize> = collect_columns(residual)
+                .iter()
+                .map(|c| c.index())
+                .collect();
             inputs.sort_unstable();
             for col in inputs {
                 let Some(handle) = columns.get(col) else {
@@ -78,7 +85,11 @@ impl ScanSpec {
                 if let std::collections::hash_map::Entry::Vacant(e) = index_of.entry(col) {
                     e.insert(fields.len());
                     let channel = Some(fields.len());
-                    fields.push(FieldSpec { handle: handle.clone(), channel, filter: None });
+                    fields.push(FieldSpec {
+                        handle: handle.clone(),
+                        channel,
+                        filter: None,
+                    });
                 }
             }
         }
@@ -87,7 +98,11 @@ impl ScanSpec {
                 return plan_err!("filter on unknown column '{name}'");
             };
             let pos = *index_of.entry(col).or_insert_with(|| {
-                fields.push(FieldSpec { handle: handle.clone(), channel: None, filter: None });
+                fields.push(FieldSpec {
+                    handle: handle.clone(),
+                    channel: None,
+                    filter: None,
+                });
                 fields.len() - 1
             });
             fields[pos].filter = Some(filter.clone());
@@ -101,7 +116,13 @@ impl ScanSpec {
             None => None,
         };
         let adaptive = Arc::new(AdaptiveState::default());
-        Ok(Self { plan_schema, reader_schema, fields, residual, adaptive })
+        Ok(Self {
+            plan_schema,
+            reader_schema,
+            fields,
+            residual,
+            adaptive,
+        })
     }
 
     /// `P`: the scan's output schema.
@@ -145,7 +166,11 @@ impl FilterCost {
     /// Average time to drop one row: `time / (rows_in - rows_out)`; `time` when it drops none.
     pub fn time_to_drop(&self) -> Duration {
         let dropped = self.rows_in.saturating_sub(self.rows_out);
-        if dropped == 0 { self.time } else { self.time / dropped.min(u32::MAX as u64) as u32 }
+        if dropped == 0 {
+            self.time
+        } else {
+            self.time / dropped.min(u32::MAX as u64) as u32
+        }
     }
 }
 
@@ -183,7 +208,11 @@ impl AdaptiveState {
 }
 
 fn width_rank(t: &DataType) -> u8 {
-    if t.is_primitive() || matches!(t, DataType::Boolean) { 0 } else { 1 }
+    if t.is_primitive() || matches!(t, DataType::Boolean) {
+        0
+    } else {
+        1
+    }
 }
 
 #[cfg(test)]
@@ -205,19 +234,31 @@ mod tests {
         // Seed §2: output payload, filter c2 >= 0, residual c0 + c1 > 10.
         let mut t = table();
         let s = t.table_schema().clone();
-        let sum = Arc::new(BinaryExpr::new(col("c0", &s).unwrap(), Operator::Plus, col("c1", &s).unwrap()));
+        let sum = Arc::new(BinaryExpr::new(
+            col("c0", &s).unwrap(),
+            Operator::Plus,
+            col("c1", &s).unwrap(),
+        ));
         let lit10 = datafusion::physical_expr::expressions::lit(10i64);
         t.remaining_filter = Some(Arc::new(BinaryExpr::new(sum, Operator::Gt, lit10)));
         let ge0 = Filter::compare(&DataType::Int64, Operator::GtEq, &0i64.into()).unwrap();
         t.subfield_filters.insert("c2".into(), ge0);
         let spec = ScanSpec::try_new(&t, &Assignments::new(vec![3])).unwrap();
-        let names: Vec<_> = spec.reader_schema().fields().iter().map(|f| f.name().as_str()).collect();
+        let names: Vec<_> = spec
+            .reader_schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         assert_eq!(names, ["payload", "c0", "c1"]);
         assert_eq!(spec.plan_schema().fields().len(), 1);
         let c2 = spec.fields().iter().find(|f| f.name() == "c2").unwrap();
         assert_eq!(c2.channel, None);
         assert!(c2.filter.is_some());
-        let inputs: Vec<usize> = collect_columns(spec.residual().unwrap()).iter().map(|c| c.index()).collect();
+        let inputs: Vec<usize> = collect_columns(spec.residual().unwrap())
+            .iter()
+            .map(|c| c.index())
+            .collect();
         assert!(inputs.iter().all(|&i| i == 1 || i == 2));
     }
 

@@ -100,9 +100,12 @@ impl SplitFilters {
             .iter()
             .filter_map(|f| f.filter.clone().map(|flt| (f.name().to_string(), flt)))
             .collect();
-        let mut residual: Vec<Arc<dyn PhysicalExpr>> = spec.residual().cloned().into_iter().collect();
-        let snapshots: Vec<_> =
-            dynamic.iter().map(|d| snapshot_physical_expr(Arc::clone(d))).collect::<Result<_>>()?;
+        let mut residual: Vec<Arc<dyn PhysicalExpr>> =
+            spec.residual().cloned().into_iter().collect();
+        let snapshots: Vec<_> = dynamic
+            .iter()
+            .map(|d| snapshot_physical_expr(Arc::clone(d)))
+            .collect::<Result<_>>()?;
         let extracted = Extraction::from_conjuncts(&snapshots, spec.reader_schema());
         for (name, filter) in extracted.filters {
             let merged = match filters.get(&name) {
@@ -115,7 +118,10 @@ impl SplitFilters {
             };
         }
         residual.extend(extracted.residual);
-        Ok(Self { filters, residual: conjunction_opt(residual) })
+        Ok(Self {
+            filters,
+            residual: conjunction_opt(residual),
+        })
     }
 
     /// True when some filter rejects every row.
@@ -157,7 +163,15 @@ impl FileDataSource {
         metrics: LakeScanMetrics,
         batch_size: usize,
     ) -> Self {
-        Self { spec, factory, store, dynamic_filters, metrics, batch_size, current: None }
+        Self {
+            spec,
+            factory,
+            store,
+            dynamic_filters,
+            metrics,
+            batch_size,
+            current: None,
+        }
     }
 
     /// Prepares `split`; returns false (and counts why) when it has nothing to read.
@@ -210,12 +224,16 @@ impl FileDataSource {
         let _timer = self.metrics.time_reading.timer();
         self.metrics.rows_scanned.add(read.rows_scanned);
         let reader_rows = read.batch.num_rows();
-        self.metrics.rows_removed_reader_filters.add(read.rows_scanned.saturating_sub(reader_rows));
+        self.metrics
+            .rows_removed_reader_filters
+            .add(read.rows_scanned.saturating_sub(reader_rows));
         let batch = match &current.residual {
             Some(residual) => apply_residual(residual, read.batch)?,
             None => read.batch,
         };
-        self.metrics.rows_removed_residual.add(reader_rows - batch.num_rows());
+        self.metrics
+            .rows_removed_residual
+            .add(reader_rows - batch.num_rows());
         project_to_plan(&batch, self.spec.plan_schema()).map(Some)
     }
 }
@@ -225,14 +243,25 @@ fn apply_residual(residual: &Arc<dyn PhysicalExpr>, batch: RecordBatch) -> Resul
     let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
         return internal_err!("residual {residual} did not evaluate to booleans");
     };
-    let mask = if mask.null_count() > 0 { prep_null_mask_filter(mask) } else { mask.clone() };
+    let mask = if mask.null_count() > 0 {
+        prep_null_mask_filter(mask)
+    } else {
+        mask.clone()
+    };
     Ok(filter_record_batch(&batch, &mask)?)
 }
 
 /// Keeps the first `len(P)` channels of `R`; aux columns never leak, also with zero columns.
-fn project_to_plan(batch: &RecordBatch, plan_schema: &arrow::datatypes::SchemaRef) -> Result<RecordBatch> {
+fn project_to_plan(
+    batch: &RecordBatch,
+    plan_schema: &arrow::datatypes::SchemaRef,
+) -> Result<RecordBatch> {
     let n = plan_schema.fields().len();
     let columns = batch.columns()[..n].to_vec();
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(Arc::clone(plan_schema), columns, &options)?)
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(plan_schema),
+        columns,
+        &options,
+    )?)
 }

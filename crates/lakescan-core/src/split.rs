@@ -72,7 +72,10 @@ impl FileSplit {
 
     /// The partition value of `key`, if the split has that key.
     pub fn partition_value(&self, key: &str) -> Option<Option<&str>> {
-        self.partition_keys.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_deref())
+        self.partition_keys
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_deref())
     }
 }
 

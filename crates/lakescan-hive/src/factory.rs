@@ -34,19 +34,34 @@ pub struct HiveTableFactory;
 
 #[async_trait]
 impl TableProviderFactory for HiveTableFactory {
-    async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
+    async fn create(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> Result<Arc<dyn TableProvider>> {
         let location = parse_location(&cmd.location)?;
         let store = state.runtime_env().object_store(location.object_store())?;
-        let declared: Vec<Field> = cmd.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let declared: Vec<Field> = cmd
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         let keys = &cmd.table_partition_cols;
         let mut partition_columns = vec![];
         for key in keys {
-            let declared_type = declared.iter().find(|f| f.name() == key).map(|f| f.data_type().clone());
+            let declared_type = declared
+                .iter()
+                .find(|f| f.name() == key)
+                .map(|f| f.data_type().clone());
             partition_columns.push((key.clone(), declared_type));
         }
-        let partition_columns = resolve_partition_types(&store, &location, partition_columns).await?;
-        let mut data_columns: Vec<Field> =
-            declared.into_iter().filter(|f| !keys.contains(f.name())).collect();
+        let partition_columns =
+            resolve_partition_types(&store, &location, partition_columns).await?;
+        let mut data_columns: Vec<Field> = declared
+            .into_iter()
+            .filter(|f| !keys.contains(f.name()))
+            .collect();
         if data_columns.is_empty() {
             data_columns = infer_data_columns(&store, &location, keys, &cmd.location).await?;
         }
@@ -55,7 +70,11 @@ impl TableProviderFactory for HiveTableFactory {
         if let Some(size) = option(&cmd.options, "split_size") {
             match size.parse::<u64>() {
                 Ok(bytes) if bytes > 0 => table = table.with_split_size(bytes),
-                _ => return plan_err!("option split_size must be a positive number of bytes, got '{size}'"),
+                _ => {
+                    return plan_err!(
+                        "option split_size must be a positive number of bytes, got '{size}'"
+                    );
+                }
             }
         }
         Ok(Arc::new(table))
@@ -64,7 +83,9 @@ impl TableProviderFactory for HiveTableFactory {
 
 /// An option given as `key`, `format.key` or `hive.key`.
 fn option<'a>(options: &'a HashMap<String, String>, key: &str) -> Option<&'a String> {
-    ["", "format.", "hive."].iter().find_map(|p| options.get(&format!("{p}{key}")))
+    ["", "format.", "hive."]
+        .iter()
+        .find_map(|p| options.get(&format!("{p}{key}")))
 }
 
 /// Parses the location; a local directory must exist.
@@ -72,12 +93,18 @@ pub fn parse_location(location: &str) -> Result<ListingTableUrl> {
     if location.trim().is_empty() {
         return plan_err!("a HIVE table needs a LOCATION; got an empty one");
     }
-    let with_slash = if location.ends_with('/') { location.to_string() } else { format!("{location}/") };
+    let with_slash = if location.ends_with('/') {
+        location.to_string()
+    } else {
+        format!("{location}/")
+    };
     let url = ListingTableUrl::parse(&with_slash)?;
     if url.scheme() == "file" {
         let path = std::path::PathBuf::from(format!("/{}", url.prefix()));
         if !path.is_dir() {
-            return plan_err!("HIVE table location '{location}' does not exist or is not a directory");
+            return plan_err!(
+                "HIVE table location '{location}' does not exist or is not a directory"
+            );
         }
     }
     Ok(url)
@@ -89,7 +116,10 @@ async fn resolve_partition_types(
     columns: Vec<(String, Option<DataType>)>,
 ) -> Result<Vec<(String, DataType)>> {
     if columns.iter().all(|(_, t)| t.is_some()) {
-        return Ok(columns.into_iter().map(|(n, t)| (n, t.unwrap_or(DataType::Utf8))).collect());
+        return Ok(columns
+            .into_iter()
+            .map(|(n, t)| (n, t.unwrap_or(DataType::Utf8)))
+            .collect());
     }
     // List every partition without filters and infer each undeclared type from its values.
     let keys: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
@@ -101,7 +131,10 @@ async fn resolve_partition_types(
         .enumerate()
         .map(|(i, (name, declared))| {
             let t = declared.unwrap_or_else(|| {
-                let values = listing.files.iter().filter_map(|(_, p)| p.values.get(i)?.as_deref());
+                let values = listing
+                    .files
+                    .iter()
+                    .filter_map(|(_, p)| p.values.get(i)?.as_deref());
                 infer_type(values)
             });
             (name, t)
@@ -116,20 +149,35 @@ async fn infer_data_columns(
     keys: &[String],
     display: &str,
 ) -> Result<Vec<Field>> {
-    let files: Vec<object_store::ObjectMeta> = store.list(Some(location.prefix())).try_collect().await?;
-    let first = files.iter().filter(|m| is_visible(&m.location, location.prefix())).min_by(|a, b| a.location.cmp(&b.location));
+    let files: Vec<object_store::ObjectMeta> =
+        store.list(Some(location.prefix())).try_collect().await?;
+    let first = files
+        .iter()
+        .filter(|m| is_visible(&m.location, location.prefix()))
+        .min_by(|a, b| a.location.cmp(&b.location));
     let Some(first) = first else {
         return plan_err!(
             "cannot infer the schema of HIVE table at '{display}': it has no data files; declare the columns"
         );
     };
-    let mut reader = ParquetObjectReader::new(Arc::clone(store), first.location.clone()).with_file_size(first.size);
+    let mut reader = ParquetObjectReader::new(Arc::clone(store), first.location.clone())
+        .with_file_size(first.size);
     let metadata = match ArrowReaderMetadata::load_async(&mut reader, Default::default()).await {
         Ok(m) => m,
-        Err(e) => return exec_err!("cannot infer schema from '{}': not a readable Parquet file: {e}", first.location),
+        Err(e) => {
+            return exec_err!(
+                "cannot infer schema from '{}': not a readable Parquet file: {e}",
+                first.location
+            );
+        }
     };
     let schema: &Schema = metadata.schema();
-    Ok(schema.fields().iter().filter(|f| !keys.contains(f.name())).map(|f| f.as_ref().clone()).collect())
+    Ok(schema
+        .fields()
+        .iter()
+        .filter(|f| !keys.contains(f.name()))
+        .map(|f| f.as_ref().clone())
+        .collect())
 }
 
 fn is_visible(location: &Path, under: &Path) -> bool {

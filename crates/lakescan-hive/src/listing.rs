@@ -54,7 +54,11 @@ impl PartitionFilters {
         let filters = filters
             .into_iter()
             .map(|f| {
-                let max = collect_columns(&f).iter().map(|c| c.index()).max().unwrap_or(0);
+                let max = collect_columns(&f)
+                    .iter()
+                    .map(|c| c.index())
+                    .max()
+                    .unwrap_or(0);
                 (f, max)
             })
             .collect();
@@ -68,7 +72,11 @@ impl PartitionFilters {
 
     /// False when a filter decidable from the first `level + 1` values rejects them.
     fn keeps(&self, dir: &str, level: usize, values: &[Option<String>]) -> Result<bool> {
-        let decidable: Vec<_> = self.filters.iter().filter(|(_, max)| *max <= level).collect();
+        let decidable: Vec<_> = self
+            .filters
+            .iter()
+            .filter(|(_, max)| *max <= level)
+            .collect();
         if decidable.is_empty() {
             return Ok(true);
         }
@@ -110,14 +118,21 @@ pub async fn list_table(
     filters: &PartitionFilters,
 ) -> Result<Listing> {
     let mut listing = Listing::default();
-    let mut level: Vec<Partition> = vec![Partition { path: root.clone(), values: vec![] }];
+    let mut level: Vec<Partition> = vec![Partition {
+        path: root.clone(),
+        values: vec![],
+    }];
     for (depth, key) in keys.iter().enumerate() {
         let mut next = vec![];
         for parent in level {
             let children = store.list_with_delimiter(Some(&parent.path)).await?;
             for dir in children.common_prefixes {
-                let Some(segment) = dir.filename() else { continue };
-                let Some(value) = parse_segment(segment, key) else { continue };
+                let Some(segment) = dir.filename() else {
+                    continue;
+                };
+                let Some(value) = parse_segment(segment, key) else {
+                    continue;
+                };
                 listing.partitions_total += 1;
                 let mut values = parent.values.clone();
                 values.push(value);
@@ -139,13 +154,17 @@ pub async fn list_table(
             }
         }
     }
-    listing.files.sort_by(|a, b| a.0.location.cmp(&b.0.location));
+    listing
+        .files
+        .sort_by(|a, b| a.0.location.cmp(&b.0.location));
     Ok(listing)
 }
 
 /// Hidden files and directories (`_SUCCESS`, `.crc`, `_temporary/`) are not data.
 fn is_data_file(location: &Path, under: &Path) -> bool {
-    let Some(relative) = location.prefix_match(under) else { return false };
+    let Some(relative) = location.prefix_match(under) else {
+        return false;
+    };
     relative.into_iter().all(|part| {
         let s = part.as_ref();
         !s.starts_with('_') && !s.starts_with('.')
@@ -155,6 +174,9 @@ fn is_data_file(location: &Path, under: &Path) -> bool {
 /// The schema of partition columns.
 pub fn partition_schema(columns: &[(String, DataType)]) -> SchemaRef {
     Arc::new(Schema::new(
-        columns.iter().map(|(n, t)| Field::new(n, t.clone(), true)).collect::<Vec<_>>(),
+        columns
+            .iter()
+            .map(|(n, t)| Field::new(n, t.clone(), true))
+            .collect::<Vec<_>>(),
     ))
 }

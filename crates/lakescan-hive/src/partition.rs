@@ -58,8 +58,14 @@ mod tests {
 
     #[test]
     fn segments_unescape_and_default_partition() {
-        assert_eq!(parse_segment("region=us%2Feast", "region"), Some(Some("us/east".into())));
-        assert_eq!(parse_segment("day=__HIVE_DEFAULT_PARTITION__", "day"), Some(None));
+        assert_eq!(
+            parse_segment("region=us%2Feast", "region"),
+            Some(Some("us/east".into()))
+        );
+        assert_eq!(
+            parse_segment("day=__HIVE_DEFAULT_PARTITION__", "day"),
+            Some(None)
+        );
         assert_eq!(parse_segment("other=1", "day"), None);
         assert_eq!(parse_segment("nodelimiter", "day"), None);
     }
@@ -75,6 +81,10 @@ mod tests {
     fn bad_value_names_directory() {
         let err = typed_value("t/day=x", "day", Some("x"), &DataType::Date32).unwrap_err();
         assert!(err.to_string().contains("t/day=x"), "{err}");
-        assert!(typed_value("d", "k", None, &DataType::Int64).unwrap().is_null());
+        assert!(
+            typed_value("d", "k", None, &DataType::Int64)
+                .unwrap()
+                .is_null()
+        );
     }
 }

@@ -45,13 +45,20 @@ impl HiveTable {
         partition_columns: Vec<(String, DataType)>,
     ) -> Result<Self> {
         let name = name.into();
-        let mut columns: Vec<ColumnHandle> = data_columns.iter().map(ColumnHandle::regular).collect();
+        let mut columns: Vec<ColumnHandle> =
+            data_columns.iter().map(ColumnHandle::regular).collect();
         for (n, t) in &partition_columns {
             let field = arrow::datatypes::Field::new(n, t.clone(), true);
             columns.push(ColumnHandle::with_role(&field, ColumnRole::PartitionKey));
         }
         let handle = TableHandle::try_new(name.clone(), columns)?;
-        Ok(Self { name, location, handle, partition_columns, split_size: DEFAULT_SPLIT_SIZE })
+        Ok(Self {
+            name,
+            location,
+            handle,
+            partition_columns,
+            split_size: DEFAULT_SPLIT_SIZE,
+        })
     }
 
     /// Splits files larger than `bytes` into byte ranges of that size.
@@ -70,9 +77,16 @@ impl HiveTable {
         &self.partition_columns
     }
 
-    fn physical_conjuncts(&self, state: &dyn Session, filters: &[Expr]) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
+    fn physical_conjuncts(
+        &self,
+        state: &dyn Session,
+        filters: &[Expr],
+    ) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
         let df_schema = DFSchema::try_from(Arc::clone(self.handle.table_schema()))?;
-        filters.iter().map(|f| state.create_physical_expr(f.clone(), &df_schema)).collect()
+        filters
+            .iter()
+            .map(|f| state.create_physical_expr(f.clone(), &df_schema))
+            .collect()
     }
 
     /// Conjuncts that only use partition columns, rebound to the partition schema.
@@ -82,23 +96,42 @@ impl HiveTable {
         let first_partition = table_schema.fields().len() - self.partition_columns.len();
         let mut filters = vec![];
         for c in conjuncts {
-            let only_partitions = collect_columns(c).iter().all(|col| col.index() >= first_partition);
+            let only_partitions = collect_columns(c)
+                .iter()
+                .all(|col| col.index() >= first_partition);
             if only_partitions {
-                let rebound = datafusion::physical_expr::utils::reassign_expr_columns(Arc::clone(c), &schema)?;
+                let rebound = datafusion::physical_expr::utils::reassign_expr_columns(
+                    Arc::clone(c),
+                    &schema,
+                )?;
                 filters.push(rebound);
             }
         }
         Ok(PartitionFilters::new(schema, filters))
     }
 
-    async fn splits(&self, state: &dyn Session, filters: &PartitionFilters) -> Result<(Vec<FileSplit>, PlanningStats)> {
-        let store = state.runtime_env().object_store(self.location.object_store())?;
-        let keys: Vec<String> = self.partition_columns.iter().map(|(n, _)| n.clone()).collect();
+    async fn splits(
+        &self,
+        state: &dyn Session,
+        filters: &PartitionFilters,
+    ) -> Result<(Vec<FileSplit>, PlanningStats)> {
+        let store = state
+            .runtime_env()
+            .object_store(self.location.object_store())?;
+        let keys: Vec<String> = self
+            .partition_columns
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect();
         let listing = list_table(&store, self.location.prefix(), &keys, filters).await?;
         let mut splits = vec![];
         for (meta, partition) in &listing.files {
             let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
-            split.partition_keys = keys.iter().cloned().zip(partition.values.iter().cloned()).collect();
+            split.partition_keys = keys
+                .iter()
+                .cloned()
+                .zip(partition.values.iter().cloned())
+                .collect();
             splits.extend(split.ranges(self.split_size));
         }
         let stats = PlanningStats {
@@ -149,7 +182,10 @@ impl TableProvider for HiveTable {
         Ok(Arc::new(exec))
     }
 
-    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
         Ok(filters
             .iter()
             .map(|f| {

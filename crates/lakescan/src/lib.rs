@@ -26,6 +26,8 @@ pub use lakescan_hive as hive;
 pub fn register(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
-    state.table_factories_mut().insert("HIVE".to_string(), Arc::new(hive::HiveTableFactory));
+    state
+        .table_factories_mut()
+        .insert("HIVE".to_string(), Arc::new(hive::HiveTableFactory));
     Ok(())
 }

@@ -49,7 +49,11 @@ impl Filter {
         let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
             return internal_err!("filter {self} did not evaluate to booleans");
         };
-        Ok(if mask.null_count() > 0 { prep_null_mask_filter(mask) } else { mask.clone() })
+        Ok(if mask.null_count() > 0 {
+            prep_null_mask_filter(mask)
+        } else {
+            mask.clone()
+        })
     }
 
     /// Tests one constant (a partition value, a missing column's NULL, an info column).
@@ -112,9 +116,9 @@ fn build_expr(filter: &Filter) -> Arc<dyn PhysicalExpr> {
     let mut points = vec![];
     let mut terms: Vec<Arc<dyn PhysicalExpr>> = vec![];
     if filter.values.is_all() {
-        terms.push(Arc::new(datafusion::physical_expr::expressions::IsNotNullExpr::new(
-            Arc::clone(&column),
-        )));
+        terms.push(Arc::new(
+            datafusion::physical_expr::expressions::IsNotNullExpr::new(Arc::clone(&column)),
+        ));
     } else {
         for range in filter.values.ranges() {
             match range.as_point() {
@@ -124,7 +128,10 @@ fn build_expr(filter: &Filter) -> Arc<dyn PhysicalExpr> {
         }
     }
     if points.len() > MAX_POINT_COMPARISONS {
-        let list = points.drain(..).map(|p| Arc::new(Literal::new(p)) as _).collect();
+        let list = points
+            .drain(..)
+            .map(|p| Arc::new(Literal::new(p)) as _)
+            .collect();
         let schema = Schema::new(vec![Field::new("v", filter.data_type.clone(), true)]);
         match InListExpr::try_new(Arc::clone(&column), list, false, &schema) {
             Ok(e) => terms.push(Arc::new(e)),
@@ -164,7 +171,11 @@ fn range_expr(column: &Arc<dyn PhysicalExpr>, range: &ValueRange) -> Arc<dyn Phy
 }
 
 fn compare(column: &Arc<dyn PhysicalExpr>, op: Operator, v: ScalarValue) -> Arc<dyn PhysicalExpr> {
-    Arc::new(BinaryExpr::new(Arc::clone(column), op, Arc::new(Literal::new(v))))
+    Arc::new(BinaryExpr::new(
+        Arc::clone(column),
+        op,
+        Arc::new(Literal::new(v)),
+    ))
 }
 
 fn always(value: bool) -> Arc<dyn PhysicalExpr> {
@@ -200,20 +211,35 @@ mod tests {
         assert_eq!(mask, BooleanArray::from(vec![false, false, true, true]));
         // Statistics never include NaN: a file whose max is 3 may still hold NaN.
         let gt10 = Filter::compare(&DataType::Float64, Operator::Gt, &f(10.0)).unwrap();
-        let stats = ColumnStats { min: Some(f(1.0)), max: Some(f(3.0)), ..Default::default() };
+        let stats = ColumnStats {
+            min: Some(f(1.0)),
+            max: Some(f(3.0)),
+            ..Default::default()
+        };
         assert!(gt10.may_match(&stats));
         let lt0 = Filter::compare(&DataType::Float64, Operator::Lt, &f(0.0)).unwrap();
-        let zero_min = ColumnStats { min: Some(f(0.0)), max: Some(f(3.0)), ..Default::default() };
-        assert!(lt0.may_match(&zero_min), "-0.0 may hide behind a +0.0 minimum");
+        let zero_min = ColumnStats {
+            min: Some(f(0.0)),
+            max: Some(f(3.0)),
+            ..Default::default()
+        };
+        assert!(
+            lt0.may_match(&zero_min),
+            "-0.0 may hide behind a +0.0 minimum"
+        );
     }
 
     #[test]
     fn many_points_use_in_list() {
-        let list: Vec<ScalarValue> =
-            (0..10).map(|i| ScalarValue::Utf8(Some(format!("k{i}")))).collect();
+        let list: Vec<ScalarValue> = (0..10)
+            .map(|i| ScalarValue::Utf8(Some(format!("k{i}"))))
+            .collect();
         let filter = Filter::in_list(&DataType::Utf8, &list).unwrap();
         let array: ArrayRef = Arc::new(StringArray::from(vec![Some("k3"), Some("x"), None]));
-        assert_eq!(filter.evaluate(&array).unwrap(), BooleanArray::from(vec![true, false, false]));
+        assert_eq!(
+            filter.evaluate(&array).unwrap(),
+            BooleanArray::from(vec![true, false, false])
+        );
     }
 
     #[test]

@@ -79,8 +79,17 @@ pub struct Filter {
 
 impl Filter {
     fn new(data_type: DataType, values: ValueSet, null: NullResult) -> Self {
-        let values = if data_type == DataType::Boolean { boolean_points(&values) } else { values };
-        Self { data_type, values, null, expr: Arc::default() }
+        let values = if data_type == DataType::Boolean {
+            boolean_points(&values)
+        } else {
+            values
+        };
+        Self {
+            data_type,
+            values,
+            null,
+            expr: Arc::default(),
+        }
     }
 
     /// `x <op> literal`. Returns `None` for operators that are not comparisons, for a NULL
@@ -116,7 +125,10 @@ impl Filter {
 
     /// `x IN (values)`; `None` if a value is NULL or of another type.
     pub fn in_list(data_type: &DataType, list: &[ScalarValue]) -> Option<Self> {
-        if list.iter().any(|v| v.is_null() || &v.data_type() != data_type) {
+        if list
+            .iter()
+            .any(|v| v.is_null() || &v.data_type() != data_type)
+        {
             return None;
         }
         let set = ValueSet::from_ranges(list.iter().cloned().map(ValueRange::point));
@@ -166,7 +178,11 @@ impl Filter {
 
     /// `NOT filter`, exact under three-valued logic.
     pub fn not(&self) -> Self {
-        Self::new(self.data_type.clone(), self.values.complement(), self.null.not())
+        Self::new(
+            self.data_type.clone(),
+            self.values.complement(),
+            self.null.not(),
+        )
     }
 
     /// The type the column is compared in.

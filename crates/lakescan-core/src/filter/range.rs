@@ -54,12 +54,18 @@ pub struct ValueRange {
 impl ValueRange {
     /// Every non-null value.
     pub fn all() -> Self {
-        Self { low: Bound::Unbounded, high: Bound::Unbounded }
+        Self {
+            low: Bound::Unbounded,
+            high: Bound::Unbounded,
+        }
     }
 
     /// Exactly `v`.
     pub fn point(v: ScalarValue) -> Self {
-        Self { low: Bound::Included(v.clone()), high: Bound::Included(v) }
+        Self {
+            low: Bound::Included(v.clone()),
+            high: Bound::Included(v),
+        }
     }
 
     /// The single value if this range is a point.
@@ -84,9 +90,10 @@ impl ValueRange {
         match (self.low.value(), self.high.value()) {
             (Some(l), Some(h)) => match compare_values(l, h) {
                 Some(Ordering::Greater) => true,
-                Some(Ordering::Equal) => {
-                    !matches!((&self.low, &self.high), (Bound::Included(_), Bound::Included(_)))
-                }
+                Some(Ordering::Equal) => !matches!(
+                    (&self.low, &self.high),
+                    (Bound::Included(_), Bound::Included(_))
+                ),
                 _ => false,
             },
             _ => false,
@@ -175,7 +182,9 @@ impl ValueSet {
 
     /// Every non-null value.
     pub fn all() -> Self {
-        Self { ranges: vec![ValueRange::all()] }
+        Self {
+            ranges: vec![ValueRange::all()],
+        }
     }
 
     /// Builds a normalized set from arbitrary ranges.
@@ -231,9 +240,20 @@ impl ValueSet {
         let mut out = vec![];
         for a in &self.ranges {
             for b in &other.ranges {
-                let low = if cmp_low(&a.low, &b.low) == Ordering::Greater { &a.low } else { &b.low };
-                let high = if cmp_high(&a.high, &b.high) == Ordering::Less { &a.high } else { &b.high };
-                out.push(ValueRange { low: low.clone(), high: high.clone() });
+                let low = if cmp_low(&a.low, &b.low) == Ordering::Greater {
+                    &a.low
+                } else {
+                    &b.low
+                };
+                let high = if cmp_high(&a.high, &b.high) == Ordering::Less {
+                    &a.high
+                } else {
+                    &b.high
+                };
+                out.push(ValueRange {
+                    low: low.clone(),
+                    high: high.clone(),
+                });
             }
         }
         Self::from_ranges(out)
@@ -251,7 +271,10 @@ impl ValueSet {
                 Bound::Excluded(v) => Some(Bound::Included(v.clone())),
             };
             if let Some(high) = high {
-                out.push(ValueRange { low: low.clone(), high });
+                out.push(ValueRange {
+                    low: low.clone(),
+                    high,
+                });
             }
             match &r.high {
                 Bound::Unbounded => {
@@ -263,7 +286,10 @@ impl ValueSet {
             }
         }
         if open_end {
-            out.push(ValueRange { low, high: Bound::Unbounded });
+            out.push(ValueRange {
+                low,
+                high: Bound::Unbounded,
+            });
         }
         Self::from_ranges(out)
     }
@@ -303,7 +329,10 @@ mod tests {
         let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]);
         let b = ValueSet::from_ranges([r(Bound::Included(i(5)), Bound::Included(i(7)))]);
         let u = a.union(&b);
-        assert_eq!(u.ranges(), &[r(Bound::Included(i(1)), Bound::Included(i(7)))]);
+        assert_eq!(
+            u.ranges(),
+            &[r(Bound::Included(i(1)), Bound::Included(i(7)))]
+        );
     }
 
     #[test]

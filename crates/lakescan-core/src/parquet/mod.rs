@@ -35,7 +35,9 @@ use async_trait::async_trait;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use futures::StreamExt;
-use parquet::arrow::arrow_reader::{ArrowPredicate, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection};
+use parquet::arrow::arrow_reader::{
+    ArrowPredicate, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection,
+};
 use parquet::arrow::async_reader::{ParquetObjectReader, ParquetRecordBatchStream};
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::file::metadata::PageIndexPolicy;
@@ -88,7 +90,11 @@ enum ChannelSource {
 impl ParquetSplitReader {
     /// A reader for `split`; nothing is opened before [`SplitReader::prepare`].
     pub fn new(split: FileSplit, context: SplitContext) -> Self {
-        Self { split, context, state: ReaderState::Pending }
+        Self {
+            split,
+            context,
+            state: ReaderState::Pending,
+        }
     }
 
     /// Any field whose constant a filter rejects makes the whole split empty.
@@ -102,17 +108,29 @@ impl ParquetSplitReader {
         })
     }
 
-    fn prune_row_groups(&self, stats: &RowGroupStatistics<'_>, row_groups: Vec<usize>) -> Result<Vec<usize>> {
+    fn prune_row_groups(
+        &self,
+        stats: &RowGroupStatistics<'_>,
+        row_groups: Vec<usize>,
+    ) -> Result<Vec<usize>> {
         let mut keep = vec![true; row_groups.len()];
         for (i, field) in self.context.spec.fields().iter().enumerate() {
-            let Some(filter) = self.context.filters.filters.get(field.name()) else { continue };
-            let Some(arrays) = stats.field_stats(i)? else { continue };
+            let Some(filter) = self.context.filters.filters.get(field.name()) else {
+                continue;
+            };
+            let Some(arrays) = stats.field_stats(i)? else {
+                continue;
+            };
             for (k, keep) in keep.iter_mut().enumerate() {
                 *keep = *keep && filter.may_match(&arrays.column_stats(k));
             }
         }
-        let mut kept: Vec<usize> =
-            row_groups.iter().zip(&keep).filter(|(_, k)| **k).map(|(rg, _)| *rg).collect();
+        let mut kept: Vec<usize> = row_groups
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(rg, _)| *rg)
+            .collect();
         if let Some(residual) = &self.context.filters.residual {
             let schema = Arc::clone(self.context.spec.reader_schema());
             if let Ok(predicate) = PruningPredicate::try_new(Arc::clone(residual), schema) {
@@ -138,18 +156,26 @@ impl SplitReader for ParquetSplitReader {
         let parquet_metadata = Arc::clone(metadata.metadata());
         let in_range = row_groups::row_groups_in_range(&parquet_metadata, &self.split);
         self.context.metrics.row_groups_total.add(in_range.len());
-        let stats = RowGroupStatistics::new(&spec, &binding, &parquet_metadata, &file_schema, &in_range);
+        let stats =
+            RowGroupStatistics::new(&spec, &binding, &parquet_metadata, &file_schema, &in_range);
         let kept = self.prune_row_groups(&stats, in_range.clone())?;
-        self.context.metrics.row_groups_pruned_statistics.add(in_range.len() - kept.len());
+        self.context
+            .metrics
+            .row_groups_pruned_statistics
+            .add(in_range.len() - kept.len());
         if kept.is_empty() {
             self.state = ReaderState::Done;
             return Ok(Prepared::NothingToRead);
         }
         let plan = ReadPlan::try_new(&self.context, &binding, &metadata, &kept)?;
         if let Some(selection) = &plan.selection {
-            self.context.metrics.rows_pruned_page_index.add(selection.skipped_row_count());
+            self.context
+                .metrics
+                .rows_pruned_page_index
+                .add(selection.skipped_row_count());
         }
-        let reading = plan.build(reader, metadata, kept, binding, &self.context)
+        let reading = plan
+            .build(reader, metadata, kept, binding, &self.context)
             .map_err(|e| file_error(&self.split.file_path, e))?;
         self.state = ReaderState::Reading(Box::new(reading));
         Ok(Prepared::Read)
@@ -168,7 +194,10 @@ impl SplitReader for ParquetSplitReader {
             Some(Ok(file_batch)) => {
                 let batch = reading.assemble(&file_batch, &self.context)?;
                 let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
-                Ok(Some(ReaderBatch { batch, rows_scanned }))
+                Ok(Some(ReaderBatch {
+                    batch,
+                    rows_scanned,
+                }))
             }
         }
     }
@@ -186,7 +215,11 @@ async fn load_footer(
     let bytes_read = context.metrics.bytes_read.clone();
     let mut reader = CountingReader::new(object_reader, split.file_size, bytes_read);
     let filtered = !context.filters.filters.is_empty();
-    let policy = if filtered { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+    let policy = if filtered {
+        PageIndexPolicy::Optional
+    } else {
+        PageIndexPolicy::Skip
+    };
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
     let metadata = ArrowReaderMetadata::load_async(&mut reader, options)
         .await
@@ -216,7 +249,9 @@ impl ReadPlan {
         let mut output_roots: Vec<usize> = vec![];
         let mut filtered: Vec<(usize, usize)> = vec![]; // (field index, root)
         for (i, (field, source)) in spec.fields().iter().zip(binding.sources()).enumerate() {
-            let FieldSource::File { root, .. } = source else { continue };
+            let FieldSource::File { root, .. } = source else {
+                continue;
+            };
             if field.channel.is_some() {
                 output_roots.push(*root);
             }
@@ -228,22 +263,35 @@ impl ReadPlan {
         output_roots.dedup();
         let mut order: Vec<(&str, &DataType)> = filtered
             .iter()
-            .map(|(i, _)| (spec.fields()[*i].name(), &spec.fields()[*i].handle.data_type))
+            .map(|(i, _)| {
+                (
+                    spec.fields()[*i].name(),
+                    &spec.fields()[*i].handle.data_type,
+                )
+            })
             .collect();
         spec.adaptive().order(&mut order);
         let rows_scanned = (!order.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
         let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
         let mut selection: Option<RowSelection> = None;
         for (n, (name, table_type)) in order.iter().enumerate() {
-            let Some(&(_, root)) = filtered.iter().find(|(i, _)| spec.fields()[*i].name() == *name)
+            let Some(&(_, root)) = filtered
+                .iter()
+                .find(|(i, _)| spec.fields()[*i].name() == *name)
             else {
                 continue;
             };
-            let Some(filter) = context.filters.filters.get(*name) else { continue };
+            let Some(filter) = context.filters.filters.get(*name) else {
+                continue;
+            };
             let file_name = file_schema.field(root).name();
-            if let Some(pages) =
-                page_index::page_selection(metadata.metadata(), file_schema, file_name, filter, row_groups)?
-            {
+            if let Some(pages) = page_index::page_selection(
+                metadata.metadata(),
+                file_schema,
+                file_name,
+                filter,
+                row_groups,
+            )? {
                 selection = Some(match selection {
                     Some(s) => s.intersection(&pages),
                     None => pages,
@@ -259,7 +307,12 @@ impl ReadPlan {
             }));
         }
         let selection = selection.filter(|s| s.skipped_row_count() > 0);
-        Ok(Self { output_roots, predicates, rows_scanned, selection })
+        Ok(Self {
+            output_roots,
+            predicates,
+            rows_scanned,
+            selection,
+        })
     }
 
     fn build(
@@ -294,14 +347,23 @@ impl ReadPlan {
 }
 
 /// For each channel of `R`, where its values come from in the file batches.
-fn channel_sources(context: &SplitContext, binding: &SplitBinding, output_roots: &[usize]) -> Vec<ChannelSource> {
+fn channel_sources(
+    context: &SplitContext,
+    binding: &SplitBinding,
+    output_roots: &[usize],
+) -> Vec<ChannelSource> {
     let mut channels: Vec<(usize, ChannelSource)> = vec![];
     for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
-        let Some(channel) = field.channel else { continue };
+        let Some(channel) = field.channel else {
+            continue;
+        };
         let table_type = field.handle.data_type.clone();
         let source = match source {
             FieldSource::File { root, .. } => {
-                let index = output_roots.iter().position(|r| r == root).unwrap_or_default();
+                let index = output_roots
+                    .iter()
+                    .position(|r| r == root)
+                    .unwrap_or_default();
                 ChannelSource::Column { index, table_type }
             }
             FieldSource::Constant(v) => ChannelSource::Constant(v.clone()),

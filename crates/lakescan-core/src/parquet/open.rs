@@ -23,7 +23,11 @@ pub struct CountingReader {
 impl CountingReader {
     /// Wraps `inner`, adding every fetched byte to `bytes_read`.
     pub fn new(inner: ParquetObjectReader, file_size: u64, bytes_read: Count) -> Self {
-        Self { inner, file_size, bytes_read }
+        Self {
+            inner,
+            file_size,
+            bytes_read,
+        }
     }
 }
 
@@ -70,7 +74,9 @@ impl AsyncFileReader for CountingReader {
                     .with_column_index_policy(o.column_index_policy())
                     .with_offset_index_policy(o.offset_index_policy());
             }
-            Ok(Arc::new(reader.load_and_finish(&mut *self, file_size).await?))
+            Ok(Arc::new(
+                reader.load_and_finish(&mut *self, file_size).await?,
+            ))
         }
         .boxed()
     }
@@ -82,9 +88,9 @@ const FOOTER_HINT: usize = 64 * 1024;
 /// Wraps a parquet error with the file it came from and what the user can do.
 pub fn file_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
     let hint = match &e {
-        ParquetError::EOF(_) | ParquetError::NeedMoreData(_) | ParquetError::NeedMoreDataRange(_) => {
-            " (the file is truncated or not a Parquet file)"
-        }
+        ParquetError::EOF(_)
+        | ParquetError::NeedMoreData(_)
+        | ParquetError::NeedMoreDataRange(_) => " (the file is truncated or not a Parquet file)",
         ParquetError::General(msg) if msg.contains("magic") || msg.contains("footer") => {
             " (the file is not a Parquet file or its footer is corrupt)"
         }

@@ -27,7 +27,8 @@ pub fn page_selection(
     filter: &Filter,
     row_groups: &[usize],
 ) -> Result<Option<RowSelection>> {
-    let (Some(column_index), Some(offset_index)) = (metadata.column_index(), metadata.offset_index())
+    let (Some(column_index), Some(offset_index)) =
+        (metadata.column_index(), metadata.offset_index())
     else {
         return Ok(None);
     };
@@ -41,14 +42,21 @@ pub fn page_selection(
     let mins = converter.data_page_mins(column_index, offset_index, row_groups)?;
     let maxes = converter.data_page_maxes(column_index, offset_index, row_groups)?;
     let null_counts = converter.data_page_null_counts(column_index, offset_index, row_groups)?;
-    let (Ok(mins), Ok(maxes)) = (cast(&mins, filter.data_type()), cast(&maxes, filter.data_type()))
-    else {
+    let (Ok(mins), Ok(maxes)) = (
+        cast(&mins, filter.data_type()),
+        cast(&maxes, filter.data_type()),
+    ) else {
         return Ok(None);
     };
     if row_counts.null_count() > 0 || row_counts.len() != mins.len() {
         return Ok(None);
     }
-    let stats = StatsArrays { mins, maxes, null_counts, row_counts };
+    let stats = StatsArrays {
+        mins,
+        maxes,
+        null_counts,
+        row_counts,
+    };
     let selectors = (0..stats.row_counts.len()).map(|i| {
         let rows = stats.row_counts.value(i) as usize;
         if filter.may_match(&stats.column_stats(i)) {

@@ -57,7 +57,8 @@ impl ArrowPredicate for ColumnPredicate {
             .evaluate(&column)
             .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
         let rows_out = mask.true_count() as u64;
-        self.adaptive.record(&self.column, started.elapsed(), rows_in, rows_out);
+        self.adaptive
+            .record(&self.column, started.elapsed(), rows_in, rows_out);
         Ok(mask)
     }
 }

@@ -22,7 +22,13 @@ pub fn row_groups_in_range(metadata: &ParquetMetaData, split: &FileSplit) -> Vec
         let mid = midpoint(rg);
         mid >= split.start && mid < end
     };
-    metadata.row_groups().iter().enumerate().filter(|(_, rg)| in_range(rg)).map(|(i, _)| i).collect()
+    metadata
+        .row_groups()
+        .iter()
+        .enumerate()
+        .filter(|(_, rg)| in_range(rg))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn midpoint(rg: &RowGroupMetaData) -> u64 {
@@ -45,5 +51,10 @@ pub fn prune_with_predicate(
     row_groups: &[usize],
 ) -> Result<Vec<usize>> {
     let keep = predicate.prune(stats)?;
-    Ok(row_groups.iter().zip(keep).filter(|(_, k)| *k).map(|(rg, _)| *rg).collect())
+    Ok(row_groups
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(rg, _)| *rg)
+        .collect())
 }

@@ -37,7 +37,11 @@ pub struct StatsArrays {
 impl StatsArrays {
     /// The statistics of container `i` as scalars.
     pub fn column_stats(&self, i: usize) -> ColumnStats {
-        let scalar = |a: &ArrayRef| ScalarValue::try_from_array(a, i).ok().filter(|v| !v.is_null());
+        let scalar = |a: &ArrayRef| {
+            ScalarValue::try_from_array(a, i)
+                .ok()
+                .filter(|v| !v.is_null())
+        };
         let count = |a: &UInt64Array| a.is_valid(i).then(|| a.value(i));
         ColumnStats {
             min: scalar(&self.mins),
@@ -66,12 +70,21 @@ impl<'a> RowGroupStatistics<'a> {
         file_schema: &'a Schema,
         row_groups: &'a [usize],
     ) -> Self {
-        Self { spec, binding, metadata, file_schema, row_groups }
+        Self {
+            spec,
+            binding,
+            metadata,
+            file_schema,
+            row_groups,
+        }
     }
 
     /// The same file and binding over other row groups.
     pub fn with_row_groups<'b>(&'b self, row_groups: &'b [usize]) -> RowGroupStatistics<'b> {
-        RowGroupStatistics { row_groups, ..*self }
+        RowGroupStatistics {
+            row_groups,
+            ..*self
+        }
     }
 
     /// Statistics of the field at `field_index` of the spec, in its table type.
@@ -96,18 +109,30 @@ impl<'a> RowGroupStatistics<'a> {
                 else {
                     return Ok(None);
                 };
-                Ok(Some(StatsArrays { mins, maxes, null_counts, row_counts }))
+                Ok(Some(StatsArrays {
+                    mins,
+                    maxes,
+                    null_counts,
+                    row_counts,
+                }))
             }
         }
     }
 
     fn row_counts(&self) -> UInt64Array {
-        let rows = self.row_groups.iter().map(|&i| self.metadata.row_group(i).num_rows() as u64);
+        let rows = self
+            .row_groups
+            .iter()
+            .map(|&i| self.metadata.row_group(i).num_rows() as u64);
         UInt64Array::from_iter_values(rows)
     }
 
     fn stats_of(&self, column: &Column) -> Option<StatsArrays> {
-        let i = self.spec.fields().iter().position(|f| f.name() == column.name())?;
+        let i = self
+            .spec
+            .fields()
+            .iter()
+            .position(|f| f.name() == column.name())?;
         self.field_stats(i).ok().flatten()
     }
 }
@@ -121,7 +146,12 @@ pub fn constant_stats(value: &ScalarValue, row_counts: UInt64Array) -> Result<St
     } else {
         UInt64Array::from_iter_values(std::iter::repeat_n(0, n))
     };
-    Ok(StatsArrays { mins: Arc::clone(&values), maxes: values, null_counts, row_counts })
+    Ok(StatsArrays {
+        mins: Arc::clone(&values),
+        maxes: values,
+        null_counts,
+        row_counts,
+    })
 }
 
 fn is_float(t: &DataType) -> bool {
