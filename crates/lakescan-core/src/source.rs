@@ -5,8 +5,9 @@
 //!  add_split ─▶ SplitReader::prepare ──skip──▶ (next split)
 //!                     │ read
 //!                     ▼
-//!  next ─▶ SplitReader::next ─▶ stages (bucket conversion → lineage fill → post-read
-//!          (R, rows_scanned)      filters / equality deletes) ─▶ residual ─▶ project to P
+//!  next ─▶ SplitReader::next ─▶ BatchStages in StageSlot order (bucket conversion →
+//!          (R, rows_scanned)      lineage fill → post-read filters / equality deletes)
+//!                              ─▶ residual ─▶ project to P
 //! ```
 //! An all-filtered batch is not the end of a split: only `SplitReader::next` returning
 //! `None` is. Per-split filters ([`SplitFilters`]) are rebuilt at every `add_split` from the
@@ -80,6 +81,46 @@ pub struct SplitContext {
 pub trait SplitReaderFactory: Debug + Send + Sync {
     /// A reader for `split`.
     fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>>;
+
+    /// Per-batch stages this format inserts between the reader and the residual for
+    /// `split` (bucket conversion, lineage fill, equality deletes). None by default.
+    fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+        Ok(vec![])
+    }
+}
+
+/// Where a [`BatchStage`] runs; stages run in this order, after the reader's own filters and
+/// before the residual (DESIGN.md, "Reading one split").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StageSlot {
+    /// Hive bucket conversion: keep rows of the split's table bucket.
+    BucketConversion,
+    /// Iceberg lineage: fill `_row_id` / `_last_updated_sequence_number`.
+    LineageFill,
+    /// Filters on filled values, equality deletes.
+    PostReadFilter,
+}
+
+/// A transformation of reader batches (schema `R` in and out; it may drop rows).
+pub trait BatchTransform: Send {
+    /// Applies the stage to one batch.
+    fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch>;
+}
+
+/// A [`BatchTransform`] in its slot.
+pub struct BatchStage {
+    /// When it runs.
+    pub slot: StageSlot,
+    /// What it does.
+    pub transform: Box<dyn BatchTransform>,
+}
+
+impl Debug for BatchStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchStage")
+            .field("slot", &self.slot)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The filters in force for one split: static filters and residual of the scan, merged with
@@ -144,6 +185,7 @@ pub struct FileDataSource {
 
 struct CurrentSplit {
     reader: Box<dyn SplitReader>,
+    stages: Vec<BatchStage>,
     residual: Option<Arc<dyn PhysicalExpr>>,
 }
 
@@ -189,6 +231,8 @@ impl FileDataSource {
             metrics: self.metrics.clone(),
             batch_size: self.batch_size,
         };
+        let mut stages = self.factory.stages(&split, &self.spec)?;
+        stages.sort_by_key(|s| s.slot);
         let mut reader = self.factory.create(split, context)?;
         let prepared = {
             let _timer = self.metrics.time_opening.timer();
@@ -197,7 +241,11 @@ impl FileDataSource {
         match prepared {
             Prepared::Read => {
                 let residual = filters.residual.clone();
-                self.current = Some(CurrentSplit { reader, residual });
+                self.current = Some(CurrentSplit {
+                    reader,
+                    stages,
+                    residual,
+                });
                 Ok(true)
             }
             Prepared::SkippedByConstant => {
@@ -223,13 +271,17 @@ impl FileDataSource {
         };
         let _timer = self.metrics.time_reading.timer();
         self.metrics.rows_scanned.add(read.rows_scanned);
-        let reader_rows = read.batch.num_rows();
+        let mut batch = read.batch;
         self.metrics
             .rows_removed_reader_filters
-            .add(read.rows_scanned.saturating_sub(reader_rows));
+            .add(read.rows_scanned.saturating_sub(batch.num_rows()));
+        for stage in &mut current.stages {
+            batch = stage.transform.apply(batch)?;
+        }
+        let reader_rows = batch.num_rows();
         let batch = match &current.residual {
-            Some(residual) => apply_residual(residual, read.batch)?,
-            None => read.batch,
+            Some(residual) => apply_residual(residual, batch)?,
+            None => batch,
         };
         self.metrics
             .rows_removed_residual
