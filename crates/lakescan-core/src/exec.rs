@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -252,10 +253,6 @@ impl ExecutionPlan for LakeScanExec {
         Some(self.metrics.clone_inner())
     }
 
-    fn supports_limit_pushdown(&self) -> bool {
-        true
-    }
-
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
         Some(Arc::new(self.clone().with_limit(limit)))
     }
@@ -386,8 +383,9 @@ impl PartitionState {
                 if n == 0 {
                     return Ok(None);
                 }
-                self.metrics.baseline.record_output(n);
-                return Ok(Some(batch.slice(0, n)));
+                let batch = batch.slice(0, n);
+                let _ = self.metrics.baseline.record_poll(Poll::Ready(Some(Ok(batch.clone()))));
+                return Ok(Some(batch));
             }
             let Some(split) = self.queue.pop() else {
                 self.metrics.baseline.done();

@@ -49,8 +49,10 @@ pub enum Prepared {
     Read,
     /// A filter rejected a constant of the split (partition value, missing column).
     SkippedByConstant,
-    /// Statistics pruned every row group, or the byte range holds none.
+    /// Statistics pruned every row group.
     NothingToRead,
+    /// The byte range holds no row group (e.g. only the footer).
+    EmptyRange,
 }
 
 /// Reads one split: open, bind, prune, then yield batches of `R`.
@@ -256,6 +258,7 @@ impl FileDataSource {
                 self.metrics.splits_pruned_statistics.add(1);
                 Ok(false)
             }
+            Prepared::EmptyRange => Ok(false),
         }
     }
 
@@ -270,6 +273,7 @@ impl FileDataSource {
             return Ok(None);
         };
         let _timer = self.metrics.time_reading.timer();
+        let _compute = self.metrics.baseline.elapsed_compute().timer();
         self.metrics.rows_scanned.add(read.rows_scanned);
         let mut batch = read.batch;
         self.metrics

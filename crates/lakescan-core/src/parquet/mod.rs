@@ -45,7 +45,7 @@ use parquet::file::metadata::PageIndexPolicy;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::source::{Prepared, ReaderBatch, SplitContext, SplitReader, SplitReaderFactory};
 use crate::split::FileSplit;
-use open::{CountingReader, file_error};
+use open::{CountingReader, file_error, footer_error};
 use row_filter::ColumnPredicate;
 use statistics::RowGroupStatistics;
 
@@ -156,6 +156,10 @@ impl SplitReader for ParquetSplitReader {
         let parquet_metadata = Arc::clone(metadata.metadata());
         let in_range = row_groups::row_groups_in_range(&parquet_metadata, &self.split);
         self.context.metrics.row_groups_total.add(in_range.len());
+        if in_range.is_empty() {
+            self.state = ReaderState::Done;
+            return Ok(Prepared::EmptyRange);
+        }
         let stats =
             RowGroupStatistics::new(&spec, &binding, &parquet_metadata, &file_schema, &in_range);
         let kept = self.prune_row_groups(&stats, in_range.clone())?;
@@ -187,8 +191,15 @@ impl SplitReader for ParquetSplitReader {
         };
         match reading.stream.next().await {
             None => {
+                // Rows the filters dropped after the last batch still count as scanned.
+                let rows_scanned = reading.take_rows_scanned(0);
+                let schema = Arc::clone(self.context.spec.reader_schema());
                 self.state = ReaderState::Done;
-                Ok(None)
+                if rows_scanned == 0 {
+                    return Ok(None);
+                }
+                let batch = RecordBatch::new_empty(schema);
+                Ok(Some(ReaderBatch { batch, rows_scanned }))
             }
             Some(Err(e)) => Err(file_error(&self.split.file_path, e)),
             Some(Ok(file_batch)) => {
@@ -223,7 +234,7 @@ async fn load_footer(
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
     let metadata = ArrowReaderMetadata::load_async(&mut reader, options)
         .await
-        .map_err(|e| file_error(&split.file_path, e))?;
+        .map_err(|e| footer_error(&split.file_path, e))?;
     Ok((reader, metadata))
 }
 

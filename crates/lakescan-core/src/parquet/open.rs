@@ -88,13 +88,18 @@ const FOOTER_HINT: usize = 64 * 1024;
 /// Wraps a parquet error with the file it came from and what the user can do.
 pub fn file_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
     let hint = match &e {
-        ParquetError::EOF(_)
-        | ParquetError::NeedMoreData(_)
-        | ParquetError::NeedMoreDataRange(_) => " (the file is truncated or not a Parquet file)",
-        ParquetError::General(msg) if msg.contains("magic") || msg.contains("footer") => {
-            " (the file is not a Parquet file or its footer is corrupt)"
+        ParquetError::EOF(_) | ParquetError::NeedMoreData(_) | ParquetError::NeedMoreDataRange(_) => {
+            " (the file is truncated or not a Parquet file)"
         }
         _ => "",
     };
     DataFusionError::Execution(format!("cannot read Parquet file '{path}': {e}{hint}"))
+}
+
+/// Wraps an error met while reading a file's footer: the metadata is unreadable.
+pub fn footer_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "cannot read the footer (file metadata) of Parquet file '{path}': {e} \
+         (the file is truncated, its footer is corrupt, or it is not a Parquet file)"
+    ))
 }
