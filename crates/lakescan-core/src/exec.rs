@@ -384,7 +384,10 @@ impl PartitionState {
                     return Ok(None);
                 }
                 let batch = batch.slice(0, n);
-                let _ = self.metrics.baseline.record_poll(Poll::Ready(Some(Ok(batch.clone()))));
+                let _ = self
+                    .metrics
+                    .baseline
+                    .record_poll(Poll::Ready(Some(Ok(batch.clone()))));
                 return Ok(Some(batch));
             }
             let Some(split) = self.queue.pop() else {

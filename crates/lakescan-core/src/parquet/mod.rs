@@ -199,7 +199,10 @@ impl SplitReader for ParquetSplitReader {
                     return Ok(None);
                 }
                 let batch = RecordBatch::new_empty(schema);
-                Ok(Some(ReaderBatch { batch, rows_scanned }))
+                Ok(Some(ReaderBatch {
+                    batch,
+                    rows_scanned,
+                }))
             }
             Some(Err(e)) => Err(file_error(&self.split.file_path, e)),
             Some(Ok(file_batch)) => {

@@ -88,9 +88,9 @@ const FOOTER_HINT: usize = 64 * 1024;
 /// Wraps a parquet error with the file it came from and what the user can do.
 pub fn file_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
     let hint = match &e {
-        ParquetError::EOF(_) | ParquetError::NeedMoreData(_) | ParquetError::NeedMoreDataRange(_) => {
-            " (the file is truncated or not a Parquet file)"
-        }
+        ParquetError::EOF(_)
+        | ParquetError::NeedMoreData(_)
+        | ParquetError::NeedMoreDataRange(_) => " (the file is truncated or not a Parquet file)",
         _ => "",
     };
     DataFusionError::Execution(format!("cannot read Parquet file '{path}': {e}{hint}"))
