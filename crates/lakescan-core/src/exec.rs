@@ -163,11 +163,8 @@ impl DisplayAs for LakeScanExec {
             .spec
             .fields()
             .iter()
-            .filter_map(|fs| {
-                fs.filter
-                    .as_ref()
-                    .map(|flt| format!("{}: {flt}", fs.name()))
-            })
+            .flat_map(|fs| fs.subfield_filters())
+            .map(|(subfield, flt)| format!("{subfield}: {flt}"))
             .collect();
         if !filters.is_empty() {
             write!(f, ", filters=[{}]", filters.join(", "))?;

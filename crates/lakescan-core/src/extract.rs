@@ -19,6 +19,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::{
     BinaryExpr, CastExpr, Column, InListExpr, IsNotNullExpr, IsNullExpr, Literal, NotExpr,
     TryCastExpr,
@@ -26,12 +27,13 @@ use datafusion::physical_expr::expressions::{
 use datafusion::physical_plan::PhysicalExpr;
 
 use crate::filter::Filter;
+use crate::subfield::Subfield;
 
-/// The result of extraction: filters keyed by table column name, and what is left.
+/// The result of extraction: filters keyed by subfield, and what is left.
 #[derive(Debug, Default, Clone)]
 pub struct Extraction {
-    /// One merged filter per column.
-    pub filters: BTreeMap<String, Filter>,
+    /// One merged filter per subfield (a column or a struct field).
+    pub filters: BTreeMap<Subfield, Filter>,
     /// Conjuncts that must be evaluated as expressions (column indices unchanged).
     pub residual: Vec<Arc<dyn PhysicalExpr>>,
 }
@@ -55,7 +57,7 @@ impl Extraction {
 
     fn add_filter(
         &mut self,
-        column: String,
+        column: Subfield,
         filter: Filter,
         expr: &Arc<dyn PhysicalExpr>,
         negated: bool,
@@ -111,7 +113,7 @@ fn to_filter(
     expr: &Arc<dyn PhysicalExpr>,
     negated: bool,
     schema: &Schema,
-) -> Option<(String, Filter)> {
+) -> Option<(Subfield, Filter)> {
     if let Some(n) = expr.downcast_ref::<NotExpr>() {
         return to_filter(n.arg(), !negated, schema);
     }
@@ -149,7 +151,7 @@ fn negate(filter: Filter, negated: bool) -> Filter {
 }
 
 /// `a AND b` / `a OR b` on one column (NOT swaps them by De Morgan).
-fn logical(b: &BinaryExpr, negated: bool, schema: &Schema) -> Option<(String, Filter)> {
+fn logical(b: &BinaryExpr, negated: bool, schema: &Schema) -> Option<(Subfield, Filter)> {
     let (left_col, left) = to_filter(b.left(), negated, schema)?;
     let (right_col, right) = to_filter(b.right(), negated, schema)?;
     if left_col != right_col {
@@ -177,13 +179,16 @@ fn comparison(
     Filter::compare(&t, op.swap()?, &literal_of(left)?)
 }
 
-/// Returns the column name and the type it is compared in, if `expr` is a column or a
-/// safe widening cast of one.
-fn column_of(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(String, DataType)> {
+/// Returns the subfield and the type it is compared in, if `expr` is a column, a struct
+/// field of one (`get_field(col, 'a', …)`), or a safe widening cast of either.
+fn column_of(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(Subfield, DataType)> {
     if let Some(c) = expr.downcast_ref::<Column>() {
         let field = schema.fields().get(c.index())?;
-        return (field.name() == c.name())
-            .then(|| (c.name().to_string(), field.data_type().clone()));
+        let t = field.data_type().clone();
+        return (field.name() == c.name()).then(|| (Subfield::column(c.name()), t));
+    }
+    if let Some(f) = expr.downcast_ref::<ScalarFunctionExpr>() {
+        return struct_field_of(f, schema);
     }
     let (inner, target) = if let Some(c) = expr.downcast_ref::<CastExpr>() {
         (c.expr(), c.cast_type())
@@ -194,6 +199,28 @@ fn column_of(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(String, D
     };
     let (name, from) = column_of(inner, schema)?;
     is_safe_widening(&from, target).then(|| (name, target.clone()))
+}
+
+/// `get_field(column, 'a', 'b')` over structs only (map lookups stay residual).
+fn struct_field_of(f: &ScalarFunctionExpr, schema: &Schema) -> Option<(Subfield, DataType)> {
+    let (base, names) = f.args().split_first()?;
+    if f.name() != "get_field" || names.is_empty() {
+        return None;
+    }
+    let column = base.downcast_ref::<Column>()?;
+    let field = schema.fields().get(column.index())?;
+    let path = names
+        .iter()
+        .map(|n| match literal_of(n)? {
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::Utf8View(Some(s))
+            | ScalarValue::LargeUtf8(Some(s)) => Some(s),
+            _ => None,
+        })
+        .collect::<Option<Vec<String>>>()?;
+    let subfield = Subfield::nested(column.name(), path);
+    let t = subfield.resolve_type(field.data_type())?;
+    (field.name() == column.name()).then_some((subfield, t))
 }
 
 fn literal_of(expr: &Arc<dyn PhysicalExpr>) -> Option<ScalarValue> {
@@ -268,7 +295,7 @@ mod tests {
         );
         let e = Extraction::from_conjuncts(&[bin(a, Operator::And, or)], &s);
         assert_eq!(e.filters.len(), 1);
-        assert_eq!(e.filters["c0"].to_string(), "(1, +∞)");
+        assert_eq!(e.filters[&Subfield::column("c0")].to_string(), "(1, +∞)");
         assert_eq!(e.residual.len(), 1);
     }
 
@@ -283,8 +310,8 @@ mod tests {
         let not_or = Arc::new(NotExpr::new(or)) as Arc<dyn PhysicalExpr>;
         let e = Extraction::from_conjuncts(&[not_or, Arc::new(NotExpr::new(c("b")))], &s);
         assert!(e.residual.is_empty());
-        assert_eq!(e.filters["c0"].to_string(), "[1, 9]");
-        assert_eq!(e.filters["b"].to_string(), "false");
+        assert_eq!(e.filters[&Subfield::column("c0")].to_string(), "[1, 9]");
+        assert_eq!(e.filters[&Subfield::column("b")].to_string(), "false");
     }
 
     #[test]
@@ -292,13 +319,42 @@ mod tests {
         let s = schema();
         let cast: Arc<dyn PhysicalExpr> = Arc::new(CastExpr::new(c("c1"), DataType::Int64, None));
         let e = Extraction::from_conjuncts(&[bin(lit(5i64), Operator::Lt, cast)], &s);
-        assert_eq!(e.filters["c1"].to_string(), "(5, +∞)");
-        assert_eq!(e.filters["c1"].data_type(), &DataType::Int64);
+        assert_eq!(e.filters[&Subfield::column("c1")].to_string(), "(5, +∞)");
+        assert_eq!(
+            e.filters[&Subfield::column("c1")].data_type(),
+            &DataType::Int64
+        );
         let narrowing: Arc<dyn PhysicalExpr> =
             Arc::new(CastExpr::new(c("c0"), DataType::Int32, None));
         let e = Extraction::from_conjuncts(&[bin(narrowing, Operator::Eq, lit(5i32))], &s);
         assert!(e.filters.is_empty());
         assert_eq!(e.residual.len(), 1);
+    }
+
+    #[test]
+    fn struct_field_paths_are_subfields() {
+        use arrow::datatypes::Fields;
+        use datafusion::functions::core::get_field;
+        let inner = Fields::from(vec![Field::new("x", DataType::Int64, true)]);
+        let fields = Fields::from(vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("inner", DataType::Struct(inner), true),
+        ]);
+        let s = Schema::new(vec![Field::new("s", DataType::Struct(fields), true)]);
+        let config = Arc::new(datafusion::common::config::ConfigOptions::default());
+        let field = |names: &[&str]| -> Arc<dyn PhysicalExpr> {
+            let mut args = vec![col("s", &s).unwrap()];
+            args.extend(names.iter().map(|n| lit(*n)));
+            Arc::new(
+                ScalarFunctionExpr::try_new(get_field(), args, &s, Arc::clone(&config)).unwrap(),
+            )
+        };
+        let gt = bin(field(&["inner", "x"]), Operator::Gt, lit(5i64));
+        let eq = bin(field(&["a"]), Operator::Eq, lit(1i32));
+        let e = Extraction::from_conjuncts(&[gt, eq], &s);
+        assert!(e.residual.is_empty());
+        let keys: Vec<String> = e.filters.keys().map(|k| k.to_string()).collect();
+        assert_eq!(keys, ["s.a", "s.inner.x"]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use datafusion::common::{Result, plan_err};
 use datafusion::physical_plan::PhysicalExpr;
 
 use crate::filter::Filter;
+use crate::subfield::Subfield;
 
 /// Where a column's values come from. Type ≠ role: a BIGINT can be a file column, a
 /// partition value or a generated row index.
@@ -37,6 +38,8 @@ pub struct ColumnHandle {
     pub data_type: DataType,
     /// Whether NULLs may appear.
     pub nullable: bool,
+    /// Identity of the column in formats that track it (Iceberg field id); `None` for Hive.
+    pub field_id: Option<i32>,
 }
 
 impl ColumnHandle {
@@ -52,6 +55,7 @@ impl ColumnHandle {
             role,
             data_type: field.data_type().clone(),
             nullable: field.is_nullable(),
+            field_id: None,
         }
     }
 
@@ -78,6 +82,10 @@ impl Assignments {
     }
 }
 
+/// Format-specific parts of a table handle (bucketing spec, changelog flag, …): an adapter
+/// stores them here and its split reader factory reads them back.
+pub trait TableExtension: std::any::Any + std::fmt::Debug + Send + Sync {}
+
 /// The scan contract of one table scan.
 ///
 /// Invariant: `columns[i]` describes `table_schema.field(i)`; filter keys and residual
@@ -87,12 +95,14 @@ pub struct TableHandle {
     table_name: String,
     table_schema: SchemaRef,
     columns: Vec<ColumnHandle>,
-    /// Pushed per-column filters, keyed by table column name.
-    pub subfield_filters: BTreeMap<String, Filter>,
+    /// Pushed filters, keyed by subfield (a table column or a struct field of one).
+    pub subfield_filters: BTreeMap<Subfield, Filter>,
     /// What could not become a filter, over `table_schema`.
     pub remaining_filter: Option<Arc<dyn PhysicalExpr>>,
     /// Table parameters (format options).
     pub parameters: HashMap<String, String>,
+    /// Format-specific parts, for adapters.
+    pub extension: Option<Arc<dyn TableExtension>>,
 }
 
 impl TableHandle {
@@ -112,6 +122,7 @@ impl TableHandle {
             subfield_filters: BTreeMap::new(),
             remaining_filter: None,
             parameters: HashMap::new(),
+            extension: None,
         })
     }
 

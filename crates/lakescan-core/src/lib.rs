@@ -4,6 +4,7 @@
 //! |---------------|-----------------------------------------------------------------------|
 //! | [`handle`]    | `TableHandle`, `ColumnHandle` + roles, `Assignments` (seed §3)         |
 //! | [`split`]     | `FileSplit`: one byte range of one file                              |
+//! | [`subfield`]  | `Subfield`: a column or a field of a nested struct                   |
 //! | [`filter`]    | typed per-column `Filter`: arrays, constants, statistics, exact merge |
 //! | [`extract`]   | DataFusion predicate → filters + residual (seed §5.2)                 |
 //! | [`scan_spec`] | `ScanSpec`: channels, filters, adaptive filter order (seed §6, §8.1)  |
@@ -26,3 +27,4 @@ pub mod parquet;
 pub mod scan_spec;
 pub mod source;
 pub mod split;
+pub mod subfield;

@@ -23,6 +23,7 @@ use datafusion::physical_plan::PhysicalExpr;
 
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
+use crate::subfield::Subfield;
 
 /// One table column the scan touches.
 #[derive(Debug, Clone)]
@@ -33,12 +34,97 @@ pub struct FieldSpec {
     pub channel: Option<usize>,
     /// The pushed filter on this column, if any.
     pub filter: Option<Filter>,
+    /// Filters on struct fields of this column, as a tree keyed by field name.
+    pub children: Vec<FieldNode>,
 }
 
 impl FieldSpec {
+    fn new(handle: &ColumnHandle, channel: Option<usize>) -> Self {
+        Self {
+            handle: handle.clone(),
+            channel,
+            filter: None,
+            children: vec![],
+        }
+    }
+
     /// Table column name.
     pub fn name(&self) -> &str {
         &self.handle.name
+    }
+
+    /// Every filter of this field and its struct fields, with its subfield.
+    pub fn subfield_filters(&self) -> Vec<(Subfield, Filter)> {
+        let mut out = vec![];
+        if let Some(f) = &self.filter {
+            out.push((Subfield::column(self.name()), f.clone()));
+        }
+        for child in &self.children {
+            child.collect(self.name(), &mut vec![], &mut out);
+        }
+        out
+    }
+
+    fn insert(&mut self, path: &[String], filter: Filter) {
+        let Some((first, rest)) = path.split_first() else {
+            self.filter = Some(filter);
+            return;
+        };
+        let pos = match self.children.iter().position(|c| &c.name == first) {
+            Some(p) => p,
+            None => {
+                self.children.push(FieldNode {
+                    name: first.clone(),
+                    filter: None,
+                    children: vec![],
+                });
+                self.children.len() - 1
+            }
+        };
+        self.children[pos].insert(rest, filter);
+    }
+}
+
+/// A struct field below a [`FieldSpec`] that carries a filter (or leads to one).
+#[derive(Debug, Clone)]
+pub struct FieldNode {
+    /// Struct field name.
+    pub name: String,
+    /// The filter on this field, if any.
+    pub filter: Option<Filter>,
+    /// Filtered fields below it.
+    pub children: Vec<FieldNode>,
+}
+
+impl FieldNode {
+    fn insert(&mut self, path: &[String], filter: Filter) {
+        let Some((first, rest)) = path.split_first() else {
+            self.filter = Some(filter);
+            return;
+        };
+        let pos = match self.children.iter().position(|c| &c.name == first) {
+            Some(p) => p,
+            None => {
+                self.children.push(FieldNode {
+                    name: first.clone(),
+                    filter: None,
+                    children: vec![],
+                });
+                self.children.len() - 1
+            }
+        };
+        self.children[pos].insert(rest, filter);
+    }
+
+    fn collect(&self, root: &str, path: &mut Vec<String>, out: &mut Vec<(Subfield, Filter)>) {
+        path.push(self.name.clone());
+        if let Some(f) = &self.filter {
+            out.push((Subfield::nested(root, path.clone()), f.clone()));
+        }
+        for child in &self.children {
+            child.collect(root, path, out);
+        }
+        path.pop();
     }
 }
 
@@ -65,11 +151,7 @@ impl ScanSpec {
             if index_of.insert(col, fields.len()).is_some() {
                 return plan_err!("column '{}' is assigned to two outputs", handle.name);
             }
-            fields.push(FieldSpec {
-                handle: handle.clone(),
-                channel: Some(channel),
-                filter: None,
-            });
+            fields.push(FieldSpec::new(handle, Some(channel)));
         }
         let plan_len = fields.len();
         if let Some(residual) = &table.remaining_filter {
@@ -84,28 +166,19 @@ impl ScanSpec {
                 };
                 if let std::collections::hash_map::Entry::Vacant(e) = index_of.entry(col) {
                     e.insert(fields.len());
-                    let channel = Some(fields.len());
-                    fields.push(FieldSpec {
-                        handle: handle.clone(),
-                        channel,
-                        filter: None,
-                    });
+                    fields.push(FieldSpec::new(handle, Some(fields.len())));
                 }
             }
         }
-        for (name, filter) in &table.subfield_filters {
-            let Some((col, handle)) = table.column(name) else {
-                return plan_err!("filter on unknown column '{name}'");
+        for (subfield, filter) in &table.subfield_filters {
+            let Some((col, handle)) = table.column(subfield.root()) else {
+                return plan_err!("filter on unknown column '{subfield}'");
             };
             let pos = *index_of.entry(col).or_insert_with(|| {
-                fields.push(FieldSpec {
-                    handle: handle.clone(),
-                    channel: None,
-                    filter: None,
-                });
+                fields.push(FieldSpec::new(handle, None));
                 fields.len() - 1
             });
-            fields[pos].filter = Some(filter.clone());
+            fields[pos].insert(subfield.path(), filter.clone());
         }
         let channel_fields = fields.iter().filter(|f| f.channel.is_some());
         let reader_fields: Vec<_> = channel_fields.map(|f| f.handle.field()).collect();
@@ -196,13 +269,17 @@ impl AdaptiveState {
         self.costs.lock().ok().and_then(|c| c.get(column).copied())
     }
 
-    /// Orders filtered columns: observed ones by time to drop a row; unobserved ones first,
-    /// cheap fixed-width types before variable-width ones, then by name.
-    pub fn order<'a>(&self, columns: &mut [(&'a str, &'a DataType)]) {
+    /// Orders filters: observed ones by time to drop a row; unobserved ones first, cheap
+    /// fixed-width types before variable-width ones, then by name. `key` gives each item's
+    /// filter name (its subfield) and compared type.
+    pub fn order<T>(&self, items: &mut [T], key: impl Fn(&T) -> (String, DataType)) {
         let Ok(costs) = self.costs.lock() else { return };
-        columns.sort_by_key(|(name, t)| match costs.get(*name) {
-            Some(c) if c.rows_in > 0 => (1, c.time_to_drop(), 0, name.to_string()),
-            _ => (0, Duration::ZERO, width_rank(t), name.to_string()),
+        items.sort_by_cached_key(|item| {
+            let (name, t) = key(item);
+            match costs.get(&name) {
+                Some(c) if c.rows_in > 0 => (1, c.time_to_drop(), 0, name),
+                _ => (0, Duration::ZERO, width_rank(&t), name),
+            }
         });
     }
 }
@@ -242,7 +319,7 @@ mod tests {
         let lit10 = datafusion::physical_expr::expressions::lit(10i64);
         t.remaining_filter = Some(Arc::new(BinaryExpr::new(sum, Operator::Gt, lit10)));
         let ge0 = Filter::compare(&DataType::Int64, Operator::GtEq, &0i64.into()).unwrap();
-        t.subfield_filters.insert("c2".into(), ge0);
+        t.subfield_filters.insert(Subfield::column("c2"), ge0);
         let spec = ScanSpec::try_new(&t, &Assignments::new(vec![3])).unwrap();
         let names: Vec<_> = spec
             .reader_schema()
@@ -270,7 +347,7 @@ mod tests {
         state.record("b", Duration::from_micros(1_000), 1000, 500);
         let (i64t, utf8) = (DataType::Int64, DataType::Utf8);
         let mut cols = [("a", &i64t), ("b", &i64t), ("s", &utf8), ("c", &i64t)];
-        state.order(&mut cols);
+        state.order(&mut cols, |(n, t)| (n.to_string(), (*t).clone()));
         let names: Vec<_> = cols.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ["c", "s", "b", "a"]);
     }

@@ -32,6 +32,7 @@ use crate::filter::Filter;
 use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::ScanSpec;
 use crate::split::FileSplit;
+use crate::subfield::Subfield;
 
 /// A batch in the reader schema `R` and the rows the reader advanced over to produce it.
 #[derive(Debug)]
@@ -129,8 +130,8 @@ impl Debug for BatchStage {
 /// the current value of the dynamic filters.
 #[derive(Debug, Clone, Default)]
 pub struct SplitFilters {
-    /// Per-column filters by table column name.
-    pub filters: BTreeMap<String, Filter>,
+    /// Filters by subfield (table column or struct field).
+    pub filters: BTreeMap<Subfield, Filter>,
     /// Residual over `R`.
     pub residual: Option<Arc<dyn PhysicalExpr>>,
 }
@@ -138,10 +139,10 @@ pub struct SplitFilters {
 impl SplitFilters {
     /// Static filters of `spec` plus the current value of `dynamic` (over `R`).
     pub fn try_new(spec: &ScanSpec, dynamic: &[Arc<dyn PhysicalExpr>]) -> Result<Self> {
-        let mut filters: BTreeMap<String, Filter> = spec
+        let mut filters: BTreeMap<Subfield, Filter> = spec
             .fields()
             .iter()
-            .filter_map(|f| f.filter.clone().map(|flt| (f.name().to_string(), flt)))
+            .flat_map(|f| f.subfield_filters())
             .collect();
         let mut residual: Vec<Arc<dyn PhysicalExpr>> =
             spec.residual().cloned().into_iter().collect();

@@ -134,6 +134,10 @@ pub async fn list_table(
                     continue;
                 };
                 listing.partitions_total += 1;
+                // A value that is not of the column's type is an error even when no filter
+                // or projection uses the column: the table is malformed.
+                let field = filters.schema().field(depth);
+                typed_value(dir.as_ref(), key, value.as_deref(), field.data_type())?;
                 let mut values = parent.values.clone();
                 values.push(value);
                 if filters.keeps(dir.as_ref(), depth, &values)? {

@@ -32,7 +32,7 @@ use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use async_trait::async_trait;
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use futures::StreamExt;
 use parquet::arrow::arrow_reader::{
@@ -41,10 +41,13 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::async_reader::{ParquetObjectReader, ParquetRecordBatchStream};
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::file::metadata::PageIndexPolicy;
+use parquet::schema::types::SchemaDescriptor;
 
 use crate::binding::{FieldSource, SplitBinding};
+use crate::filter::Filter;
 use crate::source::{Prepared, ReaderBatch, SplitContext, SplitReader, SplitReaderFactory};
 use crate::split::FileSplit;
+use crate::subfield::Subfield;
 use open::{CountingReader, file_error, footer_error};
 use row_filter::ColumnPredicate;
 use statistics::RowGroupStatistics;
@@ -97,15 +100,26 @@ impl ParquetSplitReader {
         }
     }
 
-    /// Any field whose constant a filter rejects makes the whole split empty.
+    /// A filter that rejects a constant of the split (a partition value, a missing
+    /// column's NULL, or a field of one) makes the whole split empty.
     fn constants_pass(&self, binding: &SplitBinding) -> bool {
         let fields = self.context.spec.fields();
-        fields.iter().zip(binding.sources()).all(|(f, source)| {
-            match (source, self.context.filters.filters.get(f.name())) {
-                (FieldSource::Constant(v), Some(filter)) => filter.test_constant(v),
-                _ => true,
-            }
-        })
+        self.context
+            .filters
+            .filters
+            .iter()
+            .all(|(subfield, filter)| {
+                let Some(i) = fields.iter().position(|f| f.name() == subfield.root()) else {
+                    return true;
+                };
+                match &binding.sources()[i] {
+                    FieldSource::Constant(v) => match constant_subfield(v, subfield) {
+                        Some(value) => filter.test_constant(&value),
+                        None => true,
+                    },
+                    FieldSource::File { .. } => true,
+                }
+            })
     }
 
     fn prune_row_groups(
@@ -115,7 +129,8 @@ impl ParquetSplitReader {
     ) -> Result<Vec<usize>> {
         let mut keep = vec![true; row_groups.len()];
         for (i, field) in self.context.spec.fields().iter().enumerate() {
-            let Some(filter) = self.context.filters.filters.get(field.name()) else {
+            let column = Subfield::column(field.name());
+            let Some(filter) = self.context.filters.filters.get(&column) else {
                 continue;
             };
             let Some(arrays) = stats.field_stats(i)? else {
@@ -261,63 +276,65 @@ impl ReadPlan {
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
         let file_schema = metadata.schema();
         let mut output_roots: Vec<usize> = vec![];
-        let mut filtered: Vec<(usize, usize)> = vec![]; // (field index, root)
-        for (i, (field, source)) in spec.fields().iter().zip(binding.sources()).enumerate() {
-            let FieldSource::File { root, .. } = source else {
-                continue;
-            };
-            if field.channel.is_some() {
+        for (field, source) in spec.fields().iter().zip(binding.sources()) {
+            if let (FieldSource::File { root, .. }, Some(_)) = (source, field.channel) {
                 output_roots.push(*root);
-            }
-            if context.filters.filters.contains_key(field.name()) {
-                filtered.push((i, *root));
             }
         }
         output_roots.sort_unstable();
         output_roots.dedup();
-        let mut order: Vec<(&str, &DataType)> = filtered
-            .iter()
-            .map(|(i, _)| {
-                (
-                    spec.fields()[*i].name(),
-                    &spec.fields()[*i].handle.data_type,
-                )
-            })
-            .collect();
-        spec.adaptive().order(&mut order);
-        let rows_scanned = (!order.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
-        let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
-        let mut selection: Option<RowSelection> = None;
-        for (n, (name, table_type)) in order.iter().enumerate() {
-            let Some(&(_, root)) = filtered
+        // Filters on file columns (and their struct fields); constants were tested already.
+        let mut filtered: Vec<FilteredColumn> = vec![];
+        for (subfield, filter) in &context.filters.filters {
+            let Some(i) = spec
+                .fields()
                 .iter()
-                .find(|(i, _)| spec.fields()[*i].name() == *name)
+                .position(|f| f.name() == subfield.root())
             else {
                 continue;
             };
-            let Some(filter) = context.filters.filters.get(*name) else {
-                continue;
-            };
-            let file_name = file_schema.field(root).name();
-            if let Some(pages) = page_index::page_selection(
-                metadata.metadata(),
-                file_schema,
-                file_name,
-                filter,
-                row_groups,
-            )? {
-                selection = Some(match selection {
-                    Some(s) => s.intersection(&pages),
-                    None => pages,
+            if let FieldSource::File { root, .. } = binding.sources()[i] {
+                let table_type = spec.fields()[i].handle.data_type.clone();
+                filtered.push(FilteredColumn {
+                    subfield,
+                    filter,
+                    root,
+                    table_type,
                 });
             }
+        }
+        spec.adaptive().order(&mut filtered, |c| {
+            (c.subfield.to_string(), c.filter.data_type().clone())
+        });
+        let rows_scanned = (!filtered.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
+        let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
+        let mut selection: Option<RowSelection> = None;
+        for (n, column) in filtered.into_iter().enumerate() {
+            if column.subfield.path().is_empty() {
+                let file_name = file_schema.field(column.root).name();
+                let pages = page_index::page_selection(
+                    metadata.metadata(),
+                    file_schema,
+                    file_name,
+                    column.filter,
+                    row_groups,
+                )?;
+                if let Some(pages) = pages {
+                    selection = Some(match selection {
+                        Some(s) => s.intersection(&pages),
+                        None => pages,
+                    });
+                }
+            }
+            let root_name = file_schema.field(column.root).name();
             predicates.push(Box::new(ColumnPredicate {
-                column: name.to_string(),
-                projection: ProjectionMask::roots(&descr, [root]),
-                filter: filter.clone(),
+                column: column.subfield.to_string(),
+                projection: subfield_mask(&descr, column.root, root_name, column.subfield),
+                subfield: column.subfield.clone(),
+                filter: column.filter.clone(),
                 adaptive: Arc::clone(spec.adaptive()),
                 rows_scanned: (n == 0).then(|| rows_scanned.clone()).flatten(),
-                table_type: (*table_type).clone(),
+                table_type: column.table_type,
             }));
         }
         let selection = selection.filter(|s| s.skipped_row_count() > 0);
@@ -358,6 +375,49 @@ impl ReadPlan {
             reported_scanned: 0,
         })
     }
+}
+
+/// A filter on a file column or one of its struct fields.
+struct FilteredColumn<'a> {
+    subfield: &'a Subfield,
+    filter: &'a Filter,
+    root: usize,
+    table_type: DataType,
+}
+
+/// The leaves under `subfield` (all of the column when it is the column itself).
+fn subfield_mask(
+    descr: &SchemaDescriptor,
+    root: usize,
+    root_name: &str,
+    subfield: &Subfield,
+) -> ProjectionMask {
+    if subfield.path().is_empty() {
+        return ProjectionMask::roots(descr, [root]);
+    }
+    let leaves: Vec<usize> = (0..descr.num_columns())
+        .filter(|&i| {
+            let parts = descr.column(i).path().parts().to_vec();
+            parts.first().map(String::as_str) == Some(root_name)
+                && parts.len() > subfield.path().len()
+                && parts[1..=subfield.path().len()] == *subfield.path()
+        })
+        .collect();
+    if leaves.is_empty() {
+        ProjectionMask::roots(descr, [root])
+    } else {
+        ProjectionMask::leaves(descr, leaves)
+    }
+}
+
+/// The value of `subfield` inside a constant of its column.
+fn constant_subfield(value: &ScalarValue, subfield: &Subfield) -> Option<ScalarValue> {
+    if subfield.path().is_empty() {
+        return Some(value.clone());
+    }
+    let array = value.to_array_of_size(1).ok()?;
+    let nested = subfield.extract(&array).ok()?;
+    ScalarValue::try_from_array(&nested, 0).ok()
 }
 
 /// For each channel of `R`, where its values come from in the file batches.

@@ -18,13 +18,16 @@ use parquet::arrow::arrow_reader::ArrowPredicate;
 
 use crate::filter::Filter;
 use crate::scan_spec::AdaptiveState;
+use crate::subfield::Subfield;
 
 /// One column's filter inside the parquet reader.
 pub struct ColumnPredicate {
     /// Table column name (key of the adaptive state).
     pub column: String,
-    /// Mask selecting the file column.
+    /// Mask selecting the file column (or the leaves of the filtered struct field).
     pub projection: ProjectionMask,
+    /// What is filtered: the column or a struct field of it.
+    pub subfield: Subfield,
     /// The filter, compared in its own type.
     pub filter: Filter,
     /// Where the cost goes.
@@ -46,11 +49,15 @@ impl ArrowPredicate for ColumnPredicate {
         if let Some(counter) = &self.rows_scanned {
             counter.fetch_add(rows_in, Ordering::Relaxed);
         }
-        let column = batch.column(0);
-        let column = if column.data_type() == &self.table_type {
-            Arc::clone(column)
+        let root = batch.column(0);
+        let column = if !self.subfield.path().is_empty() {
+            self.subfield
+                .extract(root)
+                .map_err(|e| ArrowError::ExternalError(Box::new(e)))?
+        } else if root.data_type() == &self.table_type {
+            Arc::clone(root)
         } else {
-            arrow::compute::cast(column, &self.table_type)?
+            arrow::compute::cast(root, &self.table_type)?
         };
         let mask = self
             .filter
