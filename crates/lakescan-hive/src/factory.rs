@@ -39,8 +39,6 @@ impl TableProviderFactory for HiveTableFactory {
         state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> Result<Arc<dyn TableProvider>> {
-        let location = parse_location(&cmd.location)?;
-        let store = state.runtime_env().object_store(location.object_store())?;
         let declared: Vec<Field> = cmd
             .schema
             .fields()
@@ -48,28 +46,23 @@ impl TableProviderFactory for HiveTableFactory {
             .map(|f| f.as_ref().clone())
             .collect();
         let keys = &cmd.table_partition_cols;
-        let mut partition_columns = vec![];
+        let mut builder = HiveTableBuilder::new(cmd.name.table(), &cmd.location);
         for key in keys {
             let declared_type = declared
                 .iter()
                 .find(|f| f.name() == key)
                 .map(|f| f.data_type().clone());
-            partition_columns.push((key.clone(), declared_type));
+            builder = builder.partition_column(key, declared_type);
         }
-        let partition_columns =
-            resolve_partition_types(&store, &location, partition_columns).await?;
-        let mut data_columns: Vec<Field> = declared
-            .into_iter()
-            .filter(|f| !keys.contains(f.name()))
-            .collect();
-        if data_columns.is_empty() {
-            data_columns = infer_data_columns(&store, &location, keys, &cmd.location).await?;
-        }
-        let name = cmd.name.table().to_string();
-        let mut table = HiveTable::try_new(name, location, data_columns, partition_columns)?;
+        builder = builder.columns(
+            declared
+                .into_iter()
+                .filter(|f| !keys.contains(f.name()))
+                .collect(),
+        );
         if let Some(size) = option(&cmd.options, "split_size") {
             match size.parse::<u64>() {
-                Ok(bytes) if bytes > 0 => table = table.with_split_size(bytes),
+                Ok(bytes) if bytes > 0 => builder = builder.split_size(bytes),
                 _ => {
                     return plan_err!(
                         "option split_size must be a positive number of bytes, got '{size}'"
@@ -77,7 +70,86 @@ impl TableProviderFactory for HiveTableFactory {
                 }
             }
         }
-        Ok(Arc::new(table))
+        Ok(Arc::new(builder.build(state).await?))
+    }
+}
+
+/// Builds a [`HiveTable`] from Rust: what `CREATE EXTERNAL TABLE … STORED AS HIVE` does.
+///
+/// ```no_run
+/// # async fn demo(ctx: &datafusion::prelude::SessionContext) -> datafusion::error::Result<()> {
+/// use lakescan_hive::HiveTableBuilder;
+/// let table = HiveTableBuilder::new("sales", "/data/sales/")
+///     .partition_column("region", None)          // type inferred from the directories
+///     .partition_column("day", Some(arrow::datatypes::DataType::Date32))
+///     .build(&ctx.state())
+///     .await?;
+/// ctx.register_table("sales", std::sync::Arc::new(table))?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct HiveTableBuilder {
+    name: String,
+    location: String,
+    columns: Vec<Field>,
+    partition_columns: Vec<(String, Option<DataType>)>,
+    split_size: Option<u64>,
+}
+
+impl HiveTableBuilder {
+    /// A table `name` at `location` (a local path or a URL of a registered object store).
+    pub fn new(name: impl Into<String>, location: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            location: location.into(),
+            columns: vec![],
+            partition_columns: vec![],
+            split_size: None,
+        }
+    }
+
+    /// Declares the data columns; without them the first data file's footer is used.
+    pub fn columns(mut self, columns: Vec<Field>) -> Self {
+        self.columns = columns;
+        self
+    }
+
+    /// Adds the next partition key; `None` infers its type from the directory values.
+    pub fn partition_column(
+        mut self,
+        name: impl Into<String>,
+        data_type: Option<DataType>,
+    ) -> Self {
+        self.partition_columns.push((name.into(), data_type));
+        self
+    }
+
+    /// Files larger than `bytes` are read as several byte-range splits.
+    pub fn split_size(mut self, bytes: u64) -> Self {
+        self.split_size = Some(bytes);
+        self
+    }
+
+    /// Resolves the location, the partition types and the schema, and builds the table.
+    pub async fn build(self, state: &dyn Session) -> Result<HiveTable> {
+        let location = parse_location(&self.location)?;
+        let store = state.runtime_env().object_store(location.object_store())?;
+        let keys: Vec<String> = self
+            .partition_columns
+            .iter()
+            .map(|(k, _)| k.clone())
+            .collect();
+        let partition_columns =
+            resolve_partition_types(&store, &location, self.partition_columns).await?;
+        let mut data_columns = self.columns;
+        if data_columns.is_empty() {
+            data_columns = infer_data_columns(&store, &location, &keys, &self.location).await?;
+        }
+        let table = HiveTable::try_new(self.name, location, data_columns, partition_columns)?;
+        Ok(match self.split_size {
+            Some(bytes) => table.with_split_size(bytes),
+            None => table,
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! | module          | owns                                                             |
 //! |-----------------|------------------------------------------------------------------|
-//! | [`factory`]     | `HiveTableFactory`: `CREATE EXTERNAL TABLE … STORED AS HIVE`      |
+//! | [`factory`]     | `HiveTableFactory` (SQL) and `HiveTableBuilder` (Rust)            |
 //! | [`table`]       | `HiveTable`: the `TableProvider`; planning splits                 |
 //! | [`listing`]     | partition directories listed level by level, pruned on the way   |
 //! | [`partition`]   | `k=v` segments, URL-unescaping, `__HIVE_DEFAULT_PARTITION__`      |
@@ -14,5 +14,5 @@ pub mod listing;
 pub mod partition;
 pub mod table;
 
-pub use factory::HiveTableFactory;
+pub use factory::{HiveTableBuilder, HiveTableFactory};
 pub use table::HiveTable;
