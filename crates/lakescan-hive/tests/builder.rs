@@ -1,5 +1,7 @@
 //! The Rust builder API builds the same table as `CREATE EXTERNAL TABLE … STORED AS HIVE`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use arrow::array::{AsArray, RecordBatch};
