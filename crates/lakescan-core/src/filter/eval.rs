@@ -80,7 +80,14 @@ impl Filter {
         }
         match (&stats.min, &stats.max) {
             (Some(min), Some(max)) if !min.is_null() && !max.is_null() => {
-                let (min, max) = widen_float_bounds(min, max);
+                // Statistics are in the column's type; a filter through a widening cast
+                // compares in a wider one.
+                let (Ok(min), Ok(max)) =
+                    (min.cast_to(&self.data_type), max.cast_to(&self.data_type))
+                else {
+                    return true;
+                };
+                let (min, max) = widen_float_bounds(&min, &max);
                 self.values.overlaps(&min, &max)
             }
             _ => true,
@@ -227,6 +234,20 @@ mod tests {
             lt0.may_match(&zero_min),
             "-0.0 may hide behind a +0.0 minimum"
         );
+    }
+
+    #[test]
+    fn statistics_in_a_narrower_type_are_widened() {
+        // CAST(i AS DOUBLE) > 0.0 over an INT column whose row group holds 1..=9.
+        let gt0 = Filter::compare(&DataType::Float64, Operator::Gt, &f(0.0)).unwrap();
+        let stats = ColumnStats {
+            min: Some(ScalarValue::Int32(Some(1))),
+            max: Some(ScalarValue::Int32(Some(9))),
+            ..Default::default()
+        };
+        assert!(gt0.may_match(&stats));
+        let lt0 = Filter::compare(&DataType::Float64, Operator::Lt, &f(0.0)).unwrap();
+        assert!(!lt0.may_match(&stats));
     }
 
     #[test]

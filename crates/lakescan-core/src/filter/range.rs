@@ -102,11 +102,14 @@ impl ValueRange {
 }
 
 /// True when every value of the range is above `v` (`v` is left of the low bound).
+/// Incomparable values answer false: unknown never excludes.
 fn low_after(low: &Bound, v: &ScalarValue) -> bool {
     match low {
         Bound::Unbounded => false,
         Bound::Included(l) => compare_values(v, l) == Some(Ordering::Less),
-        Bound::Excluded(l) => compare_values(v, l) != Some(Ordering::Greater),
+        Bound::Excluded(l) => {
+            matches!(compare_values(v, l), Some(Ordering::Less | Ordering::Equal))
+        }
     }
 }
 
@@ -115,7 +118,12 @@ fn high_before(high: &Bound, v: &ScalarValue) -> bool {
     match high {
         Bound::Unbounded => false,
         Bound::Included(h) => compare_values(v, h) == Some(Ordering::Greater),
-        Bound::Excluded(h) => compare_values(v, h) != Some(Ordering::Less),
+        Bound::Excluded(h) => {
+            matches!(
+                compare_values(v, h),
+                Some(Ordering::Greater | Ordering::Equal)
+            )
+        }
     }
 }
 
