@@ -66,23 +66,27 @@ impl FieldSpec {
     }
 
     fn insert(&mut self, path: &[String], filter: Filter) {
-        let Some((first, rest)) = path.split_first() else {
-            self.filter = Some(filter);
-            return;
-        };
-        let pos = match self.children.iter().position(|c| &c.name == first) {
-            Some(p) => p,
-            None => {
-                self.children.push(FieldNode {
-                    name: first.clone(),
-                    filter: None,
-                    children: vec![],
-                });
-                self.children.len() - 1
-            }
-        };
-        self.children[pos].insert(rest, filter);
+        match path.split_first() {
+            None => self.filter = Some(filter),
+            Some((first, rest)) => child_mut(&mut self.children, first).insert(rest, filter),
+        }
     }
+}
+
+/// The child named `name`, created when missing.
+fn child_mut<'a>(children: &'a mut Vec<FieldNode>, name: &str) -> &'a mut FieldNode {
+    let pos = match children.iter().position(|c| c.name == name) {
+        Some(p) => p,
+        None => {
+            children.push(FieldNode {
+                name: name.to_string(),
+                filter: None,
+                children: vec![],
+            });
+            children.len() - 1
+        }
+    };
+    &mut children[pos]
 }
 
 /// A struct field below a [`FieldSpec`] that carries a filter (or leads to one).
@@ -98,22 +102,10 @@ pub struct FieldNode {
 
 impl FieldNode {
     fn insert(&mut self, path: &[String], filter: Filter) {
-        let Some((first, rest)) = path.split_first() else {
-            self.filter = Some(filter);
-            return;
-        };
-        let pos = match self.children.iter().position(|c| &c.name == first) {
-            Some(p) => p,
-            None => {
-                self.children.push(FieldNode {
-                    name: first.clone(),
-                    filter: None,
-                    children: vec![],
-                });
-                self.children.len() - 1
-            }
-        };
-        self.children[pos].insert(rest, filter);
+        match path.split_first() {
+            None => self.filter = Some(filter),
+            Some((first, rest)) => child_mut(&mut self.children, first).insert(rest, filter),
+        }
     }
 
     fn collect(&self, root: &str, path: &mut Vec<String>, out: &mut Vec<(Subfield, Filter)>) {

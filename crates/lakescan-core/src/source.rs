@@ -322,3 +322,96 @@ fn project_to_plan(
         &options,
     )?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handle::{Assignments, ColumnHandle, TableHandle};
+    use crate::parquet::ParquetSplitReader;
+    use arrow::array::{AsArray, Int64Array};
+    use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+    use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+    use object_store::local::LocalFileSystem;
+    use object_store::path::Path;
+    use parquet::arrow::ArrowWriter;
+
+    /// Keeps even values of column 0 and records that it ran.
+    struct KeepEven(Arc<std::sync::Mutex<Vec<StageSlot>>>, StageSlot);
+
+    impl BatchTransform for KeepEven {
+        fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+            self.0.lock().unwrap().push(self.1);
+            let values = batch.column(0).as_primitive::<Int64Type>();
+            let mask: BooleanArray = values.iter().map(|v| v.map(|v| v % 2 == 0)).collect();
+            Ok(filter_record_batch(&batch, &mask)?)
+        }
+    }
+
+    #[derive(Debug)]
+    struct StagedFactory(Arc<std::sync::Mutex<Vec<StageSlot>>>);
+
+    impl SplitReaderFactory for StagedFactory {
+        fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
+            Ok(Box::new(ParquetSplitReader::new(split, context)))
+        }
+
+        fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+            let stage = |slot| BatchStage {
+                slot,
+                transform: Box::new(KeepEven(Arc::clone(&self.0), slot)),
+            };
+            Ok(vec![
+                stage(StageSlot::PostReadFilter),
+                stage(StageSlot::BucketConversion),
+            ])
+        }
+    }
+
+    #[tokio::test]
+    async fn stages_run_in_slot_order_before_the_residual() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(Int64Array::from_iter_values(0..10))],
+        )
+        .unwrap();
+        let file = dir.path().join("f.parquet");
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let size = std::fs::metadata(&file).unwrap().len();
+
+        let table = TableHandle::try_new(
+            "t",
+            vec![ColumnHandle::regular(&Field::new(
+                "v",
+                DataType::Int64,
+                true,
+            ))],
+        )
+        .unwrap();
+        let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0])).unwrap());
+        let ran = Arc::new(std::sync::Mutex::new(vec![]));
+        let store = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+        let factory = Arc::new(StagedFactory(Arc::clone(&ran)));
+        let mut source = FileDataSource::new(spec, factory, store, vec![], metrics.clone(), 1024);
+        assert!(
+            source
+                .add_split(FileSplit::whole_file(Path::from("f.parquet"), size))
+                .await
+                .unwrap()
+        );
+        let out = source.next().await.unwrap().unwrap();
+        let values: Vec<i64> = out.column(0).as_primitive::<Int64Type>().values().to_vec();
+        assert_eq!(values, [0, 2, 4, 6, 8]);
+        assert_eq!(
+            *ran.lock().unwrap(),
+            [StageSlot::BucketConversion, StageSlot::PostReadFilter]
+        );
+        assert_eq!(metrics.rows_scanned.value(), 10);
+        assert!(source.next().await.unwrap().is_none());
+    }
+}

@@ -77,7 +77,6 @@ enum ReaderState {
 
 struct Reading {
     stream: ParquetRecordBatchStream<CountingReader>,
-    binding: SplitBinding,
     /// Per channel of `R`: the batch column it comes from, or the constant to repeat.
     channels: Vec<ChannelSource>,
     /// Rows seen by the first reader filter; `None` when there are no reader filters.
@@ -194,7 +193,7 @@ impl SplitReader for ParquetSplitReader {
                 .add(selection.skipped_row_count());
         }
         let reading = plan
-            .build(reader, metadata, kept, binding, &self.context)
+            .build(reader, metadata, kept, &binding, &self.context)
             .map_err(|e| file_error(&self.split.file_path, e))?;
         self.state = ReaderState::Reading(Box::new(reading));
         Ok(Prepared::Read)
@@ -351,7 +350,7 @@ impl ReadPlan {
         reader: CountingReader,
         metadata: ArrowReaderMetadata,
         row_groups: Vec<usize>,
-        binding: SplitBinding,
+        binding: &SplitBinding,
         context: &SplitContext,
     ) -> parquet::errors::Result<Reading> {
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
@@ -366,10 +365,9 @@ impl ReadPlan {
         if !self.predicates.is_empty() {
             builder = builder.with_row_filter(RowFilter::new(self.predicates));
         }
-        let channels = channel_sources(context, &binding, &self.output_roots);
+        let channels = channel_sources(context, binding, &self.output_roots);
         Ok(Reading {
             stream: builder.build()?,
-            binding,
             channels,
             rows_scanned: self.rows_scanned,
             reported_scanned: 0,
@@ -476,7 +474,6 @@ impl Reading {
 
     /// Rows scanned since the last batch (all rows when there are no reader filters).
     fn take_rows_scanned(&mut self, batch_rows: usize) -> usize {
-        let _ = &self.binding;
         match &self.rows_scanned {
             None => batch_rows,
             Some(counter) => {
