@@ -144,6 +144,14 @@ impl HiveTableBuilder {
         let mut data_columns = self.columns;
         if data_columns.is_empty() {
             data_columns = infer_data_columns(&store, &location, &keys, &self.location).await?;
+            if state
+                .config_options()
+                .execution
+                .parquet
+                .schema_force_view_types
+            {
+                data_columns = data_columns.into_iter().map(as_view_type).collect();
+            }
         }
         let table = HiveTable::try_new(self.name, location, data_columns, partition_columns)?;
         Ok(match self.split_size {
@@ -250,6 +258,18 @@ async fn infer_data_columns(
         .filter(|f| !keys.contains(f.name()))
         .map(|f| f.as_ref().clone())
         .collect())
+}
+
+/// Strings and binaries as view types, as DataFusion's own Parquet tables do by default
+/// (`datafusion.execution.parquet.schema_force_view_types`); the reader decodes into them
+/// directly.
+fn as_view_type(field: Field) -> Field {
+    let view = match field.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+        DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
+        _ => return field,
+    };
+    field.with_data_type(view)
 }
 
 fn is_visible(location: &Path, under: &Path) -> bool {

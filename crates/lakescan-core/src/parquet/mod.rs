@@ -45,6 +45,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use crate::binding::{FieldSource, SplitBinding};
 use crate::filter::Filter;
+use crate::scan_spec::ScanSpec;
 use crate::source::{Prepared, ReaderBatch, SplitContext, SplitReader, SplitReaderFactory};
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
@@ -192,6 +193,7 @@ impl SplitReader for ParquetSplitReader {
                 .rows_pruned_page_index
                 .add(selection.skipped_row_count());
         }
+        let metadata = decode_in_table_types(metadata, &spec, &binding)?;
         let reading = plan
             .build(reader, metadata, kept, &binding, &self.context)
             .map_err(|e| file_error(&self.split.file_path, e))?;
@@ -373,6 +375,53 @@ impl ReadPlan {
             reported_scanned: 0,
         })
     }
+}
+
+/// Asks the decoder for the table's string/binary *view* types directly (instead of
+/// decoding `Utf8` and casting): the cast would copy every value once more.
+fn decode_in_table_types(
+    metadata: ArrowReaderMetadata,
+    spec: &ScanSpec,
+    binding: &SplitBinding,
+) -> Result<ArrowReaderMetadata> {
+    let file_schema = metadata.schema();
+    let mut fields: Vec<arrow::datatypes::FieldRef> =
+        file_schema.fields().iter().cloned().collect();
+    let mut changed = false;
+    for (field, source) in spec.fields().iter().zip(binding.sources()) {
+        let FieldSource::File { root, file_type } = source else {
+            continue;
+        };
+        let table_type = &field.handle.data_type;
+        let decodes_as_view = matches!(
+            (file_type, table_type),
+            (DataType::Utf8 | DataType::LargeUtf8, DataType::Utf8View)
+                | (
+                    DataType::Binary | DataType::LargeBinary,
+                    DataType::BinaryView
+                )
+        );
+        if decodes_as_view {
+            let f = fields[*root]
+                .as_ref()
+                .clone()
+                .with_data_type(table_type.clone());
+            fields[*root] = Arc::new(f);
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(metadata);
+    }
+    let schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        file_schema.metadata().clone(),
+    ));
+    let options = ArrowReaderOptions::new().with_schema(schema);
+    Ok(ArrowReaderMetadata::try_new(
+        Arc::clone(metadata.metadata()),
+        options,
+    )?)
 }
 
 /// A filter on a file column or one of its struct fields.
