@@ -154,12 +154,14 @@ impl SplitFilters {
         for (name, filter) in extracted.filters {
             let merged = match filters.get(&name) {
                 Some(existing) => existing.and(&filter),
-                None => Some(filter.clone()),
+                None => Some(filter),
             };
-            match merged {
-                Some(m) => filters.insert(name, m),
-                None => filters.insert(name, filter),
-            };
+            // A dynamic filter compared in another type than the query's filter on the same
+            // column cannot be merged; it only ever drops rows the join/TopK drops anyway,
+            // so it is left out and the query's filter stays.
+            if let Some(m) = merged {
+                filters.insert(name, m);
+            }
         }
         residual.extend(extracted.residual);
         Ok(Self {

@@ -150,7 +150,13 @@ impl ParquetSplitReader {
             let schema = Arc::clone(self.context.spec.reader_schema());
             if let Ok(predicate) = PruningPredicate::try_new(Arc::clone(residual), schema) {
                 let kept_stats = stats.with_row_groups(&kept);
-                kept = row_groups::prune_with_predicate(&predicate, &kept_stats, &kept)?;
+                // Pruning is an optimization: statistics it cannot compare keep the row groups.
+                match row_groups::prune_with_predicate(&predicate, &kept_stats, &kept) {
+                    Ok(pruned) => kept = pruned,
+                    Err(e) => {
+                        log::debug!("residual pruning skipped for {}: {e}", self.split.file_path)
+                    }
+                }
             }
         }
         Ok(kept)
