@@ -369,21 +369,86 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn stages_run_in_slot_order_before_the_residual() {
-        let dir = tempfile::tempdir().unwrap();
+    /// Writes `f.parquet` with column `v` = 0..10; returns its size.
+    fn write_file(dir: &std::path::Path) -> u64 {
         let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
         let batch = RecordBatch::try_new(
             Arc::clone(&schema),
             vec![Arc::new(Int64Array::from_iter_values(0..10))],
         )
         .unwrap();
-        let file = dir.path().join("f.parquet");
+        let file = dir.join("f.parquet");
         let mut writer =
             ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        let size = std::fs::metadata(&file).unwrap().len();
+        std::fs::metadata(&file).unwrap().len()
+    }
+
+    fn values(batch: &RecordBatch) -> Vec<i64> {
+        batch
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .values()
+            .to_vec()
+    }
+
+    #[tokio::test]
+    async fn unselective_filters_run_after_decoding_with_the_same_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = write_file(dir.path());
+        let mut table = TableHandle::try_new(
+            "t",
+            vec![ColumnHandle::regular(&Field::new(
+                "v",
+                DataType::Int64,
+                true,
+            ))],
+        )
+        .unwrap();
+        let ge5 = Filter::compare(
+            &DataType::Int64,
+            datafusion::logical_expr::Operator::GtEq,
+            &5i64.into(),
+        );
+        table
+            .subfield_filters
+            .insert(Subfield::column("v"), ge5.unwrap());
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        for observed_keep in [None, Some(90_000)] {
+            let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0])).unwrap());
+            if let Some(kept) = observed_keep {
+                // Seen to keep 90 %: runs on the decoded batch, not in the decoder.
+                spec.adaptive()
+                    .record("v", std::time::Duration::from_millis(1), 100_000, kept);
+            }
+            let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+            let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+            let mut source = FileDataSource::new(
+                spec,
+                factory,
+                Arc::clone(&store),
+                vec![],
+                metrics.clone(),
+                1024,
+            );
+            let split = FileSplit::whole_file(Path::from("f.parquet"), size);
+            assert!(source.add_split(split).await.unwrap());
+            let mut out = vec![];
+            while let Some(batch) = source.next().await.unwrap() {
+                out.extend(values(&batch));
+            }
+            assert_eq!(out, [5, 6, 7, 8, 9], "observed keep {observed_keep:?}");
+            assert_eq!(metrics.rows_scanned.value(), 10);
+            assert_eq!(metrics.rows_removed_reader_filters.value(), 5);
+        }
+    }
+
+    #[tokio::test]
+    async fn stages_run_in_slot_order_before_the_residual() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = write_file(dir.path());
 
         let table = TableHandle::try_new(
             "t",
@@ -407,8 +472,7 @@ mod tests {
                 .unwrap()
         );
         let out = source.next().await.unwrap().unwrap();
-        let values: Vec<i64> = out.column(0).as_primitive::<Int64Type>().values().to_vec();
-        assert_eq!(values, [0, 2, 4, 6, 8]);
+        assert_eq!(values(&out), [0, 2, 4, 6, 8]);
         assert_eq!(
             *ran.lock().unwrap(),
             [StageSlot::BucketConversion, StageSlot::PostReadFilter]

@@ -228,14 +228,16 @@ impl ValueSet {
         matches!(self.ranges.as_slice(), [r] if r.low == Bound::Unbounded && r.high == Bound::Unbounded)
     }
 
-    /// True when `v` belongs to the set.
+    /// True when `v` belongs to the set. `O(log n)`.
     pub fn contains(&self, v: &ScalarValue) -> bool {
-        self.ranges.iter().any(|r| r.contains(v))
+        self.overlaps(v, v)
     }
 
-    /// True when some value of the set lies in `[min, max]`.
+    /// True when some value of the set lies in `[min, max]`. `O(log n)`: the ranges are
+    /// sorted, so the first range not entirely below `min` is the only candidate.
     pub fn overlaps(&self, min: &ScalarValue, max: &ScalarValue) -> bool {
-        self.ranges.iter().any(|r| r.overlaps(min, max))
+        let first = self.ranges.partition_point(|r| high_before(&r.high, min));
+        self.ranges.get(first).is_some_and(|r| r.overlaps(min, max))
     }
 
     /// Values in either set.
@@ -243,25 +245,27 @@ impl ValueSet {
         Self::from_ranges(self.ranges.iter().chain(&other.ranges).cloned())
     }
 
-    /// Values in both sets.
+    /// Values in both sets: a merge of the two sorted lists, `O(n + m)`.
     pub fn intersect(&self, other: &Self) -> Self {
+        let (a, b) = (&self.ranges, &other.ranges);
+        let (mut i, mut j) = (0, 0);
         let mut out = vec![];
-        for a in &self.ranges {
-            for b in &other.ranges {
-                let low = if cmp_low(&a.low, &b.low) == Ordering::Greater {
-                    &a.low
-                } else {
-                    &b.low
-                };
-                let high = if cmp_high(&a.high, &b.high) == Ordering::Less {
-                    &a.high
-                } else {
-                    &b.high
-                };
-                out.push(ValueRange {
-                    low: low.clone(),
-                    high: high.clone(),
-                });
+        while i < a.len() && j < b.len() {
+            let low = if cmp_low(&a[i].low, &b[j].low) == Ordering::Greater {
+                &a[i].low
+            } else {
+                &b[j].low
+            };
+            let a_ends_first = cmp_high(&a[i].high, &b[j].high) != Ordering::Greater;
+            let high = if a_ends_first { &a[i].high } else { &b[j].high };
+            out.push(ValueRange {
+                low: low.clone(),
+                high: high.clone(),
+            });
+            if a_ends_first {
+                i += 1;
+            } else {
+                j += 1;
             }
         }
         Self::from_ranges(out)
@@ -366,6 +370,18 @@ mod tests {
         assert!(not_three.contains(&i(2)));
         assert!(!not_three.overlaps(&i(3), &i(3)));
         assert!(not_three.overlaps(&i(3), &i(4)));
+    }
+
+    #[test]
+    fn many_points_intersect_and_search() {
+        let evens = ValueSet::from_ranges((0..1000).map(|v| ValueRange::point(i(v * 2))));
+        let window = ValueSet::from_ranges([r(Bound::Included(i(10)), Bound::Excluded(i(20)))]);
+        let both = evens.intersect(&window);
+        let points: Vec<String> = both.ranges().iter().map(|r| r.to_string()).collect();
+        assert_eq!(points, ["10", "12", "14", "16", "18"]);
+        assert!(evens.contains(&i(1998)) && !evens.contains(&i(1999)));
+        assert!(evens.overlaps(&i(3), &i(4)) && !evens.overlaps(&i(2001), &i(3000)));
+        assert_eq!(window.intersect(&evens), both);
     }
 
     #[test]

@@ -78,6 +78,8 @@ enum ReaderState {
 
 struct Reading {
     stream: ParquetRecordBatchStream<CountingReader>,
+    /// Filters evaluated on decoded batches: (batch column index, predicate).
+    post_filters: Vec<(usize, ColumnPredicate)>,
     /// Per channel of `R`: the batch column it comes from, or the constant to repeat.
     channels: Vec<ChannelSource>,
     /// Rows seen by the first reader filter; `None` when there are no reader filters.
@@ -228,8 +230,9 @@ impl SplitReader for ParquetSplitReader {
             }
             Some(Err(e)) => Err(file_error(&self.split.file_path, e)),
             Some(Ok(file_batch)) => {
-                let batch = reading.assemble(&file_batch, &self.context)?;
                 let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
+                let file_batch = reading.post_filter(file_batch)?;
+                let batch = reading.assemble(&file_batch, &self.context)?;
                 Ok(Some(ReaderBatch {
                     batch,
                     rows_scanned,
@@ -267,7 +270,10 @@ async fn load_footer(
 struct ReadPlan {
     /// Sorted file root columns returned in output batches.
     output_roots: Vec<usize>,
+    /// Filters that run inside the decoder, in adaptive order.
     predicates: Vec<Box<dyn ArrowPredicate>>,
+    /// Filters that run on decoded batches: (batch column index, predicate).
+    post_filters: Vec<(usize, ColumnPredicate)>,
     rows_scanned: Option<Arc<AtomicU64>>,
     selection: Option<RowSelection>,
 }
@@ -313,41 +319,53 @@ impl ReadPlan {
         spec.adaptive().order(&mut filtered, |c| {
             (c.subfield.to_string(), c.filter.data_type().clone())
         });
-        let rows_scanned = (!filtered.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
-        let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
+        let (pushed, post): (Vec<_>, Vec<_>) = filtered
+            .into_iter()
+            .partition(|c| row_filter::runs_in_decoder(spec.adaptive(), &c.subfield.to_string()));
+        output_roots.extend(post.iter().map(|c| c.root));
+        output_roots.sort_unstable();
+        output_roots.dedup();
+        let rows_scanned = (!pushed.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
         let mut selection: Option<RowSelection> = None;
-        for (n, column) in filtered.into_iter().enumerate() {
-            if column.subfield.path().is_empty() {
-                let file_name = file_schema.field(column.root).name();
-                let pages = page_index::page_selection(
-                    metadata.metadata(),
-                    file_schema,
-                    file_name,
-                    column.filter,
-                    row_groups,
-                )?;
-                if let Some(pages) = pages {
-                    selection = Some(match selection {
-                        Some(s) => s.intersection(&pages),
-                        None => pages,
-                    });
-                }
-            }
+        for column in pushed.iter().chain(&post) {
+            let pages = page_selection_of(metadata, row_groups, column)?;
+            selection = match (selection, pages) {
+                (Some(s), Some(p)) => Some(s.intersection(&p)),
+                (s, p) => s.or(p),
+            };
+        }
+        let predicate = |column: &FilteredColumn, rows_scanned: Option<Arc<AtomicU64>>| {
             let root_name = file_schema.field(column.root).name();
-            predicates.push(Box::new(ColumnPredicate {
+            ColumnPredicate {
                 column: column.subfield.to_string(),
                 projection: subfield_mask(&descr, column.root, root_name, column.subfield),
                 subfield: column.subfield.clone(),
                 filter: column.filter.clone(),
                 adaptive: Arc::clone(spec.adaptive()),
-                rows_scanned: (n == 0).then(|| rows_scanned.clone()).flatten(),
-                table_type: column.table_type,
-            }));
-        }
+                rows_scanned,
+                table_type: column.table_type.clone(),
+            }
+        };
+        let predicates: Vec<Box<dyn ArrowPredicate>> = pushed
+            .iter()
+            .enumerate()
+            .map(|(n, c)| {
+                let counter = if n == 0 { rows_scanned.clone() } else { None };
+                Box::new(predicate(c, counter)) as Box<dyn ArrowPredicate>
+            })
+            .collect();
+        let post_filters = post
+            .iter()
+            .map(|c| {
+                let index = output_roots.binary_search(&c.root).unwrap_or_default();
+                (index, predicate(c, None))
+            })
+            .collect();
         let selection = selection.filter(|s| s.skipped_row_count() > 0);
         Ok(Self {
             output_roots,
             predicates,
+            post_filters,
             rows_scanned,
             selection,
         })
@@ -376,6 +394,7 @@ impl ReadPlan {
         let channels = channel_sources(context, binding, &self.output_roots);
         Ok(Reading {
             stream: builder.build()?,
+            post_filters: self.post_filters,
             channels,
             rows_scanned: self.rows_scanned,
             reported_scanned: 0,
@@ -428,6 +447,26 @@ fn decode_in_table_types(
         Arc::clone(metadata.metadata()),
         options,
     )?)
+}
+
+/// Page-index selection for a filter on a top-level column (none for struct fields).
+fn page_selection_of(
+    metadata: &ArrowReaderMetadata,
+    row_groups: &[usize],
+    column: &FilteredColumn<'_>,
+) -> Result<Option<RowSelection>> {
+    if !column.subfield.path().is_empty() {
+        return Ok(None);
+    }
+    let file_schema = metadata.schema();
+    let file_name = file_schema.field(column.root).name();
+    page_index::page_selection(
+        metadata.metadata(),
+        file_schema,
+        file_name,
+        column.filter,
+        row_groups,
+    )
 }
 
 /// A filter on a file column or one of its struct fields.
@@ -502,6 +541,20 @@ fn channel_sources(
 }
 
 impl Reading {
+    /// Runs the filters that were left out of the decoder, dropping rows as it goes.
+    fn post_filter(&self, mut batch: RecordBatch) -> Result<RecordBatch> {
+        for (index, predicate) in &self.post_filters {
+            if batch.num_rows() == 0 {
+                break;
+            }
+            let mask = predicate.keep(batch.column(*index))?;
+            if mask.true_count() < batch.num_rows() {
+                batch = arrow::compute::filter_record_batch(&batch, &mask)?;
+            }
+        }
+        Ok(batch)
+    }
+
     /// Builds a batch of `R` from a file batch: casts file columns, repeats constants.
     fn assemble(&self, file_batch: &RecordBatch, context: &SplitContext) -> Result<RecordBatch> {
         let rows = file_batch.num_rows();

@@ -5,12 +5,17 @@
 //! surviving rows. Output columns are decoded last, only for rows every filter kept (late
 //! materialization). Predicates run in the [`AdaptiveState`] order and report their cost
 //! back to it, so later splits put the cheapest-per-dropped-row filter first.
+//!
+//! Late materialization only pays when a filter keeps few rows: a filter observed to keep
+//! more than [`PUSHDOWN_MAX_KEEP_RATIO`] of its input is evaluated after decoding instead
+//! (its column is decoded with the output columns and [`ColumnPredicate::keep`] runs on the
+//! batch), which costs no selection bookkeeping in the decoder.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use arrow::array::{BooleanArray, RecordBatch};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
 use parquet::arrow::ProjectionMask;
@@ -19,6 +24,23 @@ use parquet::arrow::arrow_reader::ArrowPredicate;
 use crate::filter::Filter;
 use crate::scan_spec::AdaptiveState;
 use crate::subfield::Subfield;
+
+/// A filter keeping more than this share of its input rows runs after decoding.
+pub const PUSHDOWN_MAX_KEEP_RATIO: f64 = 0.1;
+
+/// Rows a filter must have seen before its keep ratio decides where it runs.
+const MIN_OBSERVED_ROWS: u64 = 8192;
+
+/// Whether the filter named `key` runs inside the decoder (`RowFilter`): yes until observed,
+/// then only while it keeps at most [`PUSHDOWN_MAX_KEEP_RATIO`] of its input.
+pub fn runs_in_decoder(adaptive: &AdaptiveState, key: &str) -> bool {
+    match adaptive.cost(key) {
+        Some(c) if c.rows_in >= MIN_OBSERVED_ROWS => {
+            (c.rows_out as f64) <= PUSHDOWN_MAX_KEEP_RATIO * c.rows_in as f64
+        }
+        _ => true,
+    }
+}
 
 /// One column's filter inside the parquet reader.
 pub struct ColumnPredicate {
@@ -44,12 +66,18 @@ impl ArrowPredicate for ColumnPredicate {
     }
 
     fn evaluate(&mut self, batch: RecordBatch) -> Result<BooleanArray, ArrowError> {
-        let started = Instant::now();
-        let rows_in = batch.num_rows() as u64;
         if let Some(counter) = &self.rows_scanned {
-            counter.fetch_add(rows_in, Ordering::Relaxed);
+            counter.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
         }
-        let root = batch.column(0);
+        self.keep(batch.column(0))
+    }
+}
+
+impl ColumnPredicate {
+    /// Tests the values of the filtered column (`root` holds the whole top-level column or
+    /// the struct with the filtered leaves) and records the cost. `true` keeps the row.
+    pub fn keep(&self, root: &ArrayRef) -> Result<BooleanArray, ArrowError> {
+        let started = Instant::now();
         let column = if !self.subfield.path().is_empty() {
             self.subfield
                 .extract(root)
@@ -63,7 +91,7 @@ impl ArrowPredicate for ColumnPredicate {
             .filter
             .evaluate(&column)
             .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-        let rows_out = mask.true_count() as u64;
+        let (rows_in, rows_out) = (column.len() as u64, mask.true_count() as u64);
         self.adaptive
             .record(&self.column, started.elapsed(), rows_in, rows_out);
         Ok(mask)
