@@ -1,0 +1,222 @@
+//! The benchmark cases: one SQL text run unchanged by every engine, plus what the raw
+//! parquet floor decodes for it.
+//!
+//! Tables (the same files for every engine):
+//!
+//! | table           | files                                                        |
+//! |-----------------|--------------------------------------------------------------|
+//! | `lineitem`      | `flat/lineitem/*.parquet` as written by `tpchgen-cli`         |
+//! | `orders`        | `flat/orders/*.parquet`                                       |
+//! | `lineitem_hive` | `hive/lineitem/l_shipyear=YYYY/*.parquet` (partitioned by ship year) |
+
+/// Which table directory a floor scan reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableDir {
+    /// `flat/lineitem`
+    Lineitem,
+    /// `flat/orders`
+    Orders,
+    /// `hive/lineitem`
+    LineitemHive,
+}
+
+/// What the raw parquet floor decodes for one table of a case: `columns` of every row
+/// group that min/max statistics cannot exclude under `predicate` (DataFusion's
+/// `PruningPredicate` over the row-group statistics), without evaluating any filter.
+#[derive(Debug, Clone)]
+pub struct FloorScan {
+    /// The table's directory.
+    pub table: TableDir,
+    /// Only these partition directories (Hive layout), e.g. `l_shipyear=1995`.
+    pub partitions: Option<Vec<String>>,
+    /// Columns decoded.
+    pub columns: Vec<&'static str>,
+    /// Predicate (SQL over the file columns) used to prune row groups.
+    pub predicate: Option<String>,
+}
+
+/// One benchmark case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Short name used in the table and the JSON.
+    pub name: &'static str,
+    /// What it measures.
+    pub description: &'static str,
+    /// The query every engine runs.
+    pub sql: String,
+    /// What the raw parquet floor decodes.
+    pub floor: Vec<FloorScan>,
+}
+
+const ALL_LINEITEM: [&str; 16] = [
+    "l_orderkey",
+    "l_partkey",
+    "l_suppkey",
+    "l_linenumber",
+    "l_quantity",
+    "l_extendedprice",
+    "l_discount",
+    "l_tax",
+    "l_returnflag",
+    "l_linestatus",
+    "l_shipdate",
+    "l_commitdate",
+    "l_receiptdate",
+    "l_shipinstruct",
+    "l_shipmode",
+    "l_comment",
+];
+
+fn flat(columns: &[&'static str], predicate: Option<&str>) -> FloorScan {
+    FloorScan {
+        table: TableDir::Lineitem,
+        partitions: None,
+        columns: columns.to_vec(),
+        predicate: predicate.map(str::to_string),
+    }
+}
+
+/// An existing order key in the middle of `orders` at `scale` (TPC-H order keys use the
+/// first 8 of every 32 values).
+fn middle_order_key(scale: f64) -> u64 {
+    let orders = (1_500_000.0 * scale).round() as u64;
+    (orders / 2 / 8) * 32 + 1
+}
+
+/// The cases at `scale`, in the order they run. Key constants scale with the data so each
+/// case keeps its selectivity (about 1 % of rows for `selective` and `or_prune`).
+pub fn all(scale: f64) -> Vec<Case> {
+    let point = middle_order_key(scale);
+    let point_predicate = format!("l_orderkey = {point}");
+    let early_keys = ((60_000.0 * scale).round() as u64).max(1);
+    let or_predicate = format!("l_orderkey < {early_keys} OR l_shipdate < DATE '1992-01-02'");
+    let selective = "l_shipdate >= DATE '1995-03-01' AND l_shipdate < DATE '1995-03-26'";
+    let q6_floor = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' \
+                    AND l_discount >= 0.05 AND l_discount <= 0.07 AND l_quantity < 24";
+    let week = "o_orderdate >= DATE '1995-03-01' AND o_orderdate < DATE '1995-03-08'";
+    vec![
+        Case {
+            name: "full_scan",
+            description: "all 16 columns of lineitem, no filter",
+            sql: "SELECT * FROM lineitem".to_string(),
+            floor: vec![flat(&ALL_LINEITEM, None)],
+        },
+        Case {
+            name: "selective",
+            description: "l_shipdate range (~1 % of rows), 4 columns",
+            sql: format!(
+                "SELECT l_orderkey, l_partkey, l_extendedprice, l_shipdate FROM lineitem \
+                 WHERE {selective}"
+            ),
+            floor: vec![flat(
+                &["l_orderkey", "l_partkey", "l_extendedprice", "l_shipdate"],
+                Some(selective),
+            )],
+        },
+        Case {
+            name: "or_prune",
+            description: "OR across two columns, both prunable by min/max: \
+                          early order keys (~1 % of rows) or a ship date before the data starts",
+            sql: format!(
+                "SELECT l_orderkey, l_linenumber, l_quantity, l_shipdate FROM lineitem \
+                 WHERE {or_predicate}"
+            ),
+            floor: vec![flat(
+                &["l_orderkey", "l_linenumber", "l_quantity", "l_shipdate"],
+                Some(&or_predicate),
+            )],
+        },
+        Case {
+            name: "point_lookup",
+            description: "one order's line items by l_orderkey, all columns",
+            sql: format!("SELECT * FROM lineitem WHERE {point_predicate}"),
+            floor: vec![flat(&ALL_LINEITEM, Some(&point_predicate))],
+        },
+        Case {
+            name: "count_partition",
+            description: "count(*) of two ship years of the Hive layout (partition filter only)",
+            sql: "SELECT count(*) FROM lineitem_hive WHERE l_shipyear IN (1994, 1995)".to_string(),
+            floor: vec![FloorScan {
+                table: TableDir::LineitemHive,
+                partitions: Some(vec![
+                    "l_shipyear=1994".to_string(),
+                    "l_shipyear=1995".to_string(),
+                ]),
+                columns: vec![],
+                predicate: None,
+            }],
+        },
+        Case {
+            name: "tpch_q1",
+            description: "TPC-H Q1",
+            sql: "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, \
+                  sum(l_extendedprice) AS sum_base_price, \
+                  sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price, \
+                  sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, \
+                  avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price, \
+                  avg(l_discount) AS avg_disc, count(*) AS count_order \
+                  FROM lineitem \
+                  WHERE l_shipdate <= DATE '1998-12-01' - INTERVAL '90' DAY \
+                  GROUP BY l_returnflag, l_linestatus \
+                  ORDER BY l_returnflag, l_linestatus"
+                .to_string(),
+            floor: vec![flat(
+                &[
+                    "l_returnflag",
+                    "l_linestatus",
+                    "l_quantity",
+                    "l_extendedprice",
+                    "l_discount",
+                    "l_tax",
+                    "l_shipdate",
+                ],
+                Some("l_shipdate <= DATE '1998-09-02'"),
+            )],
+        },
+        Case {
+            name: "tpch_q6",
+            description: "TPC-H Q6",
+            sql: "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem \
+                  WHERE l_shipdate >= DATE '1994-01-01' \
+                  AND l_shipdate < DATE '1994-01-01' + INTERVAL '1' YEAR \
+                  AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 \
+                  AND l_quantity < 24"
+                .to_string(),
+            floor: vec![flat(
+                &["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"],
+                Some(q6_floor),
+            )],
+        },
+        Case {
+            name: "join_orders",
+            description: "lineitem joined with orders under a one-week o_orderdate filter \
+                          (no dynamic filter into the lineitem scan yet)",
+            sql: format!(
+                "SELECT count(*) AS lines, sum(l_extendedprice * (1 - l_discount)) AS revenue \
+                 FROM lineitem JOIN orders ON l_orderkey = o_orderkey WHERE {week}"
+            ),
+            floor: vec![
+                flat(&["l_orderkey", "l_extendedprice", "l_discount"], None),
+                FloorScan {
+                    table: TableDir::Orders,
+                    partitions: None,
+                    columns: vec!["o_orderkey", "o_orderdate"],
+                    predicate: Some(week.to_string()),
+                },
+            ],
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_keys_exist() {
+        assert_eq!(middle_order_key(1.0), 3_000_001);
+        assert_eq!(middle_order_key(0.01), 29_985);
+        let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
+        assert_eq!(names.len(), 8);
+    }
+}

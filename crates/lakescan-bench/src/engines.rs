@@ -1,0 +1,250 @@
+//! The engines and how one query runs in each of the in-process ones.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use datafusion::execution::config::SessionConfig;
+use datafusion::physical_plan::metrics::{MetricValue, MetricsSet};
+use datafusion::physical_plan::{ExecutionPlan, execute_stream};
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+
+use crate::data::Dataset;
+use crate::results::ResultCollector;
+
+/// An engine of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// lakescan's `LakeScanExec` (`STORED AS HIVE`).
+    Lakescan,
+    /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = false` (the default).
+    DataFusion,
+    /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = true`.
+    DataFusionPushdown,
+    /// The `parquet` crate decoding the same columns and row groups (see `floor`).
+    ParquetFloor,
+    /// DuckDB (Python package) in its own process.
+    DuckDb,
+}
+
+impl Engine {
+    /// Every engine, in the order each run visits them.
+    pub const ALL: [Engine; 5] = [
+        Engine::Lakescan,
+        Engine::DataFusion,
+        Engine::DataFusionPushdown,
+        Engine::ParquetFloor,
+        Engine::DuckDb,
+    ];
+
+    /// Name in the table and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Lakescan => "lakescan",
+            Engine::DataFusion => "datafusion",
+            Engine::DataFusionPushdown => "datafusion-pushdown",
+            Engine::ParquetFloor => "parquet-floor",
+            Engine::DuckDb => "duckdb",
+        }
+    }
+
+    /// Parses a name of [`Engine::name`].
+    pub fn parse(name: &str) -> Result<Engine> {
+        match Engine::ALL.into_iter().find(|e| e.name() == name) {
+            Some(e) => Ok(e),
+            None => {
+                let names: Vec<_> = Engine::ALL.iter().map(|e| e.name()).collect();
+                bail!("unknown engine '{name}' (one of {})", names.join(", "))
+            }
+        }
+    }
+}
+
+/// The session configuration shared by lakescan and DataFusion: `threads` target partitions,
+/// default batch size, and (DataFusion only) `pushdown_filters`.
+fn config(threads: usize, pushdown_filters: bool) -> SessionConfig {
+    let mut config = SessionConfig::new().with_target_partitions(threads);
+    config.options_mut().execution.parquet.pushdown_filters = pushdown_filters;
+    config
+}
+
+fn dir_url(path: &std::path::Path) -> String {
+    let mut s = path.display().to_string().replace('\'', "''");
+    if !s.ends_with('/') {
+        s.push('/');
+    }
+    s
+}
+
+/// A session with the three tables as lakescan (`STORED AS HIVE`) tables.
+pub async fn lakescan_session(dataset: &Dataset, threads: usize) -> Result<SessionContext> {
+    let ctx = SessionContext::new_with_config(config(threads, false));
+    lakescan::register(&ctx)?;
+    for (name, dir, partitioned) in tables(dataset) {
+        let by = if partitioned {
+            " PARTITIONED BY (l_shipyear)"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "CREATE EXTERNAL TABLE {name} STORED AS HIVE LOCATION '{}'{by}",
+            dir_url(&dir)
+        );
+        ctx.sql(&sql).await?.collect().await?;
+    }
+    Ok(ctx)
+}
+
+/// A session with the three tables as DataFusion `ListingTable`s.
+pub async fn datafusion_session(
+    dataset: &Dataset,
+    threads: usize,
+    pushdown_filters: bool,
+) -> Result<SessionContext> {
+    let ctx = SessionContext::new_with_config(config(threads, pushdown_filters));
+    for (name, dir, partitioned) in tables(dataset) {
+        let by = if partitioned {
+            " PARTITIONED BY (l_shipyear)"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "CREATE EXTERNAL TABLE {name} STORED AS PARQUET LOCATION '{}'{by}",
+            dir_url(&dir)
+        );
+        ctx.sql(&sql).await?.collect().await?;
+    }
+    Ok(ctx)
+}
+
+fn tables(dataset: &Dataset) -> [(&'static str, std::path::PathBuf, bool); 3] {
+    [
+        ("lineitem", dataset.flat_lineitem(), false),
+        ("orders", dataset.flat_orders(), false),
+        ("lineitem_hive", dataset.hive_lineitem(), true),
+    ]
+}
+
+/// One executed query.
+pub struct SqlRun {
+    /// Planning and execution, until the last batch was consumed.
+    pub elapsed: Duration,
+    /// Rows returned.
+    pub rows: usize,
+    /// The executed plan (its metrics are filled in).
+    pub plan: Arc<dyn ExecutionPlan>,
+}
+
+/// Plans and runs `sql`, consuming the result stream batch by batch (batches are dropped
+/// unless `collector` records them).
+pub async fn run_sql(
+    ctx: &SessionContext,
+    sql: &str,
+    mut collector: Option<&mut ResultCollector>,
+) -> Result<SqlRun> {
+    let start = Instant::now();
+    let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+    let mut stream = execute_stream(Arc::clone(&plan), ctx.task_ctx())?;
+    let mut rows = 0;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        rows += batch.num_rows();
+        if let Some(c) = collector.as_deref_mut() {
+            c.add(&batch)?;
+        }
+    }
+    Ok(SqlRun {
+        elapsed: start.elapsed(),
+        rows,
+        plan,
+    })
+}
+
+/// lakescan's counters, summed over the `LakeScanExec` nodes of a plan.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LakeMetrics {
+    /// `LakeScanExec` nodes.
+    pub scans: usize,
+    /// `rows_scanned`: rows the reader advanced over.
+    pub rows_scanned: usize,
+    /// `row_groups_total`.
+    pub row_groups_total: usize,
+    /// `row_groups_pruned_statistics`.
+    pub row_groups_pruned: usize,
+    /// `bytes_read`.
+    pub bytes_read: usize,
+}
+
+impl LakeMetrics {
+    /// Row groups read: total minus pruned by statistics.
+    pub fn row_groups_read(&self) -> usize {
+        self.row_groups_total.saturating_sub(self.row_groups_pruned)
+    }
+}
+
+fn nodes(plan: &Arc<dyn ExecutionPlan>, name: &str, out: &mut Vec<MetricsSet>) {
+    if plan.name() == name {
+        out.push(plan.metrics().unwrap_or_default());
+    }
+    for child in plan.children() {
+        nodes(child, name, out);
+    }
+}
+
+fn value(set: &MetricsSet, name: &str) -> Option<MetricValue> {
+    set.sum_by_name(name)
+}
+
+fn count(set: &MetricsSet, name: &str) -> usize {
+    match value(set, name) {
+        Some(MetricValue::PruningMetrics {
+            pruning_metrics, ..
+        }) => pruning_metrics.pruned(),
+        Some(v) => v.as_usize(),
+        None => 0,
+    }
+}
+
+/// lakescan's counters in an executed plan.
+pub fn lakescan_metrics(plan: &Arc<dyn ExecutionPlan>) -> LakeMetrics {
+    let mut sets = vec![];
+    nodes(plan, "LakeScanExec", &mut sets);
+    let mut m = LakeMetrics {
+        scans: sets.len(),
+        ..Default::default()
+    };
+    for set in &sets {
+        m.rows_scanned += count(set, "rows_scanned");
+        m.row_groups_total += count(set, "row_groups_total");
+        m.row_groups_pruned += count(set, "row_groups_pruned_statistics");
+        m.bytes_read += count(set, "bytes_read");
+    }
+    m
+}
+
+/// Row groups DataFusion's Parquet scans read: those matched by statistics and bloom
+/// filters (`row_groups_pruned_bloom_filter`, which counts every row group left after
+/// statistics), minus those dropped for a LIMIT. `None` without a `DataSourceExec` (e.g. an
+/// aggregate answered from statistics).
+pub fn datafusion_row_groups_read(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+    let mut sets = vec![];
+    nodes(plan, "DataSourceExec", &mut sets);
+    if sets.is_empty() {
+        return None;
+    }
+    let mut read = 0;
+    for set in &sets {
+        let matched = |name: &str| match value(set, name) {
+            Some(MetricValue::PruningMetrics {
+                pruning_metrics, ..
+            }) => Some(pruning_metrics.matched()),
+            _ => None,
+        };
+        let kept = matched("row_groups_pruned_bloom_filter")
+            .or_else(|| matched("row_groups_pruned_statistics"))
+            .unwrap_or(0);
+        read += kept.saturating_sub(count(set, "limit_pruned_row_groups"));
+    }
+    Some(read)
+}

@@ -1,0 +1,544 @@
+//! `lakescan-bench`: TPC-H scans of the same Parquet files by lakescan, DataFusion's own
+//! Parquet scan (filter pushdown off and on), raw `parquet` decoding and DuckDB, in one run.
+//!
+//! See `docs/benchmarks.md` for the command, the cases and how to read the table.
+//!
+//! ```sh
+//! benchmarks/setup.sh                                   # tpchgen-cli + python duckdb
+//! cargo run --release -p lakescan-bench -- --scale 1 --runs 5 --json target/bench-sf1.json
+//! cargo run -p lakescan-bench -- --smoke --runs 1       # all cases at SF 0.01, seconds
+//! ```
+
+mod cases;
+mod data;
+mod duckdb;
+mod engines;
+mod floor;
+mod report;
+mod results;
+mod rss;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use datafusion::prelude::SessionContext;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::cases::Case;
+use crate::data::{Dataset, Layout};
+use crate::duckdb::DuckDb;
+use crate::engines::{Engine, LakeMetrics, SqlRun};
+use crate::floor::FloorPlan;
+use crate::report::Measurement;
+use crate::results::{ResultCollector, ResultSet};
+use crate::rss::PeakRss;
+
+/// Scale factor of `--smoke`.
+const SMOKE_SCALE: f64 = 0.01;
+
+/// TPC-H scan benchmark: lakescan vs DataFusion's Parquet scan, raw parquet decode and DuckDB.
+#[derive(Debug, Parser)]
+#[command(name = "lakescan-bench", version)]
+struct Args {
+    /// TPC-H scale factor of the generated data.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Timed runs per case and engine (after one warm-up run each).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Also write the results as a JSON list to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Run every case on tiny data (SF 0.01) to check the harness; ignores --scale.
+    #[arg(long)]
+    smoke: bool,
+    /// Data cache directory [default: $LAKESCAN_BENCH_CACHE or ~/.cache/lakescan/bench].
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Only these cases (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    cases: Vec<String>,
+    /// Only these engines (comma-separated: lakescan, datafusion, datafusion-pushdown,
+    /// parquet-floor, duckdb); lakescan always runs, it is the reference (unless
+    /// --skip-check).
+    #[arg(long, value_delimiter = ',')]
+    engines: Vec<String>,
+    /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Python interpreter with the duckdb package.
+    #[arg(long, default_value = "python3")]
+    python: String,
+    /// Write the results table (Markdown) to this file as well.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Print each case's physical plan in lakescan and DataFusion (pushdown on) and exit.
+    #[arg(long)]
+    explain: bool,
+    /// Profiling aid: skip the cross-engine result check and the per-run row counts, and
+    /// run only the engines of --engines (never for published numbers).
+    #[arg(long)]
+    skip_check: bool,
+    /// Internal: run the one case of --cases once with this engine only and print its peak
+    /// RSS as JSON (run as a child process).
+    #[arg(long, hide = true)]
+    rss_probe: Option<String>,
+    /// Internal: generate the data set and exit (run as a child process).
+    #[arg(long, hide = true)]
+    prepare_data: bool,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()?;
+    let cache = args
+        .cache_dir
+        .clone()
+        .unwrap_or_else(data::default_cache_dir);
+    let layout = if args.smoke {
+        Layout::smoke(SMOKE_SCALE)
+    } else {
+        Layout::benchmark(args.scale)
+    };
+    if args.prepare_data {
+        return runtime.block_on(data::prepare(&cache, &layout));
+    }
+    runtime.block_on(run(args, cache, layout))
+}
+
+async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
+    let started = Instant::now();
+    let engines = selected_engines(&args.engines, args.skip_check)?;
+    let cases: Vec<Case> = cases::all(layout.scale)
+        .into_iter()
+        .filter(|c| args.cases.is_empty() || args.cases.iter().any(|n| n == c.name))
+        .collect();
+    if cases.is_empty() {
+        bail!("no case matches {:?}", args.cases);
+    }
+    if let Some(engine) = &args.rss_probe {
+        let dataset = data::ensure(&cache, &layout, args.smoke)?;
+        let [case] = cases.as_slice() else {
+            bail!("--rss-probe needs exactly one case");
+        };
+        let peak = rss_probe(Engine::parse(engine)?, case, &dataset, args.threads).await?;
+        println!("{}", serde_json::json!({ "peak_rss_bytes": peak }));
+        return Ok(());
+    }
+    // Fail early on a missing peer, before generating data.
+    let with_duck = engines.contains(&Engine::DuckDb);
+    if with_duck {
+        DuckDb::probe(&args.python)?;
+    }
+    let dataset = data::ensure(&cache, &layout, args.smoke)?;
+    let mut duck = if with_duck {
+        Some(DuckDb::start(&args.python, args.threads, &dataset)?)
+    } else {
+        None
+    };
+    let sessions = Sessions {
+        lakescan: engines::lakescan_session(&dataset, args.threads).await?,
+        datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
+        datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
+    };
+    if args.explain {
+        for case in &cases {
+            for (name, ctx) in [
+                ("lakescan", &sessions.lakescan),
+                ("datafusion-pushdown", &sessions.datafusion_pushdown),
+            ] {
+                let plan = ctx.sql(&case.sql).await?.create_physical_plan().await?;
+                let shown = datafusion::physical_plan::displayable(plan.as_ref()).indent(true);
+                println!("-- {} / {name}\n{shown}", case.name);
+            }
+        }
+        return Ok(());
+    }
+    let scratch = std::env::temp_dir().join(format!("lakescan-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+
+    println!(
+        "lakescan-bench: TPC-H SF{} in {}, {} timed run(s) after 1 warm-up, {} thread(s), \
+         {} core(s), engines: {}{}",
+        dataset.scale,
+        dataset.root.display(),
+        args.runs,
+        args.threads,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        engines
+            .iter()
+            .map(|e| e.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        duck.as_ref()
+            .map_or(String::new(), |d| format!(" (duckdb {})", d.version)),
+    );
+    println!(
+        "baseline RSS before the cases: {} MiB",
+        rss::current_rss_bytes() >> 20
+    );
+
+    let mut all = vec![];
+    let mut notes = vec![];
+    for case in &cases {
+        let mut bench = CaseBench {
+            case,
+            dataset: &dataset,
+            sessions: &sessions,
+            duck: duck.as_mut(),
+            scratch: &scratch,
+            notes: &mut notes,
+            skip_check: args.skip_check,
+            threads: args.threads,
+        };
+        let measured = bench.run(&engines, args.runs).await;
+        let mut measured = measured.with_context(|| format!("case {}", case.name))?;
+        // Fresh-process peaks; the smoke run probes only the full scan to stay fast.
+        let probe = !args.smoke || case.name == "full_scan";
+        for m in &mut measured {
+            if m.engine != Engine::DuckDb && !probe {
+                m.peak_rss_bytes = m.peak_rss_in_process_bytes;
+            } else if m.engine != Engine::DuckDb {
+                m.peak_rss_bytes = isolated_peak_rss(&args, &cache, case, m.engine)
+                    .with_context(|| format!("peak RSS of {} on {}", m.engine.name(), case.name))?;
+            }
+        }
+        for m in &measured {
+            eprintln!(
+                "  {:<16} {:<20} median {:.4} s",
+                m.case,
+                m.engine.name(),
+                m.median()
+            );
+        }
+        all.extend(measured);
+    }
+    drop(duck);
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    let table = report::table(&all);
+    println!();
+    for case in &cases {
+        println!("{:<16} {}", case.name, case.description);
+    }
+    println!();
+    print!("{table}");
+    println!();
+    print!("{}", report::targets(&all));
+    for note in &notes {
+        println!("note: {note}");
+    }
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(path) = &args.json {
+        let json = report::json(&all, dataset.scale, args.threads);
+        std::fs::write(path, serde_json::to_string_pretty(&json)?)
+            .with_context(|| path.display().to_string())?;
+    }
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, &table).with_context(|| path.display().to_string())?;
+    }
+    Ok(())
+}
+
+/// Runs `lakescan-bench --rss-probe <engine> --cases <case>` and returns its peak RSS.
+fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> Result<u64> {
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.arg("--rss-probe")
+        .arg(engine.name())
+        .arg("--cases")
+        .arg(case.name)
+        .arg("--scale")
+        .arg(args.scale.to_string())
+        .arg("--threads")
+        .arg(args.threads.to_string())
+        .arg("--cache-dir")
+        .arg(cache);
+    if args.smoke {
+        cmd.arg("--smoke");
+    }
+    let out = cmd.stderr(std::process::Stdio::inherit()).output()?;
+    if !out.status.success() {
+        bail!("the RSS probe failed ({})", out.status);
+    }
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    reply["peak_rss_bytes"]
+        .as_u64()
+        .context("no peak_rss_bytes from the RSS probe")
+}
+
+/// One run of `case` by `engine` in this (fresh) process; the process's peak RSS after it.
+async fn rss_probe(engine: Engine, case: &Case, dataset: &Dataset, threads: usize) -> Result<u64> {
+    match engine {
+        Engine::Lakescan => {
+            let ctx = engines::lakescan_session(dataset, threads).await?;
+            engines::run_sql(&ctx, &case.sql, None).await?;
+        }
+        Engine::DataFusion | Engine::DataFusionPushdown => {
+            let pushdown = engine == Engine::DataFusionPushdown;
+            let ctx = engines::datafusion_session(dataset, threads, pushdown).await?;
+            engines::run_sql(&ctx, &case.sql, None).await?;
+        }
+        Engine::ParquetFloor => {
+            FloorPlan::new(dataset, &case.floor).await?.run(threads)?;
+        }
+        Engine::DuckDb => bail!("DuckDB's peak RSS is measured in its own process"),
+    }
+    Ok(rss::lifetime_peak_rss_bytes())
+}
+
+/// The engines of `--engines` in canonical order; lakescan, the reference of the result
+/// check, is always included unless the check is skipped.
+fn selected_engines(names: &[String], skip_check: bool) -> Result<Vec<Engine>> {
+    if names.is_empty() {
+        return Ok(Engine::ALL.to_vec());
+    }
+    let mut chosen = if skip_check {
+        vec![]
+    } else {
+        vec![Engine::Lakescan]
+    };
+    for name in names {
+        let e = Engine::parse(name)?;
+        if !chosen.contains(&e) {
+            chosen.push(e);
+        }
+    }
+    // Keep the canonical order.
+    Ok(Engine::ALL
+        .into_iter()
+        .filter(|e| chosen.contains(e))
+        .collect())
+}
+
+struct Sessions {
+    lakescan: SessionContext,
+    datafusion: SessionContext,
+    datafusion_pushdown: SessionContext,
+}
+
+impl Sessions {
+    fn of(&self, engine: Engine) -> Option<&SessionContext> {
+        match engine {
+            Engine::Lakescan => Some(&self.lakescan),
+            Engine::DataFusion => Some(&self.datafusion),
+            Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
+            Engine::ParquetFloor | Engine::DuckDb => None,
+        }
+    }
+}
+
+/// One case: result check, warm-up, then `runs` rounds visiting every engine once each.
+struct CaseBench<'a> {
+    case: &'a Case,
+    dataset: &'a Dataset,
+    sessions: &'a Sessions,
+    duck: Option<&'a mut DuckDb>,
+    scratch: &'a Path,
+    notes: &'a mut Vec<String>,
+    skip_check: bool,
+    threads: usize,
+}
+
+/// What one untimed or timed run of an engine observed.
+struct Observed {
+    elapsed: f64,
+    peak_rss: u64,
+    rows_returned: usize,
+    lake: Option<LakeMetrics>,
+    df_row_groups: Option<usize>,
+    floor_rows: Option<u64>,
+    floor_row_groups: Option<usize>,
+}
+
+impl CaseBench<'_> {
+    async fn run(&mut self, engines: &[Engine], runs: usize) -> Result<Vec<Measurement>> {
+        let case = self.case;
+        let floor = if engines.contains(&Engine::ParquetFloor) {
+            Some(FloorPlan::new(self.dataset, &case.floor).await?)
+        } else {
+            None
+        };
+
+        // 1. Results: every engine against lakescan's, before anything is timed.
+        let (expected, lake_metrics) = if self.skip_check {
+            (None, LakeMetrics::default())
+        } else {
+            let mut collector = ResultCollector::default();
+            let reference =
+                engines::run_sql(&self.sessions.lakescan, &case.sql, Some(&mut collector))
+                    .await
+                    .context("lakescan")?;
+            let metrics = engines::lakescan_metrics(&reference.plan);
+            (Some(collector.finish()), metrics)
+        };
+        for &engine in engines {
+            let Some(expected) = &expected else {
+                break;
+            };
+            let actual = match engine {
+                Engine::Lakescan => continue,
+                Engine::DataFusion | Engine::DataFusionPushdown => {
+                    let mut c = ResultCollector::default();
+                    let ctx = self.sessions.of(engine).context("session")?;
+                    engines::run_sql(ctx, &case.sql, Some(&mut c))
+                        .await
+                        .with_context(|| engine.name())?;
+                    c.finish()
+                }
+                Engine::DuckDb => self.duck_result()?,
+                Engine::ParquetFloor => {
+                    let plan = floor.as_ref().context("floor plan")?;
+                    let run = plan.run(self.threads)?;
+                    if run.rows != plan.rows {
+                        bail!(
+                            "parquet-floor decoded {} rows, its row groups hold {}",
+                            run.rows,
+                            plan.rows
+                        );
+                    }
+                    if lake_metrics.scans > 0 && plan.row_groups != lake_metrics.row_groups_read() {
+                        self.notes.push(format!(
+                            "{}: parquet-floor decodes {} row groups (DataFusion's \
+                             PruningPredicate), lakescan read {}",
+                            case.name,
+                            plan.row_groups,
+                            lake_metrics.row_groups_read()
+                        ));
+                    }
+                    continue;
+                }
+            };
+            if let Err(diff) = results::compare(expected, &actual) {
+                bail!(
+                    "result of {} differs from lakescan's on case {}:\n{diff}\nquery: {}",
+                    engine.name(),
+                    case.name,
+                    case.sql
+                );
+            }
+        }
+        match &expected {
+            None => eprintln!("{}: result check SKIPPED (--skip-check)", case.name),
+            Some(expected) => eprintln!(
+                "{}: {} row(s), results of {} engine(s) agree",
+                case.name,
+                expected.rows,
+                engines.len()
+            ),
+        }
+
+        // 2. Warm-up, then 3. timed rounds A B C … A B C ….
+        let mut measured: Vec<Measurement> = engines
+            .iter()
+            .map(|&e| Measurement::new(case.name, e))
+            .collect();
+        for round in 0..=runs {
+            for (i, &engine) in engines.iter().enumerate() {
+                let seen = self
+                    .observe(engine, floor.as_ref())
+                    .await
+                    .with_context(|| engine.name())?;
+                let expected_rows = expected.as_ref().map(|e| e.rows);
+                let rows_ok = match engine {
+                    Engine::ParquetFloor => seen.floor_rows == floor.as_ref().map(|f| f.rows),
+                    _ => expected_rows.is_none_or(|rows| rows == seen.rows_returned),
+                };
+                if !rows_ok {
+                    bail!(
+                        "{} returned {} rows in a timed run, {:?} expected",
+                        engine.name(),
+                        seen.rows_returned,
+                        expected_rows
+                    );
+                }
+                if round == 0 {
+                    continue;
+                }
+                let m = &mut measured[i];
+                m.times.push(seen.elapsed);
+                m.peak_rss_in_process_bytes = m.peak_rss_in_process_bytes.max(seen.peak_rss);
+                if engine == Engine::DuckDb {
+                    m.peak_rss_bytes = m.peak_rss_in_process_bytes;
+                }
+                m.rows_returned = seen.rows_returned;
+                if let Some(lake) = seen.lake {
+                    m.rows_decoded = Some(lake.rows_scanned as u64);
+                    m.row_groups_read = Some(lake.row_groups_read());
+                    m.row_groups_total = Some(lake.row_groups_total);
+                    m.bytes_read = Some(lake.bytes_read);
+                }
+                if seen.df_row_groups.is_some() {
+                    m.row_groups_read = seen.df_row_groups;
+                }
+                if seen.floor_rows.is_some() {
+                    m.rows_decoded = seen.floor_rows;
+                    m.row_groups_read = seen.floor_row_groups;
+                }
+            }
+        }
+        Ok(measured)
+    }
+
+    /// DuckDB's result of the case, via a Parquet file written by its `COPY`.
+    fn duck_result(&mut self) -> Result<ResultSet> {
+        let duck = self.duck.as_deref_mut().context("duckdb not started")?;
+        let out = self.scratch.join(format!("{}.parquet", self.case.name));
+        duck.check(&self.case.sql, &out)?;
+        let mut c = ResultCollector::default();
+        let file = std::fs::File::open(&out)?;
+        for batch in ParquetRecordBatchReaderBuilder::try_new(file)?.build()? {
+            c.add(&batch?)?;
+        }
+        std::fs::remove_file(&out)?;
+        Ok(c.finish())
+    }
+
+    async fn observe(&mut self, engine: Engine, floor: Option<&FloorPlan>) -> Result<Observed> {
+        let mut seen = Observed {
+            elapsed: 0.0,
+            peak_rss: 0,
+            rows_returned: 0,
+            lake: None,
+            df_row_groups: None,
+            floor_rows: None,
+            floor_row_groups: None,
+        };
+        match engine {
+            Engine::Lakescan | Engine::DataFusion | Engine::DataFusionPushdown => {
+                let ctx = self.sessions.of(engine).context("session")?;
+                let rss = PeakRss::start();
+                let run: SqlRun = engines::run_sql(ctx, &self.case.sql, None).await?;
+                seen.peak_rss = rss.finish();
+                seen.elapsed = run.elapsed.as_secs_f64();
+                seen.rows_returned = run.rows;
+                if engine == Engine::Lakescan {
+                    seen.lake = Some(engines::lakescan_metrics(&run.plan));
+                } else {
+                    seen.df_row_groups = engines::datafusion_row_groups_read(&run.plan);
+                }
+            }
+            Engine::ParquetFloor => {
+                let plan = floor.context("floor plan")?;
+                let rss = PeakRss::start();
+                let run = plan.run(self.threads)?;
+                seen.peak_rss = rss.finish();
+                seen.elapsed = run.elapsed.as_secs_f64();
+                seen.floor_rows = Some(run.rows);
+                seen.floor_row_groups = Some(run.row_groups);
+            }
+            Engine::DuckDb => {
+                let duck = self.duck.as_deref_mut().context("duckdb not started")?;
+                let run = duck.run(&self.case.sql)?;
+                seen.elapsed = run.elapsed.as_secs_f64();
+                seen.peak_rss = run.peak_rss_bytes;
+                seen.rows_returned = run.rows;
+            }
+        }
+        Ok(seen)
+    }
+}

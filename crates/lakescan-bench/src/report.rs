@@ -1,0 +1,273 @@
+//! Timings per case and engine, the table, the JSON and the target check.
+
+use serde_json::{Value, json};
+
+use crate::engines::Engine;
+
+/// The measurements of one engine on one case.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Case name.
+    pub case: &'static str,
+    /// Engine.
+    pub engine: Engine,
+    /// Wall time of each timed run, in seconds.
+    pub times: Vec<f64>,
+    /// Peak RSS of one run of the case in a fresh child process that runs only this engine
+    /// (DuckDB: the largest peak of its own process over the timed runs).
+    pub peak_rss_bytes: u64,
+    /// Largest peak RSS of the benchmark process over the timed runs (process-wide, so it
+    /// includes memory other engines allocated and the allocator kept); DuckDB: as above.
+    pub peak_rss_in_process_bytes: u64,
+    /// Rows returned by the query (0 for the floor, which returns nothing).
+    pub rows_returned: usize,
+    /// lakescan: `rows_scanned`; floor: rows of the decoded row groups.
+    pub rows_decoded: Option<u64>,
+    /// Row groups read (lakescan: total - pruned by statistics; DataFusion: matched by its
+    /// pruning; floor: its selection).
+    pub row_groups_read: Option<usize>,
+    /// lakescan: `row_groups_total`.
+    pub row_groups_total: Option<usize>,
+    /// lakescan: `bytes_read`.
+    pub bytes_read: Option<usize>,
+}
+
+impl Measurement {
+    /// A measurement without runs yet.
+    pub fn new(case: &'static str, engine: Engine) -> Self {
+        Self {
+            case,
+            engine,
+            times: vec![],
+            peak_rss_bytes: 0,
+            peak_rss_in_process_bytes: 0,
+            rows_returned: 0,
+            rows_decoded: None,
+            row_groups_read: None,
+            row_groups_total: None,
+            bytes_read: None,
+        }
+    }
+
+    fn sorted(&self) -> Vec<f64> {
+        let mut t = self.times.clone();
+        t.sort_by(f64::total_cmp);
+        t
+    }
+
+    /// Median wall time (mean of the middle two for an even number of runs).
+    pub fn median(&self) -> f64 {
+        let t = self.sorted();
+        match t.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => t[n / 2],
+            n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
+        }
+    }
+
+    /// Fastest run.
+    pub fn min(&self) -> f64 {
+        self.sorted().first().copied().unwrap_or(f64::NAN)
+    }
+
+    /// Slowest run.
+    pub fn max(&self) -> f64 {
+        self.sorted().last().copied().unwrap_or(f64::NAN)
+    }
+}
+
+fn lakescan_of<'a>(all: &'a [Measurement], case: &str) -> Option<&'a Measurement> {
+    all.iter()
+        .find(|m| m.case == case && m.engine == Engine::Lakescan)
+}
+
+/// lakescan's median over `m`'s median, for the same case.
+pub fn ratio(all: &[Measurement], m: &Measurement) -> Option<f64> {
+    let lake = lakescan_of(all, m.case)?;
+    let r = lake.median() / m.median();
+    r.is_finite().then_some(r)
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0}", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn secs(s: f64) -> String {
+    if s < 0.01 {
+        format!("{s:.4}")
+    } else {
+        format!("{s:.3}")
+    }
+}
+
+/// The Markdown table: one row per case and engine.
+pub fn table(all: &[Measurement]) -> String {
+    let mut out = String::from(
+        "| case | engine | median s | min–max s | peak RSS MiB | lakescan / engine | rows decoded | row groups read |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for m in all {
+        let ratio = match m.engine {
+            Engine::Lakescan => "—".to_string(),
+            _ => ratio(all, m).map_or("n/a".to_string(), |r| format!("{r:.2}")),
+        };
+        let decoded = m.rows_decoded.map_or(String::new(), |r| r.to_string());
+        let groups = match (m.row_groups_read, m.row_groups_total) {
+            (Some(r), Some(t)) => format!("{r} of {t}"),
+            (Some(r), None) => r.to_string(),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {}–{} | {} | {} | {} | {} |\n",
+            m.case,
+            m.engine.name(),
+            secs(m.median()),
+            secs(m.min()),
+            secs(m.max()),
+            mib(m.peak_rss_bytes),
+            ratio,
+            decoded,
+            groups
+        ));
+    }
+    out
+}
+
+/// The JSON list written by `--json`.
+pub fn json(all: &[Measurement], scale: f64, threads: usize) -> Value {
+    let rows: Vec<Value> = all
+        .iter()
+        .map(|m| {
+            json!({
+                "case": m.case,
+                "engine": m.engine.name(),
+                "scale": scale,
+                "threads": threads,
+                "runs": m.times.len(),
+                "median_s": m.median(),
+                "min_s": m.min(),
+                "max_s": m.max(),
+                "times_s": m.times,
+                "peak_rss_bytes": m.peak_rss_bytes,
+                "peak_rss_in_process_bytes": m.peak_rss_in_process_bytes,
+                "rows_returned": m.rows_returned,
+                "rows_decoded": m.rows_decoded,
+                "row_groups_read": m.row_groups_read,
+                "row_groups_total": m.row_groups_total,
+                "bytes_read": m.bytes_read,
+                "ratio_lakescan_over_engine": ratio(all, m),
+            })
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+fn find<'a>(all: &'a [Measurement], case: &str, engine: Engine) -> Option<&'a Measurement> {
+    all.iter().find(|m| m.case == case && m.engine == engine)
+}
+
+/// One line per target of the issue: met, missed or not measured.
+pub fn targets(all: &[Measurement]) -> String {
+    let mut lines = vec![];
+    let mut time_target = |label: &str, case: &str, peer: Engine, limit: f64| {
+        let line = match find(all, case, peer).and_then(|m| ratio(all, m)) {
+            Some(r) => format!(
+                "{} {label}: lakescan / {} = {r:.2} (target <= {limit:.2})",
+                if r <= limit { "MET   " } else { "MISSED" },
+                peer.name()
+            ),
+            None => format!("n/a    {label}: not measured"),
+        };
+        lines.push(line);
+    };
+    time_target(
+        "full scan vs DataFusion",
+        "full_scan",
+        Engine::DataFusion,
+        1.0,
+    );
+    time_target(
+        "selective scan vs DataFusion (pushdown on)",
+        "selective",
+        Engine::DataFusionPushdown,
+        0.8,
+    );
+    time_target(
+        "selective scan vs DataFusion (pushdown off)",
+        "selective",
+        Engine::DataFusion,
+        0.5,
+    );
+    time_target(
+        "full scan vs raw parquet decode",
+        "full_scan",
+        Engine::ParquetFloor,
+        1.10,
+    );
+    time_target(
+        "stretch: selective scan vs DuckDB",
+        "selective",
+        Engine::DuckDb,
+        1.0,
+    );
+    time_target("stretch: Q6 vs DuckDB", "tpch_q6", Engine::DuckDb, 1.0);
+    for peer in [Engine::DataFusion, Engine::DataFusionPushdown] {
+        let lake = find(all, "or_prune", Engine::Lakescan).and_then(|m| m.row_groups_read);
+        let df = find(all, "or_prune", peer).and_then(|m| m.row_groups_read);
+        lines.push(match (lake, df) {
+            (Some(l), Some(d)) => format!(
+                "{} OR predicate row groups read: lakescan {l}, {} {d} (target: lakescan <= peer)",
+                if l <= d { "MET   " } else { "MISSED" },
+                peer.name()
+            ),
+            _ => "n/a    OR predicate row groups read: not measured".to_string(),
+        });
+    }
+    let limit = 512u64 << 20;
+    lines.push(match find(all, "full_scan", Engine::Lakescan) {
+        Some(m) => format!(
+            "{} full scan peak RSS: {} MiB (target <= 512 MiB; a process running only lakescan)",
+            if m.peak_rss_bytes <= limit {
+                "MET   "
+            } else {
+                "MISSED"
+            },
+            mib(m.peak_rss_bytes)
+        ),
+        None => "n/a    full scan peak RSS: not measured".to_string(),
+    });
+    lines.join("\n") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(case: &'static str, engine: Engine, times: &[f64]) -> Measurement {
+        let mut m = Measurement::new(case, engine);
+        m.times = times.to_vec();
+        m
+    }
+
+    #[test]
+    fn median_ratio_and_targets() {
+        let all = vec![
+            m("full_scan", Engine::Lakescan, &[1.0, 3.0, 2.0]),
+            m("full_scan", Engine::DataFusion, &[4.0, 4.0, 5.0, 3.0]),
+        ];
+        assert_eq!(all[0].median(), 2.0);
+        assert_eq!(all[1].median(), 4.0);
+        assert_eq!(ratio(&all, &all[1]), Some(0.5));
+        let t = targets(&all);
+        assert!(t.contains("MET    full scan vs DataFusion"), "{t}");
+        assert!(t.contains("n/a    full scan vs raw parquet decode"), "{t}");
+        let table = table(&all);
+        assert!(
+            table.contains("| full_scan | datafusion | 4.000 | 3.000–5.000 |"),
+            "{table}"
+        );
+        let j = json(&all, 1.0, 2);
+        assert_eq!(j[1]["median_s"], 4.0);
+        assert_eq!(j[1]["engine"], "datafusion");
+    }
+}

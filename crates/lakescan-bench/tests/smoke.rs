@@ -1,0 +1,63 @@
+//! `lakescan-bench --smoke --runs 1`: every case, every engine, the cross-engine result
+//! check, on SF 0.01 data. Needs `tpchgen-cli` (first run only, to generate the data) and
+//! the `duckdb` Python package: run `benchmarks/setup.sh` first.
+
+use std::process::Command;
+
+#[test]
+fn smoke_run_checks_every_engine_on_every_case() {
+    let json =
+        std::env::temp_dir().join(format!("lakescan-bench-smoke-{}.json", std::process::id()));
+    let output = Command::new(env!("CARGO_BIN_EXE_lakescan-bench"))
+        .args(["--smoke", "--runs", "1", "--json"])
+        .arg(&json)
+        .output()
+        .expect("run lakescan-bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "lakescan-bench --smoke failed (if tpchgen-cli or the duckdb Python package is \
+         missing, run benchmarks/setup.sh)\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let rows: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    let rows = rows.as_array().expect("a list");
+    let cases = [
+        "full_scan",
+        "selective",
+        "or_prune",
+        "point_lookup",
+        "count_partition",
+        "tpch_q1",
+        "tpch_q6",
+        "join_orders",
+    ];
+    let engines = [
+        "lakescan",
+        "datafusion",
+        "datafusion-pushdown",
+        "parquet-floor",
+        "duckdb",
+    ];
+    for case in cases {
+        for engine in engines {
+            let row = rows
+                .iter()
+                .find(|r| r["case"] == case && r["engine"] == engine)
+                .unwrap_or_else(|| panic!("no row for {case} / {engine}:\n{stdout}"));
+            for key in ["median_s", "min_s", "max_s", "peak_rss_bytes"] {
+                assert!(
+                    row[key].is_number(),
+                    "{case}/{engine}: {key} missing: {row}"
+                );
+            }
+            if engine == "lakescan" && case != "count_partition" {
+                assert!(row["rows_decoded"].is_number(), "{row}");
+                assert!(row["row_groups_read"].is_number(), "{row}");
+            }
+        }
+    }
+    assert!(stdout.contains("| case | engine |"), "{stdout}");
+}
