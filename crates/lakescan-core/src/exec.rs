@@ -12,8 +12,9 @@ use std::task::Poll;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
+use datafusion::common::stats::Precision;
+use datafusion::common::{Result, Statistics};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::EquivalenceProperties;
@@ -248,6 +249,25 @@ impl ExecutionPlan for LakeScanExec {
 
     fn metrics(&self) -> Option<MetricsSet> {
         Some(self.metrics.clone_inner())
+    }
+
+    /// Only sizes are known before reading (no footer is read while planning): the bytes of
+    /// the splits, scaled by DataFusion's default filter selectivity when the scan filters.
+    /// Enough for the optimizer to build a join's hash table on the smaller input.
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        let mut stats = Statistics::new_unknown(self.spec.plan_schema());
+        if partition.is_none() {
+            let bytes: u64 = self.splits.iter().map(|s| s.length).sum();
+            let filtered = self.spec.residual().is_some()
+                || self
+                    .spec
+                    .fields()
+                    .iter()
+                    .any(|f| !f.subfield_filters().is_empty());
+            let bytes = if filtered { bytes / 5 } else { bytes };
+            stats.total_byte_size = Precision::Inexact(bytes as usize);
+        }
+        Ok(Arc::new(stats))
     }
 
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {

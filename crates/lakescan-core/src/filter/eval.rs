@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::compute::{cast, prep_null_mask_filter};
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{Result, ScalarValue, internal_err};
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, Column, InListExpr, IsNullExpr, Literal};
@@ -94,9 +94,73 @@ impl Filter {
         }
     }
 
+    /// The share of rows expected to pass when values spread evenly over `[min, max]`
+    /// (the classic optimizer estimate); `None` for types without a numeric distance.
+    pub fn estimated_keep_ratio(&self, stats: &ColumnStats) -> Option<f64> {
+        let (min, max) = (as_f64(stats.min.as_ref()?)?, as_f64(stats.max.as_ref()?)?);
+        let width = max - min;
+        if !(width.is_finite() && width >= 0.0) {
+            return None;
+        }
+        let integral = !matches!(
+            self.data_type,
+            DataType::Float16 | DataType::Float32 | DataType::Float64
+        );
+        let mut kept = 0.0;
+        for range in self.values.ranges() {
+            // Integral domains: an open end excludes exactly one value.
+            let step = if integral { 1.0 } else { 0.0 };
+            let low = bound_f64(&range.low, step).unwrap_or(min).max(min);
+            let high = bound_f64(&range.high, -step).unwrap_or(max).min(max);
+            if high < low {
+                continue;
+            }
+            kept += if width == 0.0 {
+                1.0
+            } else if integral {
+                (high - low + 1.0) / (width + 1.0)
+            } else {
+                (high - low) / width
+            };
+        }
+        Some(kept.clamp(0.0, 1.0))
+    }
+
     /// The filter as a DataFusion expression over column 0 (`v`) of the filter's type.
     pub fn expr(&self) -> &Arc<dyn PhysicalExpr> {
         self.expr.get_or_init(|| build_expr(self))
+    }
+}
+
+/// A bound as a number; an excluded bound moves by `open_step` (one value inward).
+fn bound_f64(bound: &super::Bound, open_step: f64) -> Option<f64> {
+    match bound {
+        super::Bound::Unbounded => None,
+        super::Bound::Included(v) => as_f64(v),
+        super::Bound::Excluded(v) => as_f64(v).map(|x| x + open_step),
+    }
+}
+
+/// A numeric view of a value for distance estimates (dates in days, timestamps in their unit).
+fn as_f64(v: &ScalarValue) -> Option<f64> {
+    use ScalarValue::*;
+    match v {
+        Int8(Some(x)) => Some(*x as f64),
+        Int16(Some(x)) => Some(*x as f64),
+        Int32(Some(x)) | Date32(Some(x)) => Some(*x as f64),
+        Int64(Some(x)) | Date64(Some(x)) => Some(*x as f64),
+        UInt8(Some(x)) => Some(*x as f64),
+        UInt16(Some(x)) => Some(*x as f64),
+        UInt32(Some(x)) => Some(*x as f64),
+        UInt64(Some(x)) => Some(*x as f64),
+        Float32(Some(x)) => Some(*x as f64),
+        Float64(Some(x)) => Some(*x),
+        Decimal128(Some(x), _, scale) => Some(*x as f64 / 10f64.powi(*scale as i32)),
+        TimestampSecond(Some(x), _)
+        | TimestampMillisecond(Some(x), _)
+        | TimestampMicrosecond(Some(x), _)
+        | TimestampNanosecond(Some(x), _) => Some(*x as f64),
+        _ => None,
     }
 }
 
@@ -193,7 +257,6 @@ fn always(value: bool) -> Arc<dyn PhysicalExpr> {
 mod tests {
     use super::*;
     use arrow::array::{Float64Array, Int32Array, StringArray};
-    use arrow::datatypes::DataType;
 
     fn f(v: f64) -> ScalarValue {
         ScalarValue::Float64(Some(v))
@@ -248,6 +311,33 @@ mod tests {
         assert!(gt0.may_match(&stats));
         let lt0 = Filter::compare(&DataType::Float64, Operator::Lt, &f(0.0)).unwrap();
         assert!(!lt0.may_match(&stats));
+    }
+
+    #[test]
+    fn keep_ratio_estimates() {
+        let d = |v: i32| ScalarValue::Date32(Some(v));
+        let stats = ColumnStats {
+            min: Some(d(0)),
+            max: Some(d(2555)),
+            ..Default::default()
+        };
+        let year = Filter::compare(&DataType::Date32, Operator::GtEq, &d(365))
+            .unwrap()
+            .and(&Filter::compare(&DataType::Date32, Operator::Lt, &d(730)).unwrap())
+            .unwrap();
+        let ratio = year.estimated_keep_ratio(&stats).unwrap();
+        assert!((ratio - 365.0 / 2556.0).abs() < 1e-9, "{ratio}");
+        let text = Filter::compare(
+            &DataType::Utf8,
+            Operator::Eq,
+            &ScalarValue::Utf8(Some("a".into())),
+        );
+        let text_stats = ColumnStats {
+            min: Some(ScalarValue::Utf8(Some("a".into()))),
+            max: Some(ScalarValue::Utf8(Some("z".into()))),
+            ..Default::default()
+        };
+        assert_eq!(text.unwrap().estimated_keep_ratio(&text_stats), None);
     }
 
     #[test]

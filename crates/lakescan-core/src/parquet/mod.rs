@@ -25,6 +25,7 @@ pub mod row_filter;
 pub mod row_groups;
 pub mod statistics;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -194,7 +195,9 @@ impl SplitReader for ParquetSplitReader {
             self.state = ReaderState::Done;
             return Ok(Prepared::NothingToRead);
         }
-        let plan = ReadPlan::try_new(&self.context, &binding, &metadata, &kept)?;
+        let first = &kept[..1];
+        let estimates = keep_estimates(&self.context, &stats.with_row_groups(first))?;
+        let plan = ReadPlan::try_new(&self.context, &binding, &metadata, &kept, &estimates)?;
         if let Some(selection) = &plan.selection {
             self.context
                 .metrics
@@ -284,6 +287,7 @@ impl ReadPlan {
         binding: &SplitBinding,
         metadata: &ArrowReaderMetadata,
         row_groups: &[usize],
+        estimates: &HashMap<Subfield, f64>,
     ) -> Result<Self> {
         let spec = &context.spec;
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
@@ -319,9 +323,10 @@ impl ReadPlan {
         spec.adaptive().order(&mut filtered, |c| {
             (c.subfield.to_string(), c.filter.data_type().clone())
         });
-        let (pushed, post): (Vec<_>, Vec<_>) = filtered
-            .into_iter()
-            .partition(|c| row_filter::runs_in_decoder(spec.adaptive(), &c.subfield.to_string()));
+        let (pushed, post): (Vec<_>, Vec<_>) = filtered.into_iter().partition(|c| {
+            let estimate = estimates.get(c.subfield).copied();
+            row_filter::runs_in_decoder(spec.adaptive(), &c.subfield.to_string(), estimate)
+        });
         output_roots.extend(post.iter().map(|c| c.root));
         output_roots.sort_unstable();
         output_roots.dedup();
@@ -447,6 +452,36 @@ fn decode_in_table_types(
         Arc::clone(metadata.metadata()),
         options,
     )?)
+}
+
+/// Keep-ratio estimates of the filters on top-level columns from one row group's min/max.
+fn keep_estimates(
+    context: &SplitContext,
+    stats: &RowGroupStatistics<'_>,
+) -> Result<HashMap<Subfield, f64>> {
+    let mut estimates = HashMap::new();
+    for (i, field) in context.spec.fields().iter().enumerate() {
+        let column = Subfield::column(field.name());
+        let Some(filter) = context.filters.filters.get(&column) else {
+            continue;
+        };
+        let Some(arrays) = stats.field_stats(i)? else {
+            continue;
+        };
+        let Some(mut column_stats) = (arrays.mins.len() > 0).then(|| arrays.column_stats(0)) else {
+            continue;
+        };
+        column_stats.min = column_stats
+            .min
+            .and_then(|v| v.cast_to(filter.data_type()).ok());
+        column_stats.max = column_stats
+            .max
+            .and_then(|v| v.cast_to(filter.data_type()).ok());
+        if let Some(ratio) = filter.estimated_keep_ratio(&column_stats) {
+            estimates.insert(column, ratio);
+        }
+    }
+    Ok(estimates)
 }
 
 /// Page-index selection for a filter on a top-level column (none for struct fields).

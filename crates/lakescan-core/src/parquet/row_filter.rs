@@ -31,15 +31,15 @@ pub const PUSHDOWN_MAX_KEEP_RATIO: f64 = 0.1;
 /// Rows a filter must have seen before its keep ratio decides where it runs.
 const MIN_OBSERVED_ROWS: u64 = 8192;
 
-/// Whether the filter named `key` runs inside the decoder (`RowFilter`): yes until observed,
-/// then only while it keeps at most [`PUSHDOWN_MAX_KEEP_RATIO`] of its input.
-pub fn runs_in_decoder(adaptive: &AdaptiveState, key: &str) -> bool {
-    match adaptive.cost(key) {
-        Some(c) if c.rows_in >= MIN_OBSERVED_ROWS => {
-            (c.rows_out as f64) <= PUSHDOWN_MAX_KEEP_RATIO * c.rows_in as f64
-        }
-        _ => true,
-    }
+/// Whether the filter named `key` runs inside the decoder (`RowFilter`): by its observed
+/// keep ratio once it has seen enough rows, before that by `estimate` (from min/max
+/// statistics), and inside the decoder when neither is known.
+pub fn runs_in_decoder(adaptive: &AdaptiveState, key: &str, estimate: Option<f64>) -> bool {
+    let ratio = match adaptive.cost(key) {
+        Some(c) if c.rows_in >= MIN_OBSERVED_ROWS => Some(c.rows_out as f64 / c.rows_in as f64),
+        _ => estimate,
+    };
+    ratio.is_none_or(|r| r <= PUSHDOWN_MAX_KEEP_RATIO)
 }
 
 /// One column's filter inside the parquet reader.
