@@ -468,7 +468,8 @@ fn keep_estimates(
         let Some(arrays) = stats.field_stats(i)? else {
             continue;
         };
-        let Some(mut column_stats) = (arrays.mins.len() > 0).then(|| arrays.column_stats(0)) else {
+        let Some(mut column_stats) = (!arrays.mins.is_empty()).then(|| arrays.column_stats(0))
+        else {
             continue;
         };
         column_stats.min = column_stats
