@@ -31,9 +31,10 @@ use datafusion::physical_plan::{
 };
 use futures::stream;
 
+use crate::config::LakeScanOptions;
 use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::ScanSpec;
-use crate::source::{FileDataSource, SplitReaderFactory};
+use crate::source::{FileDataSource, ReadOptions, SplitReaderFactory};
 use crate::split::FileSplit;
 
 /// Counts from planning (listing) shown with the scan's metrics.
@@ -223,14 +224,19 @@ impl ExecutionPlan for LakeScanExec {
             planning("partitions_total", self.planning.partitions_total);
             planning("partitions_pruned", self.planning.partitions_pruned);
         }
-        let batch_size = context.session_config().batch_size();
+        let session = context.session_config();
+        let options = ReadOptions {
+            batch_size: session.batch_size(),
+            pushdown_max_keep_ratio: LakeScanOptions::from_config(session.options())
+                .pushdown_max_keep_ratio,
+        };
         let source = FileDataSource::new(
             Arc::clone(&self.spec),
             Arc::clone(&self.factory),
             store,
             self.pushed_filters.clone(),
             metrics.clone(),
-            batch_size,
+            options,
         );
         let state = PartitionState {
             source,

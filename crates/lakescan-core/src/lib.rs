@@ -12,12 +12,14 @@
 //! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
 //! | [`source`]    | `SplitReader` trait, `FileDataSource`, per-split filters             |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
+//! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
 //! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12)              |
 //!
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
 //! handles and splits and extend the split reader.
 
 pub mod binding;
+pub mod config;
 pub mod exec;
 pub mod extract;
 pub mod filter;

@@ -76,8 +76,27 @@ pub struct SplitContext {
     pub filters: Arc<SplitFilters>,
     /// Metrics of the partition.
     pub metrics: LakeScanMetrics,
+    /// How to read.
+    pub options: ReadOptions,
+}
+
+/// Settings of one execution that shape reading (not results).
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
     /// Target rows per batch.
     pub batch_size: usize,
+    /// See `LakeScanOptions::pushdown_max_keep_ratio`.
+    pub pushdown_max_keep_ratio: f64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        let defaults = crate::config::LakeScanOptions::default();
+        Self {
+            batch_size: 8192,
+            pushdown_max_keep_ratio: defaults.pushdown_max_keep_ratio,
+        }
+    }
 }
 
 /// Creates the reader for a split; table formats plug in here.
@@ -184,7 +203,7 @@ pub struct FileDataSource {
     store: Arc<dyn ObjectStore>,
     dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
     metrics: LakeScanMetrics,
-    batch_size: usize,
+    options: ReadOptions,
     current: Option<CurrentSplit>,
 }
 
@@ -208,7 +227,7 @@ impl FileDataSource {
         store: Arc<dyn ObjectStore>,
         dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
         metrics: LakeScanMetrics,
-        batch_size: usize,
+        options: ReadOptions,
     ) -> Self {
         Self {
             spec,
@@ -216,7 +235,7 @@ impl FileDataSource {
             store,
             dynamic_filters,
             metrics,
-            batch_size,
+            options,
             current: None,
         }
     }
@@ -234,7 +253,7 @@ impl FileDataSource {
             spec: Arc::clone(&self.spec),
             filters: Arc::clone(&filters),
             metrics: self.metrics.clone(),
-            batch_size: self.batch_size,
+            options: self.options,
         };
         let mut stages = self.factory.stages(&split, &self.spec)?;
         stages.sort_by_key(|s| s.slot);
@@ -431,7 +450,7 @@ mod tests {
                 Arc::clone(&store),
                 vec![],
                 metrics.clone(),
-                1024,
+                ReadOptions::default(),
             );
             let split = FileSplit::whole_file(Path::from("f.parquet"), size);
             assert!(source.add_split(split).await.unwrap());
@@ -464,7 +483,14 @@ mod tests {
         let store = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
         let factory = Arc::new(StagedFactory(Arc::clone(&ran)));
-        let mut source = FileDataSource::new(spec, factory, store, vec![], metrics.clone(), 1024);
+        let mut source = FileDataSource::new(
+            spec,
+            factory,
+            store,
+            vec![],
+            metrics.clone(),
+            ReadOptions::default(),
+        );
         assert!(
             source
                 .add_split(FileSplit::whole_file(Path::from("f.parquet"), size))

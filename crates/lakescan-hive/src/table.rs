@@ -14,6 +14,7 @@ use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::{collect_columns, conjunction_opt};
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
+use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::Extraction;
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, TableHandle};
@@ -23,9 +24,6 @@ use lakescan_core::split::FileSplit;
 
 use crate::listing::{PartitionFilters, list_table, partition_schema};
 
-/// Default largest split: files above it are read as several byte ranges.
-pub const DEFAULT_SPLIT_SIZE: u64 = 64 * 1024 * 1024;
-
 /// A Hive-style partitioned Parquet table.
 #[derive(Debug, Clone)]
 pub struct HiveTable {
@@ -33,7 +31,8 @@ pub struct HiveTable {
     location: ListingTableUrl,
     handle: TableHandle,
     partition_columns: Vec<(String, DataType)>,
-    split_size: u64,
+    /// Table option; the session's `lakescan.split_size` when `None`.
+    split_size: Option<u64>,
 }
 
 impl HiveTable {
@@ -57,13 +56,13 @@ impl HiveTable {
             location,
             handle,
             partition_columns,
-            split_size: DEFAULT_SPLIT_SIZE,
+            split_size: None,
         })
     }
 
     /// Splits files larger than `bytes` into byte ranges of that size.
     pub fn with_split_size(mut self, bytes: u64) -> Self {
-        self.split_size = bytes.max(1);
+        self.split_size = Some(bytes.max(1));
         self
     }
 
@@ -124,6 +123,8 @@ impl HiveTable {
             .map(|(n, _)| n.clone())
             .collect();
         let listing = list_table(&store, self.location.prefix(), &keys, filters).await?;
+        let session = LakeScanOptions::from_config(state.config_options());
+        let split_size = self.split_size.unwrap_or(session.split_size);
         let mut splits = vec![];
         for (meta, partition) in &listing.files {
             let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
@@ -132,7 +133,7 @@ impl HiveTable {
                 .cloned()
                 .zip(partition.values.iter().cloned())
                 .collect();
-            splits.extend(split.ranges(self.split_size));
+            splits.extend(split.ranges(split_size));
         }
         let stats = PlanningStats {
             partitions_total: listing.partitions_total,

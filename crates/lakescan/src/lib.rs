@@ -22,12 +22,23 @@ pub use lakescan_core as core;
 pub use lakescan_hive as hive;
 
 /// Registers the `HIVE` table factory in `ctx`, so `CREATE EXTERNAL TABLE … STORED AS HIVE`
-/// creates lakescan tables.
+/// creates lakescan tables, and the `lakescan.*` session settings
+/// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`).
 pub fn register(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state
         .table_factories_mut()
         .insert("HIVE".to_string(), Arc::new(hive::HiveTableFactory));
+    let options = state.config_mut().options_mut();
+    if options
+        .extensions
+        .get::<core::config::LakeScanOptions>()
+        .is_none()
+    {
+        options
+            .extensions
+            .insert(core::config::LakeScanOptions::default());
+    }
     Ok(())
 }

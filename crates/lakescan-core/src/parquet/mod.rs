@@ -325,7 +325,13 @@ impl ReadPlan {
         });
         let (pushed, post): (Vec<_>, Vec<_>) = filtered.into_iter().partition(|c| {
             let estimate = estimates.get(c.subfield).copied();
-            row_filter::runs_in_decoder(spec.adaptive(), &c.subfield.to_string(), estimate)
+            let max_keep = context.options.pushdown_max_keep_ratio;
+            row_filter::runs_in_decoder(
+                spec.adaptive(),
+                &c.subfield.to_string(),
+                estimate,
+                max_keep,
+            )
         });
         output_roots.extend(post.iter().map(|c| c.root));
         output_roots.sort_unstable();
@@ -389,7 +395,7 @@ impl ReadPlan {
         let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
             .with_row_groups(row_groups)
             .with_projection(mask)
-            .with_batch_size(context.batch_size);
+            .with_batch_size(context.options.batch_size);
         if let Some(selection) = self.selection {
             builder = builder.with_row_selection(selection);
         }

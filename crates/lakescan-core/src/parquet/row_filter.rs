@@ -7,7 +7,7 @@
 //! back to it, so later splits put the cheapest-per-dropped-row filter first.
 //!
 //! Late materialization only pays when a filter keeps few rows: a filter observed to keep
-//! more than [`PUSHDOWN_MAX_KEEP_RATIO`] of its input is evaluated after decoding instead
+//! more than `lakescan.pushdown_max_keep_ratio` of its input is evaluated after decoding instead
 //! (its column is decoded with the output columns and [`ColumnPredicate::keep`] runs on the
 //! batch), which costs no selection bookkeeping in the decoder.
 
@@ -25,21 +25,24 @@ use crate::filter::Filter;
 use crate::scan_spec::AdaptiveState;
 use crate::subfield::Subfield;
 
-/// A filter keeping more than this share of its input rows runs after decoding.
-pub const PUSHDOWN_MAX_KEEP_RATIO: f64 = 0.1;
-
 /// Rows a filter must have seen before its keep ratio decides where it runs.
 const MIN_OBSERVED_ROWS: u64 = 8192;
 
 /// Whether the filter named `key` runs inside the decoder (`RowFilter`): by its observed
 /// keep ratio once it has seen enough rows, before that by `estimate` (from min/max
-/// statistics), and inside the decoder when neither is known.
-pub fn runs_in_decoder(adaptive: &AdaptiveState, key: &str, estimate: Option<f64>) -> bool {
+/// statistics), and inside the decoder when neither is known. A ratio above
+/// `max_keep_ratio` sends the filter to the decoded batch.
+pub fn runs_in_decoder(
+    adaptive: &AdaptiveState,
+    key: &str,
+    estimate: Option<f64>,
+    max_keep_ratio: f64,
+) -> bool {
     let ratio = match adaptive.cost(key) {
         Some(c) if c.rows_in >= MIN_OBSERVED_ROWS => Some(c.rows_out as f64 / c.rows_in as f64),
         _ => estimate,
     };
-    ratio.is_none_or(|r| r <= PUSHDOWN_MAX_KEEP_RATIO)
+    ratio.is_none_or(|r| r <= max_keep_ratio)
 }
 
 /// One column's filter inside the parquet reader.

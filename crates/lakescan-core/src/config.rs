@@ -1,0 +1,29 @@
+//! [`LakeScanOptions`]: session settings of lakescan, `SET lakescan.<name> = <value>`.
+//!
+//! Registered by `lakescan::register`. Table options (`OPTIONS ('split_size' …)`) win over
+//! the session value.
+
+use datafusion::common::config::{ConfigExtension, ConfigOptions};
+use datafusion::common::extensions_options;
+
+extensions_options! {
+    /// Session settings of lakescan scans.
+    pub struct LakeScanOptions {
+        /// Files larger than this many bytes are read as several byte-range splits.
+        pub split_size: u64, default = 64 * 1024 * 1024
+        /// A per-column filter runs inside the Parquet decoder (late materialization) only
+        /// while it keeps at most this share of its input rows; otherwise on decoded batches.
+        pub pushdown_max_keep_ratio: f64, default = 0.1
+    }
+}
+
+impl ConfigExtension for LakeScanOptions {
+    const PREFIX: &'static str = "lakescan";
+}
+
+impl LakeScanOptions {
+    /// The session's settings, or the defaults when lakescan was not registered.
+    pub fn from_config(config: &ConfigOptions) -> Self {
+        config.extensions.get::<Self>().cloned().unwrap_or_default()
+    }
+}
