@@ -404,6 +404,12 @@ mod tests {
         std::fs::metadata(&file).unwrap().len()
     }
 
+    /// A table with the one BIGINT column `v`.
+    fn table_v() -> TableHandle {
+        let column = ColumnHandle::regular(&Field::new("v", DataType::Int64, true));
+        TableHandle::try_new("t", vec![column]).unwrap()
+    }
+
     fn values(batch: &RecordBatch) -> Vec<i64> {
         batch
             .column(0)
@@ -416,15 +422,7 @@ mod tests {
     async fn unselective_filters_run_after_decoding_with_the_same_result() {
         let dir = tempfile::tempdir().unwrap();
         let size = write_file(dir.path());
-        let mut table = TableHandle::try_new(
-            "t",
-            vec![ColumnHandle::regular(&Field::new(
-                "v",
-                DataType::Int64,
-                true,
-            ))],
-        )
-        .unwrap();
+        let mut table = table_v();
         let ge5 = Filter::compare(
             &DataType::Int64,
             datafusion::logical_expr::Operator::GtEq,
@@ -469,15 +467,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let size = write_file(dir.path());
 
-        let table = TableHandle::try_new(
-            "t",
-            vec![ColumnHandle::regular(&Field::new(
-                "v",
-                DataType::Int64,
-                true,
-            ))],
-        )
-        .unwrap();
+        let table = table_v();
         let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0])).unwrap());
         let ran = Arc::new(std::sync::Mutex::new(vec![]));
         let store = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());

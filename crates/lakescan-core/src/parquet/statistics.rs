@@ -6,7 +6,8 @@
 //! value`. Float maxima are reported unknown: Parquet leaves NaN out of statistics, and NaN
 //! is the largest float in the order DataFusion compares with.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, UInt64Array};
@@ -59,6 +60,8 @@ pub struct RowGroupStatistics<'a> {
     metadata: &'a ParquetMetaData,
     file_schema: &'a Schema,
     row_groups: &'a [usize],
+    /// `PruningPredicate` asks for min, max and null counts separately: convert once.
+    by_column: RefCell<HashMap<String, Option<StatsArrays>>>,
 }
 
 impl<'a> RowGroupStatistics<'a> {
@@ -76,15 +79,19 @@ impl<'a> RowGroupStatistics<'a> {
             metadata,
             file_schema,
             row_groups,
+            by_column: RefCell::default(),
         }
     }
 
     /// The same file and binding over other row groups.
     pub fn with_row_groups<'b>(&'b self, row_groups: &'b [usize]) -> RowGroupStatistics<'b> {
-        RowGroupStatistics {
+        RowGroupStatistics::new(
+            self.spec,
+            self.binding,
+            self.metadata,
+            self.file_schema,
             row_groups,
-            ..*self
-        }
+        )
     }
 
     /// Statistics of the field at `field_index` of the spec, in its table type.
@@ -128,12 +135,19 @@ impl<'a> RowGroupStatistics<'a> {
     }
 
     fn stats_of(&self, column: &Column) -> Option<StatsArrays> {
+        if let Some(cached) = self.by_column.borrow().get(column.name()) {
+            return cached.clone();
+        }
         let i = self
             .spec
             .fields()
             .iter()
-            .position(|f| f.name() == column.name())?;
-        self.field_stats(i).ok().flatten()
+            .position(|f| f.name() == column.name());
+        let stats = i.and_then(|i| self.field_stats(i).ok().flatten());
+        self.by_column
+            .borrow_mut()
+            .insert(column.name().to_string(), stats.clone());
+        stats
     }
 }
 
