@@ -23,9 +23,9 @@
 //! * `$__TEST_DIR__` — a temporary directory private to this file (one per `Runner`, created
 //!   on first use, deleted when the file finishes). Write scratch tables there:
 //!   `COPY (SELECT 1 AS a) TO '$__TEST_DIR__/t/part=1/f.parquet' STORED AS PARQUET`.
-//! * `$SHARED` — the absolute path of the repository's read-only fixtures,
-//!   `<workspace>/../shared/testdata` (canonicalized when it exists):
-//!   `LOCATION '$SHARED/duckdb-iceberg/data/...'`.
+//! * `$TESTDATA` — the absolute path of the repository's read-only third-party fixtures,
+//!   `<workspace>/testdata` (see its README for where each file comes from):
+//!   `LOCATION '$TESTDATA/...'`.
 //! * `$__NOW__` — nanoseconds since the epoch, and any environment variable (`$HOME`).
 //!
 //! With substitution on, SQL goes through the `subst` crate: `${NAME}` also works, and a
@@ -33,7 +33,7 @@
 //! written `"\$path"`, `"\$row_index"` (or turn substitution off around such records with
 //! `control substitution off`). An unknown variable is an error, not an empty string.
 //! `system ok` commands get plain text replacement of `$__TEST_DIR__`, `$__NOW__` and
-//! `$SHARED` instead, then run in `bash -c` (no backslash escaping needed there).
+//! `$TESTDATA` instead, then run in `bash -c` (no backslash escaping needed there).
 
 use std::error::Error;
 use std::io::IsTerminal;
@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lakescan_sqllogictest::{DbError, LakescanDb, new_session_context, validator};
-use sqllogictest::{Record, Runner, default_column_validator, default_normalizer, parse_file};
+use sqllogictest::{Record, Runner, default_normalizer, parse_file, strict_column_validator};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
@@ -178,9 +178,9 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The value of `$SHARED`: `<manifest dir>/../../shared/testdata`, canonicalized if it exists.
-fn shared_testdata_dir() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata");
+/// The value of `$TESTDATA`: the repository's `testdata/` (third-party fixtures, read-only).
+fn testdata_dir() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
     let path = path.canonicalize().unwrap_or(path);
     path.to_string_lossy().into_owned()
 }
@@ -223,7 +223,7 @@ async fn run_file(file: &Path, mode: Mode) -> Outcome {
     }
 }
 
-/// A runner over a fresh session, with `$SHARED` set and our validator.
+/// A runner over a fresh session, with `$TESTDATA` set and our validators.
 fn new_runner(
     file: &Path,
 ) -> Result<Runner<LakescanDb, impl sqllogictest::MakeConnection<Conn = LakescanDb>>, String> {
@@ -233,8 +233,10 @@ fn new_runner(
         let db = LakescanDb::new(ctx.clone());
         async move { Ok::<_, DbError>(db) }
     });
-    runner.set_var("SHARED".to_string(), shared_testdata_dir());
+    runner.set_var("TESTDATA".to_string(), testdata_dir());
     runner.with_validator(validator);
+    // The `I`/`R`/`T` letters of `query` records are checked against the result's types.
+    runner.with_column_validator(strict_column_validator);
     runner.with_normalizer(default_normalizer);
     Ok(runner)
 }
@@ -270,7 +272,7 @@ async fn complete_file(file: &Path) -> Result<(), String> {
             " ",
             validator,
             default_normalizer,
-            default_column_validator,
+            strict_column_validator,
         )
         .await
         .map_err(|e| e.to_string());

@@ -1,11 +1,13 @@
-//! The data: TPC-H `lineitem` and `orders` at one scale factor, generated once by
-//! `tpchgen-cli` into a cache directory and reused while its marker file exists.
+//! The data: TPC-H `lineitem` and `orders` at one scale factor, generated once into a cache
+//! directory and reused while its marker file exists. The benchmark generates it with
+//! `tpchgen-cli` (installed by `benchmarks/setup.sh`); the smoke run generates it in-process
+//! with the `tpchgen` crate ([`crate::tpch`]), so `cargo test` needs nothing installed.
 //!
 //! ```text
 //! <cache>/sf<scale>/                       (smoke: <cache>/smoke-sf<scale>/)
 //!   READY                                  marker: generator, scale, parts, row-group size
-//!   flat/lineitem/lineitem.<part>.parquet  tpchgen-cli, SNAPPY, its default 7 MiB row groups
-//!   flat/orders/orders.<part>.parquet
+//!   flat/lineitem/lineitem.<part>.parquet  SNAPPY; tpchgen-cli's default 7 MiB row groups
+//!   flat/orders/orders.<part>.parquet      (smoke: row groups of 4096 rows)
 //!   hive/lineitem/l_shipyear=YYYY/*.parquet  DataFusion COPY … PARTITIONED BY (l_shipyear)
 //! ```
 //!
@@ -49,6 +51,18 @@ impl Dataset {
     }
 }
 
+/// Which generator writes the flat tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generator {
+    /// `tpchgen-cli parquet` with its default row groups (the published benchmark).
+    TpchgenCli,
+    /// The `tpchgen` crate in this process, row groups of at most this many rows.
+    InProcess {
+        /// Rows per row group.
+        row_group_rows: usize,
+    },
+}
+
 /// How the files are generated.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -56,8 +70,8 @@ pub struct Layout {
     pub scale: f64,
     /// Files per table (`--parts`).
     pub parts: usize,
-    /// `--row-group-bytes`, or the generator's default.
-    pub row_group_bytes: Option<&'static str>,
+    /// Who writes the files.
+    pub generator: Generator,
     /// Directory name under the cache directory.
     pub dir_name: String,
 }
@@ -69,28 +83,35 @@ impl Layout {
         Self {
             scale,
             parts: ((scale * 4.0).ceil() as usize).max(1),
-            row_group_bytes: None,
+            generator: Generator::TpchgenCli,
             dir_name: format!("sf{scale}"),
         }
     }
 
-    /// The smoke layout: tiny, but still two files of several row groups each.
+    /// The smoke layout: tiny, but still two files of several row groups each, generated
+    /// in-process.
     pub fn smoke(scale: f64) -> Self {
         Self {
             scale,
             parts: 2,
-            row_group_bytes: Some("512KB"),
+            generator: Generator::InProcess {
+                row_group_rows: 4096,
+            },
             dir_name: format!("smoke-sf{scale}"),
         }
     }
 
     fn marker_text(&self) -> String {
+        let generator = match self.generator {
+            Generator::TpchgenCli => format!("tpchgen-cli {TPCHGEN_VERSION}, default row groups"),
+            Generator::InProcess { row_group_rows } => {
+                format!("tpchgen crate in-process, row groups of {row_group_rows} rows")
+            }
+        };
         format!(
-            "generator: tpchgen-cli {TPCHGEN_VERSION}\nscale: {}\nparts: {}\nrow_group_bytes: {}\n\
+            "generator: {generator}\nscale: {}\nparts: {}\n\
              hive: DataFusion COPY ... PARTITIONED BY (l_shipyear)\n",
-            self.scale,
-            self.parts,
-            self.row_group_bytes.unwrap_or("default")
+            self.scale, self.parts,
         )
     }
 }
@@ -138,37 +159,27 @@ pub fn ensure(cache: &Path, layout: &Layout, smoke: bool) -> Result<Dataset> {
 
 /// Generates the dataset of `layout` under `cache` (the `--prepare-data` child's work).
 pub async fn prepare(cache: &Path, layout: &Layout) -> Result<()> {
-    let tpchgen = which("tpchgen-cli").with_context(|| {
-        format!(
-            "tpchgen-cli is not on PATH; run benchmarks/setup.sh \
-             (it installs tpchgen-cli {TPCHGEN_VERSION} with cargo install)"
-        )
-    })?;
     let root = cache.join(&layout.dir_name);
     let partial = cache.join(format!("{}.partial", layout.dir_name));
     if partial.exists() {
         std::fs::remove_dir_all(&partial)?;
     }
     std::fs::create_dir_all(partial.join("flat"))?;
-
-    let mut cmd = Command::new(&tpchgen);
-    cmd.arg("parquet")
-        .arg("--scale-factor")
-        .arg(layout.scale.to_string())
-        .args(["--tables", "lineitem", "--tables", "orders"])
-        .arg("--parts")
-        .arg(layout.parts.to_string())
-        .arg("--output-dir")
-        .arg(partial.join("flat"))
-        .args(["--no-progress", "--quiet"]);
-    if let Some(bytes) = layout.row_group_bytes {
-        cmd.args(["--row-group-bytes", bytes]);
-    }
-    let status = cmd
-        .status()
-        .with_context(|| format!("running {}", tpchgen.display()))?;
-    if !status.success() {
-        bail!("tpchgen-cli failed ({status})");
+    match layout.generator {
+        Generator::TpchgenCli => run_tpchgen_cli(layout, &partial.join("flat"))?,
+        Generator::InProcess { row_group_rows } => {
+            for table in ["lineitem", "orders"] {
+                let dir = partial.join("flat").join(table);
+                crate::tpch::write_table(
+                    table,
+                    layout.scale,
+                    layout.parts as i32,
+                    &dir,
+                    row_group_rows,
+                )
+                .map_err(|e| anyhow::anyhow!("generating {table}: {e}"))?;
+            }
+        }
     }
     let staged = Dataset {
         root: partial.clone(),
@@ -185,7 +196,10 @@ pub async fn prepare(cache: &Path, layout: &Layout) -> Result<()> {
             std::fs::rename(&single, dir.join(format!("{table}.1.parquet")))?;
         }
         if parquet_files(&dir)?.is_empty() {
-            bail!("tpchgen-cli wrote no {table} files into {}", dir.display());
+            bail!(
+                "the generator wrote no {table} files into {}",
+                dir.display()
+            );
         }
     }
 
@@ -212,6 +226,32 @@ pub async fn prepare(cache: &Path, layout: &Layout) -> Result<()> {
         std::fs::remove_dir_all(&root)?;
     }
     std::fs::rename(&partial, &root)?;
+    Ok(())
+}
+
+/// `tpchgen-cli parquet` for lineitem and orders into `out`.
+fn run_tpchgen_cli(layout: &Layout, out: &Path) -> Result<()> {
+    let tpchgen = which("tpchgen-cli").with_context(|| {
+        format!(
+            "tpchgen-cli is not on PATH; run benchmarks/setup.sh \
+             (it installs tpchgen-cli {TPCHGEN_VERSION} with cargo install)"
+        )
+    })?;
+    let status = Command::new(&tpchgen)
+        .arg("parquet")
+        .arg("--scale-factor")
+        .arg(layout.scale.to_string())
+        .args(["--tables", "lineitem", "--tables", "orders"])
+        .arg("--parts")
+        .arg(layout.parts.to_string())
+        .arg("--output-dir")
+        .arg(out)
+        .args(["--no-progress", "--quiet"])
+        .status()
+        .with_context(|| format!("running {}", tpchgen.display()))?;
+    if !status.success() {
+        bail!("tpchgen-cli failed ({status})");
+    }
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::stats::Precision;
-use datafusion::common::{Result, Statistics};
+use datafusion::common::{Result, Statistics, internal_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::EquivalenceProperties;
@@ -240,7 +240,7 @@ impl ExecutionPlan for LakeScanExec {
         );
         let state = PartitionState {
             source,
-            queue: self.queue.start_partition(),
+            queue: self.queue.start_partition()?,
             metrics,
         };
         let stream = stream::try_unfold(state, |mut state| async move {
@@ -348,44 +348,50 @@ impl SplitQueue {
         }
     }
 
-    /// Called once per partition and execution; a new round starts after all partitions
-    /// of the previous one started.
-    fn start_partition(self: &Arc<Self>) -> Arc<Self> {
-        if let Ok(mut s) = self.state.lock() {
-            if s.started == self.partitions {
-                *s = QueueState {
-                    remaining: self.limit,
-                    ..Default::default()
-                };
-            }
-            s.started += 1;
+    /// The queue state; a poisoned lock means a partition panicked while holding it.
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, QueueState>> {
+        match self.state.lock() {
+            Ok(state) => Ok(state),
+            Err(_) => internal_err!("split queue lock poisoned by a panicked partition"),
         }
-        Arc::clone(self)
     }
 
-    fn pop(&self) -> Option<FileSplit> {
-        let mut s = self.state.lock().ok()?;
+    /// Called once per partition and execution; a new round starts after all partitions
+    /// of the previous one started.
+    fn start_partition(self: &Arc<Self>) -> Result<Arc<Self>> {
+        let mut s = self.lock()?;
+        if s.started == self.partitions {
+            *s = QueueState {
+                remaining: self.limit,
+                ..Default::default()
+            };
+        }
+        s.started += 1;
+        drop(s);
+        Ok(Arc::clone(self))
+    }
+
+    fn pop(&self) -> Result<Option<FileSplit>> {
+        let mut s = self.lock()?;
         if s.remaining == Some(0) {
-            return None;
+            return Ok(None);
         }
         let split = self.splits.get(s.next).cloned();
         s.next += 1;
-        split
+        Ok(split)
     }
 
     /// Takes up to `rows` from the remaining limit; returns how many may be emitted.
-    fn take(&self, rows: usize) -> usize {
-        let Ok(mut s) = self.state.lock() else {
-            return rows;
-        };
-        match &mut s.remaining {
+    fn take(&self, rows: usize) -> Result<usize> {
+        let mut s = self.lock()?;
+        Ok(match &mut s.remaining {
             None => rows,
             Some(left) => {
                 let n = rows.min(*left);
                 *left -= n;
                 n
             }
-        }
+        })
     }
 }
 
@@ -402,7 +408,7 @@ impl PartitionState {
                 if batch.num_rows() == 0 {
                     continue;
                 }
-                let n = self.queue.take(batch.num_rows());
+                let n = self.queue.take(batch.num_rows())?;
                 if n == 0 {
                     return Ok(None);
                 }
@@ -413,7 +419,7 @@ impl PartitionState {
                     .record_poll(Poll::Ready(Some(Ok(batch.clone()))));
                 return Ok(Some(batch));
             }
-            let Some(split) = self.queue.pop() else {
+            let Some(split) = self.queue.pop()? else {
                 self.metrics.baseline.done();
                 return Ok(None);
             };

@@ -45,7 +45,10 @@ impl Filter {
         };
         let schema = Schema::new(vec![Field::new("v", self.data_type.clone(), true)]);
         let batch = RecordBatch::try_new(Arc::new(schema), vec![array])?;
-        let result = self.expr().evaluate(&batch)?.into_array(batch.num_rows())?;
+        let result = self
+            .expr()?
+            .evaluate(&batch)?
+            .into_array(batch.num_rows())?;
         let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
             return internal_err!("filter {self} did not evaluate to booleans");
         };
@@ -126,9 +129,18 @@ impl Filter {
         Some(kept.clamp(0.0, 1.0))
     }
 
-    /// The filter as a DataFusion expression over column 0 (`v`) of the filter's type.
-    pub fn expr(&self) -> &Arc<dyn PhysicalExpr> {
-        self.expr.get_or_init(|| build_expr(self))
+    /// The filter as a DataFusion expression over column 0 (`v`) of the filter's type,
+    /// built on first use.
+    pub fn expr(&self) -> Result<&Arc<dyn PhysicalExpr>> {
+        if let Some(expr) = self.expr.get() {
+            return Ok(expr);
+        }
+        // Two threads may both build it; `set` keeps the first, and both are equal.
+        let _ = self.expr.set(build_expr(self)?);
+        match self.expr.get() {
+            Some(expr) => Ok(expr),
+            None => internal_err!("filter {self}: expression not stored"),
+        }
     }
 }
 
@@ -182,7 +194,7 @@ fn widen_float_bounds(min: &ScalarValue, max: &ScalarValue) -> (ScalarValue, Sca
     }
 }
 
-fn build_expr(filter: &Filter) -> Arc<dyn PhysicalExpr> {
+fn build_expr(filter: &Filter) -> Result<Arc<dyn PhysicalExpr>> {
     let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new("v", 0));
     let mut points = vec![];
     let mut terms: Vec<Arc<dyn PhysicalExpr>> = vec![];
@@ -204,9 +216,10 @@ fn build_expr(filter: &Filter) -> Arc<dyn PhysicalExpr> {
             .map(|p| Arc::new(Literal::new(p)) as _)
             .collect();
         let schema = Schema::new(vec![Field::new("v", filter.data_type.clone(), true)]);
+        // Every point has the filter's type (the `Filter` invariant): a failure is our bug.
         match InListExpr::try_new(Arc::clone(&column), list, false, &schema) {
             Ok(e) => terms.push(Arc::new(e)),
-            Err(_) => return always(false),
+            Err(e) => return internal_err!("filter {filter}: cannot build its IN list: {e}"),
         }
     }
     for p in points {
@@ -215,10 +228,10 @@ fn build_expr(filter: &Filter) -> Arc<dyn PhysicalExpr> {
     if filter.null == NullResult::True {
         terms.push(Arc::new(IsNullExpr::new(Arc::clone(&column))));
     }
-    terms
+    Ok(terms
         .into_iter()
         .reduce(|a, b| Arc::new(BinaryExpr::new(a, Operator::Or, b)))
-        .unwrap_or_else(|| always(false))
+        .unwrap_or_else(|| always(false)))
 }
 
 fn range_expr(column: &Arc<dyn PhysicalExpr>, range: &ValueRange) -> Arc<dyn PhysicalExpr> {
