@@ -18,6 +18,7 @@ use datafusion::common::{Result, Statistics, internal_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_expr::projection::{ProjectionExpr, update_expr};
 use datafusion::physical_expr_common::physical_expr::{is_dynamic_physical_expr, is_volatile};
 use datafusion::physical_plan::coop::make_cooperative;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, SchedulingType};
@@ -25,6 +26,7 @@ use datafusion::physical_plan::filter_pushdown::{
     ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation, PushedDown,
 };
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PhysicalExpr, PlanProperties,
@@ -32,6 +34,7 @@ use datafusion::physical_plan::{
 use futures::stream;
 
 use crate::config::LakeScanOptions;
+use crate::handle::{Assignments, TableHandle};
 use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::ScanSpec;
 use crate::source::{FileDataSource, ReadOptions, SplitReaderFactory};
@@ -44,17 +47,23 @@ pub struct PlanningStats {
     pub partitions_total: usize,
     /// Of those, pruned by partition filters without listing their files.
     pub partitions_pruned: usize,
+    /// Data files of bucketed tables skipped because no row of their bucket can match.
+    pub files_pruned_bucket: usize,
 }
 
 /// Reads a table's splits with lakescan's selective reader.
 #[derive(Debug, Clone)]
 pub struct LakeScanExec {
     table_name: String,
+    /// The scan contract (columns, pushed filters, residual), over the table schema.
+    table: Arc<TableHandle>,
+    /// What each output column is, over the table schema.
+    assignments: Assignments,
     spec: Arc<ScanSpec>,
     splits: Arc<[FileSplit]>,
     store_url: ObjectStoreUrl,
     factory: Arc<dyn SplitReaderFactory>,
-    /// Filters pushed by parents, over the output schema (= the prefix of `R`).
+    /// Filters pushed by parents, re-expressed over the table schema.
     pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
     limit: Option<usize>,
     queue: Arc<SplitQueue>,
@@ -64,28 +73,25 @@ pub struct LakeScanExec {
 }
 
 impl LakeScanExec {
-    /// A scan of `splits` over `target_partitions` partitions (at most one per split).
-    pub fn new(
-        table_name: impl Into<String>,
-        spec: Arc<ScanSpec>,
+    /// A scan of `table` with outputs `assignments`, reading `splits` over
+    /// `target_partitions` partitions (at most one per split).
+    pub fn try_new(
+        table: TableHandle,
+        assignments: Assignments,
         splits: Vec<FileSplit>,
         store_url: ObjectStoreUrl,
         factory: Arc<dyn SplitReaderFactory>,
         target_partitions: usize,
-    ) -> Self {
+    ) -> Result<Self> {
+        let assignments = assignments.resolve(&table)?;
+        let spec = Arc::new(ScanSpec::try_new(&table, &assignments, &[])?);
         let partitions = target_partitions.min(splits.len()).max(1);
-        let properties = Arc::new(
-            PlanProperties::new(
-                EquivalenceProperties::new(Arc::clone(spec.plan_schema())),
-                Partitioning::UnknownPartitioning(partitions),
-                EmissionType::Incremental,
-                Boundedness::Bounded,
-            )
-            .with_scheduling_type(SchedulingType::Cooperative),
-        );
         let splits: Arc<[FileSplit]> = splits.into();
-        Self {
-            table_name: table_name.into(),
+        Ok(Self {
+            table_name: table.table_name().to_string(),
+            table: Arc::new(table),
+            assignments,
+            properties: Self::properties_of(&spec, partitions),
             spec,
             queue: Arc::new(SplitQueue::new(Arc::clone(&splits), partitions, None)),
             splits,
@@ -95,8 +101,36 @@ impl LakeScanExec {
             limit: None,
             metrics: ExecutionPlanMetricsSet::new(),
             planning: PlanningStats::default(),
-            properties,
-        }
+        })
+    }
+
+    fn properties_of(spec: &ScanSpec, partitions: usize) -> Arc<PlanProperties> {
+        Arc::new(
+            PlanProperties::new(
+                EquivalenceProperties::new(Arc::clone(spec.plan_schema())),
+                Partitioning::UnknownPartitioning(partitions),
+                EmissionType::Incremental,
+                Boundedness::Bounded,
+            )
+            .with_scheduling_type(SchedulingType::Cooperative),
+        )
+    }
+
+    /// The same scan with other outputs or pushed filters: a new spec (keeping what the
+    /// scan learned) and new plan properties.
+    fn rebuilt(
+        &self,
+        assignments: Assignments,
+        pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Self> {
+        let spec = ScanSpec::try_new(&self.table, &assignments, &pushed_filters)?;
+        let spec = Arc::new(spec.with_adaptive_of(&self.spec));
+        let mut rebuilt = self.clone();
+        rebuilt.properties = Self::properties_of(&spec, self.partitions());
+        rebuilt.spec = spec;
+        rebuilt.assignments = assignments;
+        rebuilt.pushed_filters = pushed_filters;
+        Ok(rebuilt)
     }
 
     /// Stops after `limit` rows in total (over all partitions).
@@ -144,12 +178,21 @@ impl LakeScanExec {
 
 impl DisplayAs for LakeScanExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let columns: Vec<&str> = self
-            .spec
-            .plan_schema()
-            .fields()
+        // A plain column by its name; an absorbed expression (or a renamed column) as
+        // `expr as name`, the expression over the table schema.
+        let columns: Vec<String> = self
+            .assignments
+            .exprs()
             .iter()
-            .map(|c| c.name().as_str())
+            .map(|p| {
+                match p
+                    .expr
+                    .downcast_ref::<datafusion::physical_expr::expressions::Column>()
+                {
+                    Some(c) if c.name() == p.alias => p.alias.clone(),
+                    _ => format!("{} as {}", p.expr, p.alias),
+                }
+            })
             .collect();
         if let DisplayFormatType::TreeRender = t {
             return write!(f, "table={}\nsplits={}", self.table_name, self.splits.len());
@@ -223,6 +266,7 @@ impl ExecutionPlan for LakeScanExec {
             };
             planning("partitions_total", self.planning.partitions_total);
             planning("partitions_pruned", self.planning.partitions_pruned);
+            planning("files_pruned_bucket", self.planning.files_pruned_bucket);
         }
         let session = context.session_config();
         let options = ReadOptions {
@@ -284,13 +328,38 @@ impl ExecutionPlan for LakeScanExec {
         self.limit
     }
 
+    /// Absorbs the projection above the scan (seed §4.3): plain columns, and extractions
+    /// such as `get_field(s, 'a')`, `map_keys(m)` or `cardinality(a)` become outputs of the
+    /// scan, so it decodes only the leaves they read.
+    fn try_swapping_with_projection(
+        &self,
+        projection: &ProjectionExec,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        let mut exprs = Vec::with_capacity(projection.expr().len());
+        for p in projection.expr() {
+            if is_volatile(&p.expr) {
+                return Ok(None);
+            }
+            let Some(expr) = update_expr(&p.expr, self.assignments.exprs(), true)? else {
+                return Ok(None);
+            };
+            exprs.push(ProjectionExpr::new(expr, p.alias.clone()));
+        }
+        let assignments = Assignments::from_exprs(exprs);
+        let scan = self.rebuilt(assignments, self.pushed_filters.clone())?;
+        if scan.schema().fields().len() != projection.schema().fields().len() {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(scan)))
+    }
+
     fn handle_child_pushdown_result(
         &self,
         _phase: FilterPushdownPhase,
         child_pushdown_result: ChildPushdownResult,
         _config: &ConfigOptions,
     ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
-        let mut updated = self.clone();
+        let mut pushed = self.pushed_filters.clone();
         let mut answers = vec![];
         for parent in child_pushdown_result.parent_filters {
             let filter = parent.filter;
@@ -298,19 +367,26 @@ impl ExecutionPlan for LakeScanExec {
                 answers.push(PushedDown::No);
                 continue;
             }
+            // Over the table schema: an output may be an absorbed expression.
+            let Some(unprojected) = update_expr(&filter, self.assignments.exprs(), true)? else {
+                answers.push(PushedDown::No);
+                continue;
+            };
             // Static filters are evaluated exactly; dynamic ones only prune and filter
-            // early, and their producer does not rely on our answer.
+            // early, and their producer does not rely on our answer (it keeps the `Arc`,
+            // shared with the rewritten expression).
             let exact = !is_dynamic_physical_expr(&filter);
-            updated.pushed_filters.push(filter);
+            pushed.push(unprojected);
             answers.push(if exact {
                 PushedDown::Yes
             } else {
                 PushedDown::No
             });
         }
-        let changed = updated.pushed_filters.len() != self.pushed_filters.len();
+        let changed = pushed.len() != self.pushed_filters.len();
         let result = FilterPushdownPropagation::with_parent_pushdown_result(answers);
         Ok(if changed {
+            let updated = self.rebuilt(self.assignments.clone(), pushed)?;
             result.with_updated_node(Arc::new(updated))
         } else {
             result

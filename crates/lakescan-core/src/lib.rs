@@ -4,11 +4,13 @@
 //! |---------------|-----------------------------------------------------------------------|
 //! | [`handle`]    | `TableHandle`, `ColumnHandle` + roles, `Assignments` (seed §3)         |
 //! | [`split`]     | `FileSplit`: one byte range of one file                              |
-//! | [`subfield`]  | `Subfield`: a column or a field of a nested struct                   |
+//! | [`subfield`]  | `Subfield`: a column or a field of a nested struct (filter keys)    |
+//! | [`required`]  | `RequiredSubfields`: which parts of a column a scan needs            |
 //! | [`filter`]    | typed per-column `Filter`: arrays, constants, statistics, exact merge |
 //! | [`extract`]   | DataFusion predicate → filters + residual (seed §5.2)                 |
-//! | [`scan_spec`] | `ScanSpec`: channels, filters, adaptive filter order (seed §6, §8.1)  |
-//! | [`binding`]   | `SplitBinding`: per-split file columns and constants (seed §7)       |
+//! | [`scan_spec`] | `ScanSpec`: channels, outputs, filters, residual (seed §6)           |
+//! | [`adaptive`]  | `AdaptiveState`: observed filter costs, shared by splits (seed §8.1)  |
+//! | [`binding`]   | `SplitBinding`: per-split file columns, constants, generated columns |
 //! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
 //! | [`source`]    | `SplitReader` trait, `FileDataSource`, per-split filters             |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
@@ -18,6 +20,7 @@
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
 //! handles and splits and extend the split reader.
 
+pub mod adaptive;
 pub mod binding;
 pub mod config;
 pub mod exec;
@@ -26,6 +29,7 @@ pub mod filter;
 pub mod handle;
 pub mod metrics;
 pub mod parquet;
+pub mod required;
 pub mod scan_spec;
 pub mod source;
 pub mod split;

@@ -9,13 +9,17 @@ use datafusion::physical_plan::metrics::{
 /// | metric                          | meaning                                                  |
 /// |---------------------------------|----------------------------------------------------------|
 /// | `splits_total`                  | splits taken from the queue                              |
-/// | `splits_skipped`                | splits skipped without reading: a filter rejected a constant (partition value, missing column) |
+/// | `splits_skipped`                | splits skipped without reading: a filter rejected a constant (partition value, info column such as `$path` or `$bucket`: before the file is opened; a missing column: after its footer) |
 /// | `splits_pruned_statistics`      | splits whose every row group was pruned by statistics    |
 /// | `row_groups_total`              | row groups whose midpoint lies in a split's range        |
 /// | `row_groups_pruned_statistics`  | of those, pruned by min/max/null-count statistics        |
+/// | `row_groups_pruned_bloom_filter`| of those, pruned because bloom filters hold none of a point filter's values |
+/// | `leaves_decoded`                | Parquet leaf column chunks decoded (per row group read: output and filter leaves) |
 /// | `rows_pruned_page_index`        | rows of read row groups skipped by the page index        |
+/// | `rows_pruned_row_index`         | rows of read row groups skipped by a row-index filter (`$row_index`) |
 /// | `rows_scanned`                  | rows the reader advanced over (decoded for filtering)    |
 /// | `rows_removed_reader_filters`   | rows dropped by the per-column filters inside the reader |
+/// | `rows_removed_bucket_conversion`| rows of other table buckets dropped by Hive bucket conversion |
 /// | `rows_removed_residual`         | rows dropped by the residual expression                  |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
@@ -35,11 +39,19 @@ pub struct LakeScanMetrics {
     /// See the table above.
     pub row_groups_pruned_statistics: Count,
     /// See the table above.
+    pub row_groups_pruned_bloom_filter: Count,
+    /// See the table above.
+    pub leaves_decoded: Count,
+    /// See the table above.
     pub rows_pruned_page_index: Count,
+    /// See the table above.
+    pub rows_pruned_row_index: Count,
     /// See the table above.
     pub rows_scanned: Count,
     /// See the table above.
     pub rows_removed_reader_filters: Count,
+    /// See the table above.
+    pub rows_removed_bucket_conversion: Count,
     /// See the table above.
     pub rows_removed_residual: Count,
     /// See the table above.
@@ -62,9 +74,13 @@ impl LakeScanMetrics {
             splits_pruned_statistics: count("splits_pruned_statistics"),
             row_groups_total: count("row_groups_total"),
             row_groups_pruned_statistics: count("row_groups_pruned_statistics"),
+            row_groups_pruned_bloom_filter: count("row_groups_pruned_bloom_filter"),
+            leaves_decoded: count("leaves_decoded"),
             rows_pruned_page_index: count("rows_pruned_page_index"),
+            rows_pruned_row_index: count("rows_pruned_row_index"),
             rows_scanned: count("rows_scanned"),
             rows_removed_reader_filters: count("rows_removed_reader_filters"),
+            rows_removed_bucket_conversion: count("rows_removed_bucket_conversion"),
             rows_removed_residual: count("rows_removed_residual"),
             bytes_read: count("bytes_read"),
             time_opening: time("time_opening"),

@@ -3,26 +3,34 @@
 //!
 //! Three kinds of state are kept apart so a new split never inherits a stale value:
 //!
-//! | state        | type                         | lifetime                               |
-//! |--------------|------------------------------|----------------------------------------|
-//! | requirements | [`ScanSpec`], [`FieldSpec`]  | built once per scan, immutable          |
-//! | per split    | `SplitBinding` (reader)      | rebuilt by every `prepare`              |
-//! | adaptive     | [`AdaptiveState`]            | shared by all splits of the scan        |
+//! | state        | type                               | lifetime                          |
+//! |--------------|------------------------------------|-----------------------------------|
+//! | requirements | [`ScanSpec`], [`FieldSpec`]        | built once per scan, immutable     |
+//! | per split    | `SplitBinding` (reader)            | rebuilt by every `prepare`         |
+//! | adaptive     | [`AdaptiveState`]                  | shared by all splits of the scan   |
 //!
-//! Name spaces: `P` (plan schema) is the scan output; `R` (reader schema) is `P` followed
-//! by auxiliary columns the residual needs. Filter-only columns have no channel in `R`.
+//! Name spaces: `P` (plan schema) is the scan output, named by plan names. `R` (reader
+//! schema) holds table columns by table name: first the columns the output takes as they
+//! are (so for a plain projection `P` is a prefix of `R`, seed §4), then auxiliary columns
+//! (residual inputs, stage inputs such as hidden bucket keys, inputs of absorbed output
+//! expressions). Filter-only columns have no channel in `R`. An output is either a channel
+//! of `R` or an expression over `R` absorbed from the projection above the scan
+//! ([`OutputSource`]); a column read for such an expression is decoded only in the
+//! subfields it needs ([`RequiredSubfields`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Schema, SchemaRef};
-use datafusion::common::{Result, plan_err};
-use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
+use arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Result, internal_err, plan_err};
+use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::PhysicalExpr;
 
+pub use crate::adaptive::{AdaptiveState, FilterCost};
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
+use crate::required::{RequiredSubfields, required_by};
 use crate::subfield::Subfield;
 
 /// One table column the scan touches.
@@ -32,6 +40,8 @@ pub struct FieldSpec {
     pub handle: ColumnHandle,
     /// Position in the reader schema `R`, if the value is returned to the data source.
     pub channel: Option<usize>,
+    /// What of the value `R` needs; `Nothing` when the column only has filters.
+    pub required: RequiredSubfields,
     /// The pushed filter on this column, if any.
     pub filter: Option<Filter>,
     /// Filters on struct fields of this column, as a tree keyed by field name.
@@ -39,10 +49,11 @@ pub struct FieldSpec {
 }
 
 impl FieldSpec {
-    fn new(handle: &ColumnHandle, channel: Option<usize>) -> Self {
+    fn new(handle: &ColumnHandle) -> Self {
         Self {
             handle: handle.clone(),
-            channel,
+            channel: None,
+            required: RequiredSubfields::Nothing,
             filter: None,
             children: vec![],
         }
@@ -120,73 +131,110 @@ impl FieldNode {
     }
 }
 
-/// The requirements of one scan: fields, channels, filters and the residual.
+/// Where one output column of `P` comes from.
+#[derive(Debug, Clone)]
+pub enum OutputSource {
+    /// A channel of `R`, as it is.
+    Channel(usize),
+    /// An expression over `R` absorbed from the projection above the scan.
+    Expr(Arc<dyn PhysicalExpr>),
+}
+
+/// The requirements of one scan: fields, channels, outputs, filters and the residual.
 #[derive(Debug)]
 pub struct ScanSpec {
     plan_schema: SchemaRef,
     reader_schema: SchemaRef,
     fields: Vec<FieldSpec>,
+    /// Table column name → index in `fields`.
+    field_index: HashMap<String, usize>,
+    /// Table column index → channel of `R`.
+    channel_of_column: HashMap<usize, usize>,
+    outputs: Vec<OutputSource>,
     residual: Option<Arc<dyn PhysicalExpr>>,
+    /// Columns the split's batch stages read (see `TableHandle::stage_columns`).
+    stage_columns: Vec<String>,
     adaptive: Arc<AdaptiveState>,
 }
 
 impl ScanSpec {
-    /// Builds the spec for `table` with output columns bound by `assignments`.
-    pub fn try_new(table: &TableHandle, assignments: &Assignments) -> Result<Self> {
-        let columns = table.columns();
-        let mut fields: Vec<FieldSpec> = vec![];
-        let mut index_of: HashMap<usize, usize> = HashMap::new();
-        for (channel, &col) in assignments.table_columns().iter().enumerate() {
-            let Some(handle) = columns.get(col) else {
-                return plan_err!("output channel {channel} refers to unknown column {col}");
-            };
-            if index_of.insert(col, fields.len()).is_some() {
-                return plan_err!("column '{}' is assigned to two outputs", handle.name);
+    /// Builds the spec for `table` with outputs bound by `assignments`; `pushed_filters`
+    /// (over the table schema) are filters pushed into the scan later whose inputs must be
+    /// channels of `R`.
+    pub fn try_new(
+        table: &TableHandle,
+        assignments: &Assignments,
+        pushed_filters: &[Arc<dyn PhysicalExpr>],
+    ) -> Result<Self> {
+        let mut builder = SpecBuilder::new(table);
+        let assignments = assignments.clone().resolve(table)?;
+        let mut plain_outputs = vec![];
+        for i in 0..assignments.exprs().len() {
+            if let Some(column) = assignments.table_column(i) {
+                plain_outputs.push((i, builder.channel(column, RequiredSubfields::Whole)?));
             }
-            fields.push(FieldSpec::new(handle, Some(channel)));
         }
-        let plan_len = fields.len();
-        if let Some(residual) = &table.remaining_filter {
-            let mut inputs: Vec<usize> = collect_columns(residual)
-                .iter()
-                .map(|c| c.index())
-                .collect();
-            inputs.sort_unstable();
-            for col in inputs {
-                let Some(handle) = columns.get(col) else {
-                    return plan_err!("residual refers to unknown column {col}");
-                };
-                if let std::collections::hash_map::Entry::Vacant(e) = index_of.entry(col) {
-                    e.insert(fields.len());
-                    fields.push(FieldSpec::new(handle, Some(fields.len())));
-                }
+        let mut outputs: Vec<Option<OutputSource>> = vec![None; assignments.exprs().len()];
+        for (i, channel) in plain_outputs {
+            outputs[i] = Some(OutputSource::Channel(channel));
+        }
+        for (i, output) in assignments.exprs().iter().enumerate() {
+            if outputs[i].is_none() {
+                builder.require(&output.expr)?;
             }
+        }
+        if let Some(residual) = &table.remaining_filter {
+            builder.require(residual)?;
+        }
+        for pushed in pushed_filters {
+            builder.require(pushed)?;
+        }
+        for name in &table.stage_columns {
+            let Some((column, _)) = table.column(name) else {
+                return plan_err!(
+                    "stage input '{name}' is not a column of {}",
+                    table.table_name()
+                );
+            };
+            builder.channel(column, RequiredSubfields::Whole)?;
         }
         for (subfield, filter) in &table.subfield_filters {
-            let Some((col, handle)) = table.column(subfield.root()) else {
-                return plan_err!("filter on unknown column '{subfield}'");
-            };
-            let pos = *index_of.entry(col).or_insert_with(|| {
-                fields.push(FieldSpec::new(handle, None));
-                fields.len() - 1
-            });
-            fields[pos].insert(subfield.path(), filter.clone());
+            builder.filter(subfield, filter)?;
         }
-        let channel_fields = fields.iter().filter(|f| f.channel.is_some());
-        let reader_fields: Vec<_> = channel_fields.map(|f| f.handle.field()).collect();
-        let reader_schema = Arc::new(Schema::new(reader_fields));
-        let plan_schema = Arc::new(Schema::new(reader_schema.fields()[..plan_len].to_vec()));
+        let reader_schema = builder.reader_schema();
+        let outputs = outputs
+            .into_iter()
+            .zip(assignments.exprs())
+            .map(|(source, output)| match source {
+                Some(source) => Ok(source),
+                None => Ok(OutputSource::Expr(builder.to_reader(&output.expr)?)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let plan_fields = outputs
+            .iter()
+            .zip(assignments.exprs())
+            .map(|(source, output)| {
+                let field = match source {
+                    OutputSource::Channel(c) => reader_schema.field(*c).clone(),
+                    OutputSource::Expr(e) => e.return_field(&reader_schema)?.as_ref().clone(),
+                };
+                Ok(field.with_name(&output.alias))
+            })
+            .collect::<Result<Vec<Field>>>()?;
         let residual = match &table.remaining_filter {
-            Some(r) => Some(reassign_expr_columns(Arc::clone(r), &reader_schema)?),
+            Some(r) => Some(builder.to_reader(r)?),
             None => None,
         };
-        let adaptive = Arc::new(AdaptiveState::default());
         Ok(Self {
-            plan_schema,
+            plan_schema: Arc::new(Schema::new(plan_fields)),
             reader_schema,
-            fields,
+            fields: builder.fields,
+            field_index: builder.field_index,
+            channel_of_column: builder.channel_of_column,
+            outputs,
             residual,
-            adaptive,
+            stage_columns: table.stage_columns.clone(),
+            adaptive: Arc::new(AdaptiveState::default()),
         })
     }
 
@@ -195,14 +243,25 @@ impl ScanSpec {
         &self.plan_schema
     }
 
-    /// `R`: `P` followed by auxiliary columns.
+    /// `R`: the columns the reader returns (see the module docs).
     pub fn reader_schema(&self) -> &SchemaRef {
         &self.reader_schema
     }
 
-    /// Every field the scan touches, output fields first in channel order.
+    /// Every field the scan touches.
     pub fn fields(&self) -> &[FieldSpec] {
         &self.fields
+    }
+
+    /// The field of table column `name` and its index in [`Self::fields`].
+    pub fn field(&self, name: &str) -> Option<(usize, &FieldSpec)> {
+        let i = *self.field_index.get(name)?;
+        Some((i, &self.fields[i]))
+    }
+
+    /// Where each output column comes from, in output order.
+    pub fn outputs(&self) -> &[OutputSource] {
+        &self.outputs
     }
 
     /// The residual predicate, over `R`.
@@ -210,137 +269,138 @@ impl ScanSpec {
         self.residual.as_ref()
     }
 
+    /// Rewrites an expression over the table schema to one over `R`; every column it uses
+    /// must have been an input of [`Self::try_new`].
+    pub fn to_reader(&self, expr: &Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        rebind(expr, &self.channel_of_column, &self.reader_schema)
+    }
+
+    /// Whether the split's batch stages read column `name` (it must be in every file).
+    pub fn is_stage_column(&self, name: &str) -> bool {
+        self.stage_columns.iter().any(|c| c == name)
+    }
+
     /// Observed filter costs, shared by all splits of this scan.
     pub fn adaptive(&self) -> &Arc<AdaptiveState> {
         &self.adaptive
     }
-}
 
-/// Observed cost of one filter: time spent and rows in/out.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FilterCost {
-    /// Time spent evaluating (decode + test).
-    pub time: Duration,
-    /// Rows the filter saw.
-    pub rows_in: u64,
-    /// Rows it kept.
-    pub rows_out: u64,
-}
-
-impl FilterCost {
-    /// Average time to drop one row: `time / (rows_in - rows_out)`; `time` when it drops none.
-    pub fn time_to_drop(&self) -> Duration {
-        let dropped = self.rows_in.saturating_sub(self.rows_out);
-        if dropped == 0 {
-            self.time
-        } else {
-            self.time / dropped.min(u32::MAX as u64) as u32
-        }
+    /// The spec with the same requirements and the adaptive state of `other` (a rebuilt
+    /// spec keeps what the scan learned, seed §13.3).
+    pub fn with_adaptive_of(mut self, other: &ScanSpec) -> Self {
+        self.adaptive = Arc::clone(&other.adaptive);
+        self
     }
 }
 
-/// Adaptive filter order: filters that drop rows cheaply run first (seed §8.1).
-#[derive(Debug, Default)]
-pub struct AdaptiveState {
-    costs: Mutex<HashMap<String, FilterCost>>,
+/// Collects fields and channels while a [`ScanSpec`] is built.
+struct SpecBuilder<'a> {
+    table: &'a TableHandle,
+    fields: Vec<FieldSpec>,
+    field_index: HashMap<String, usize>,
+    channel_of_column: HashMap<usize, usize>,
+    /// Table column per channel, in channel order.
+    channels: Vec<usize>,
 }
 
-impl AdaptiveState {
-    /// Adds one observation for the filter on `column`.
-    pub fn record(&self, column: &str, time: Duration, rows_in: u64, rows_out: u64) {
-        if let Ok(mut costs) = self.costs.lock() {
-            let c = costs.entry(column.to_string()).or_default();
-            c.time += time;
-            c.rows_in += rows_in;
-            c.rows_out += rows_out;
+impl<'a> SpecBuilder<'a> {
+    fn new(table: &'a TableHandle) -> Self {
+        Self {
+            table,
+            fields: vec![],
+            field_index: HashMap::new(),
+            channel_of_column: HashMap::new(),
+            channels: vec![],
         }
     }
 
-    /// What has been observed for `column`.
-    pub fn cost(&self, column: &str) -> Option<FilterCost> {
-        self.costs.lock().ok().and_then(|c| c.get(column).copied())
+    /// The index in `fields` of table column `column`, created when missing.
+    fn field(&mut self, column: usize) -> Result<usize> {
+        let Some(handle) = self.table.columns().get(column) else {
+            return plan_err!("scan refers to unknown column {column}");
+        };
+        if let Some(&i) = self.field_index.get(&handle.name) {
+            return Ok(i);
+        }
+        self.fields.push(FieldSpec::new(handle));
+        let i = self.fields.len() - 1;
+        self.field_index.insert(handle.name.clone(), i);
+        Ok(i)
     }
 
-    /// Orders filters: observed ones by time to drop a row; unobserved ones first, cheap
-    /// fixed-width types before variable-width ones, then by name. `key` gives each item's
-    /// filter name (its subfield) and compared type.
-    pub fn order<T>(&self, items: &mut [T], key: impl Fn(&T) -> (String, DataType)) {
-        let Ok(costs) = self.costs.lock() else { return };
-        items.sort_by_cached_key(|item| {
-            let (name, t) = key(item);
-            match costs.get(&name) {
-                Some(c) if c.rows_in > 0 => (1, c.time_to_drop(), 0, name),
-                _ => (0, Duration::ZERO, width_rank(&t), name),
-            }
-        });
+    /// The channel of table column `column`, created when missing; `required` is added to
+    /// what the channel must hold.
+    fn channel(&mut self, column: usize, required: RequiredSubfields) -> Result<usize> {
+        let i = self.field(column)?;
+        self.fields[i].required.merge(&required);
+        if let Some(&c) = self.channel_of_column.get(&column) {
+            return Ok(c);
+        }
+        let c = self.channels.len();
+        self.channels.push(column);
+        self.channel_of_column.insert(column, c);
+        self.fields[i].channel = Some(c);
+        Ok(c)
+    }
+
+    /// Makes every column `expr` (over the table schema) uses a channel.
+    fn require(&mut self, expr: &Arc<dyn PhysicalExpr>) -> Result<()> {
+        let mut uses = HashMap::new();
+        required_by(expr, self.table.table_schema(), &mut uses);
+        let mut columns: Vec<_> = uses.into_iter().collect();
+        columns.sort_by_key(|(c, _)| *c);
+        for (column, required) in columns {
+            self.channel(column, required)?;
+        }
+        Ok(())
+    }
+
+    /// Installs a pushed filter. Filters on generated columns are evaluated on the
+    /// assembled batch, so their column gets a channel.
+    fn filter(&mut self, subfield: &Subfield, filter: &Filter) -> Result<()> {
+        let Some((column, handle)) = self.table.column(subfield.root()) else {
+            return plan_err!("filter on unknown column '{subfield}'");
+        };
+        if handle.role.is_generated() {
+            self.channel(column, RequiredSubfields::Whole)?;
+        }
+        let i = self.field(column)?;
+        self.fields[i].insert(subfield.path(), filter.clone());
+        Ok(())
+    }
+
+    fn reader_schema(&self) -> SchemaRef {
+        let fields: Vec<Field> = self
+            .channels
+            .iter()
+            .map(|&c| self.table.columns()[c].field())
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    fn to_reader(&self, expr: &Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        rebind(expr, &self.channel_of_column, &self.reader_schema())
     }
 }
 
-fn width_rank(t: &DataType) -> u8 {
-    if t.is_primitive() || matches!(t, DataType::Boolean) {
-        0
-    } else {
-        1
-    }
+/// Rebinds the table-column references of `expr` to their channels in `reader`.
+fn rebind(
+    expr: &Arc<dyn PhysicalExpr>,
+    channel_of_column: &HashMap<usize, usize>,
+    reader: &Schema,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    let rebound = Arc::clone(expr).transform(|e| {
+        let Some(c) = e.downcast_ref::<Column>() else {
+            return Ok(Transformed::no(e));
+        };
+        let Some(&channel) = channel_of_column.get(&c.index()) else {
+            return internal_err!("column {c} of {expr} has no reader channel");
+        };
+        let name = reader.field(channel).name();
+        Ok(Transformed::yes(Arc::new(Column::new(name, channel)) as _))
+    })?;
+    Ok(rebound.data)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::handle::ColumnHandle;
-    use arrow::datatypes::Field;
-    use datafusion::logical_expr::Operator;
-    use datafusion::physical_expr::expressions::{BinaryExpr, col};
-
-    fn table() -> TableHandle {
-        let cols = ["c0", "c1", "c2", "payload"]
-            .map(|n| ColumnHandle::regular(&Field::new(n, DataType::Int64, true)));
-        TableHandle::try_new("t", cols.to_vec()).unwrap()
-    }
-
-    #[test]
-    fn residual_inputs_become_aux_channels_and_filter_columns_have_none() {
-        // Seed §2: output payload, filter c2 >= 0, residual c0 + c1 > 10.
-        let mut t = table();
-        let s = t.table_schema().clone();
-        let sum = Arc::new(BinaryExpr::new(
-            col("c0", &s).unwrap(),
-            Operator::Plus,
-            col("c1", &s).unwrap(),
-        ));
-        let lit10 = datafusion::physical_expr::expressions::lit(10i64);
-        t.remaining_filter = Some(Arc::new(BinaryExpr::new(sum, Operator::Gt, lit10)));
-        let ge0 = Filter::compare(&DataType::Int64, Operator::GtEq, &0i64.into()).unwrap();
-        t.subfield_filters.insert(Subfield::column("c2"), ge0);
-        let spec = ScanSpec::try_new(&t, &Assignments::new(vec![3])).unwrap();
-        let names: Vec<_> = spec
-            .reader_schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
-        assert_eq!(names, ["payload", "c0", "c1"]);
-        assert_eq!(spec.plan_schema().fields().len(), 1);
-        let c2 = spec.fields().iter().find(|f| f.name() == "c2").unwrap();
-        assert_eq!(c2.channel, None);
-        assert!(c2.filter.is_some());
-        let inputs: Vec<usize> = collect_columns(spec.residual().unwrap())
-            .iter()
-            .map(|c| c.index())
-            .collect();
-        assert!(inputs.iter().all(|&i| i == 1 || i == 2));
-    }
-
-    #[test]
-    fn adaptive_order_prefers_cheap_drops() {
-        let state = AdaptiveState::default();
-        // A: 10000 units for 900 dropped; B: 1000 units for 500 dropped (seed §8.1 example).
-        state.record("a", Duration::from_micros(10_000), 1000, 100);
-        state.record("b", Duration::from_micros(1_000), 1000, 500);
-        let (i64t, utf8) = (DataType::Int64, DataType::Utf8);
-        let mut cols = [("a", &i64t), ("b", &i64t), ("s", &utf8), ("c", &i64t)];
-        state.order(&mut cols, |(n, t)| (n.to_string(), (*t).clone()));
-        let names: Vec<_> = cols.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["c", "s", "b", "a"]);
-    }
-}
+mod tests;

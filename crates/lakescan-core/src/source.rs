@@ -27,10 +27,11 @@ use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectStore;
 
+use crate::binding::SplitConstants;
 use crate::extract::Extraction;
 use crate::filter::Filter;
 use crate::metrics::LakeScanMetrics;
-use crate::scan_spec::ScanSpec;
+use crate::scan_spec::{OutputSource, ScanSpec};
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
 
@@ -74,6 +75,8 @@ pub struct SplitContext {
     pub spec: Arc<ScanSpec>,
     /// The filters in force for this split.
     pub filters: Arc<SplitFilters>,
+    /// The split's partition values and info columns, typed.
+    pub constants: Arc<SplitConstants>,
     /// Metrics of the partition.
     pub metrics: LakeScanMetrics,
     /// How to read.
@@ -156,8 +159,9 @@ pub struct SplitFilters {
 }
 
 impl SplitFilters {
-    /// Static filters of `spec` plus the current value of `dynamic` (over `R`).
-    pub fn try_new(spec: &ScanSpec, dynamic: &[Arc<dyn PhysicalExpr>]) -> Result<Self> {
+    /// Static filters of `spec` plus the current value of the filters pushed into the scan
+    /// (`pushed`, over the table schema; dynamic ones are snapshotted now).
+    pub fn try_new(spec: &ScanSpec, pushed: &[Arc<dyn PhysicalExpr>]) -> Result<Self> {
         let mut filters: BTreeMap<Subfield, Filter> = spec
             .fields()
             .iter()
@@ -165,9 +169,9 @@ impl SplitFilters {
             .collect();
         let mut residual: Vec<Arc<dyn PhysicalExpr>> =
             spec.residual().cloned().into_iter().collect();
-        let snapshots: Vec<_> = dynamic
+        let snapshots: Vec<_> = pushed
             .iter()
-            .map(|d| snapshot_physical_expr(Arc::clone(d)))
+            .map(|d| spec.to_reader(&snapshot_physical_expr(Arc::clone(d))?))
             .collect::<Result<_>>()?;
         let extracted = Extraction::from_conjuncts(&snapshots, spec.reader_schema());
         for (name, filter) in extracted.filters {
@@ -201,7 +205,8 @@ pub struct FileDataSource {
     spec: Arc<ScanSpec>,
     factory: Arc<dyn SplitReaderFactory>,
     store: Arc<dyn ObjectStore>,
-    dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+    /// Filters pushed into the scan by its parents, over the table schema.
+    pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
     metrics: LakeScanMetrics,
     options: ReadOptions,
     current: Option<CurrentSplit>,
@@ -225,7 +230,7 @@ impl FileDataSource {
         spec: Arc<ScanSpec>,
         factory: Arc<dyn SplitReaderFactory>,
         store: Arc<dyn ObjectStore>,
-        dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+        pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
         metrics: LakeScanMetrics,
         options: ReadOptions,
     ) -> Self {
@@ -233,7 +238,7 @@ impl FileDataSource {
             spec,
             factory,
             store,
-            dynamic_filters,
+            pushed_filters,
             metrics,
             options,
             current: None,
@@ -243,8 +248,10 @@ impl FileDataSource {
     /// Prepares `split`; returns false (and counts why) when it has nothing to read.
     pub async fn add_split(&mut self, split: FileSplit) -> Result<bool> {
         self.metrics.splits_total.add(1);
-        let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.dynamic_filters)?);
-        if filters.always_false() {
+        let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
+        let constants = Arc::new(SplitConstants::try_new(&self.spec, &split)?);
+        // Before any I/O: filters on the split's constants (partition values, `$path`, …).
+        if filters.always_false() || !constants.pass(&self.spec, &filters)? {
             self.metrics.splits_skipped.add(1);
             return Ok(false);
         }
@@ -252,6 +259,7 @@ impl FileDataSource {
             store: Arc::clone(&self.store),
             spec: Arc::clone(&self.spec),
             filters: Arc::clone(&filters),
+            constants,
             metrics: self.metrics.clone(),
             options: self.options,
         };
@@ -302,7 +310,12 @@ impl FileDataSource {
             .rows_removed_reader_filters
             .add(read.rows_scanned.saturating_sub(batch.num_rows()));
         for stage in &mut current.stages {
+            let before = batch.num_rows();
             batch = stage.transform.apply(batch)?;
+            let removed = before.saturating_sub(batch.num_rows());
+            if stage.slot == StageSlot::BucketConversion {
+                self.metrics.rows_removed_bucket_conversion.add(removed);
+            }
         }
         let reader_rows = batch.num_rows();
         let batch = match &current.residual {
@@ -312,7 +325,7 @@ impl FileDataSource {
         self.metrics
             .rows_removed_residual
             .add(reader_rows - batch.num_rows());
-        project_to_plan(&batch, self.spec.plan_schema()).map(Some)
+        project_to_plan(&batch, &self.spec).map(Some)
     }
 }
 
@@ -329,171 +342,25 @@ fn apply_residual(residual: &Arc<dyn PhysicalExpr>, batch: RecordBatch) -> Resul
     Ok(filter_record_batch(&batch, &mask)?)
 }
 
-/// Keeps the first `len(P)` channels of `R`; aux columns never leak, also with zero columns.
-fn project_to_plan(
-    batch: &RecordBatch,
-    plan_schema: &arrow::datatypes::SchemaRef,
-) -> Result<RecordBatch> {
-    let n = plan_schema.fields().len();
-    let columns = batch.columns()[..n].to_vec();
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+/// The output `P` of a batch of `R`: channels taken as they are, absorbed expressions
+/// evaluated. Aux columns never leak, also with zero output columns.
+fn project_to_plan(batch: &RecordBatch, spec: &ScanSpec) -> Result<RecordBatch> {
+    let rows = batch.num_rows();
+    let columns = spec
+        .outputs()
+        .iter()
+        .map(|output| match output {
+            OutputSource::Channel(c) => Ok(Arc::clone(batch.column(*c))),
+            OutputSource::Expr(e) => e.evaluate(batch)?.into_array(rows),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
     Ok(RecordBatch::try_new_with_options(
-        Arc::clone(plan_schema),
+        Arc::clone(spec.plan_schema()),
         columns,
         &options,
     )?)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::handle::{Assignments, ColumnHandle, TableHandle};
-    use crate::parquet::ParquetSplitReader;
-    use arrow::array::{AsArray, Int64Array};
-    use arrow::datatypes::{DataType, Field, Int64Type, Schema};
-    use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-    use object_store::local::LocalFileSystem;
-    use object_store::path::Path;
-    use parquet::arrow::ArrowWriter;
-
-    /// Keeps even values of column 0 and records that it ran.
-    struct KeepEven(Arc<std::sync::Mutex<Vec<StageSlot>>>, StageSlot);
-
-    impl BatchTransform for KeepEven {
-        fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
-            self.0.lock().unwrap().push(self.1);
-            let values = batch.column(0).as_primitive::<Int64Type>();
-            let mask: BooleanArray = values.iter().map(|v| v.map(|v| v % 2 == 0)).collect();
-            Ok(filter_record_batch(&batch, &mask)?)
-        }
-    }
-
-    #[derive(Debug)]
-    struct StagedFactory(Arc<std::sync::Mutex<Vec<StageSlot>>>);
-
-    impl SplitReaderFactory for StagedFactory {
-        fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
-            Ok(Box::new(ParquetSplitReader::new(split, context)))
-        }
-
-        fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
-            let stage = |slot| BatchStage {
-                slot,
-                transform: Box::new(KeepEven(Arc::clone(&self.0), slot)),
-            };
-            Ok(vec![
-                stage(StageSlot::PostReadFilter),
-                stage(StageSlot::BucketConversion),
-            ])
-        }
-    }
-
-    /// Writes `f.parquet` with column `v` = 0..10; returns its size.
-    fn write_file(dir: &std::path::Path) -> u64 {
-        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
-        let batch = RecordBatch::try_new(
-            Arc::clone(&schema),
-            vec![Arc::new(Int64Array::from_iter_values(0..10))],
-        )
-        .unwrap();
-        let file = dir.join("f.parquet");
-        let mut writer =
-            ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, None).unwrap();
-        writer.write(&batch).unwrap();
-        writer.close().unwrap();
-        std::fs::metadata(&file).unwrap().len()
-    }
-
-    /// A table with the one BIGINT column `v`.
-    fn table_v() -> TableHandle {
-        let column = ColumnHandle::regular(&Field::new("v", DataType::Int64, true));
-        TableHandle::try_new("t", vec![column]).unwrap()
-    }
-
-    fn values(batch: &RecordBatch) -> Vec<i64> {
-        batch
-            .column(0)
-            .as_primitive::<Int64Type>()
-            .values()
-            .to_vec()
-    }
-
-    #[tokio::test]
-    async fn unselective_filters_run_after_decoding_with_the_same_result() {
-        let dir = tempfile::tempdir().unwrap();
-        let size = write_file(dir.path());
-        let mut table = table_v();
-        let ge5 = Filter::compare(
-            &DataType::Int64,
-            datafusion::logical_expr::Operator::GtEq,
-            &5i64.into(),
-        );
-        table
-            .subfield_filters
-            .insert(Subfield::column("v"), ge5.unwrap());
-        let store: Arc<dyn ObjectStore> =
-            Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-        for observed_keep in [None, Some(90_000)] {
-            let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0])).unwrap());
-            if let Some(kept) = observed_keep {
-                // Seen to keep 90 %: runs on the decoded batch, not in the decoder.
-                spec.adaptive()
-                    .record("v", std::time::Duration::from_millis(1), 100_000, kept);
-            }
-            let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-            let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
-            let mut source = FileDataSource::new(
-                spec,
-                factory,
-                Arc::clone(&store),
-                vec![],
-                metrics.clone(),
-                ReadOptions::default(),
-            );
-            let split = FileSplit::whole_file(Path::from("f.parquet"), size);
-            assert!(source.add_split(split).await.unwrap());
-            let mut out = vec![];
-            while let Some(batch) = source.next().await.unwrap() {
-                out.extend(values(&batch));
-            }
-            assert_eq!(out, [5, 6, 7, 8, 9], "observed keep {observed_keep:?}");
-            assert_eq!(metrics.rows_scanned.value(), 10);
-            assert_eq!(metrics.rows_removed_reader_filters.value(), 5);
-        }
-    }
-
-    #[tokio::test]
-    async fn stages_run_in_slot_order_before_the_residual() {
-        let dir = tempfile::tempdir().unwrap();
-        let size = write_file(dir.path());
-
-        let table = table_v();
-        let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0])).unwrap());
-        let ran = Arc::new(std::sync::Mutex::new(vec![]));
-        let store = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-        let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-        let factory = Arc::new(StagedFactory(Arc::clone(&ran)));
-        let mut source = FileDataSource::new(
-            spec,
-            factory,
-            store,
-            vec![],
-            metrics.clone(),
-            ReadOptions::default(),
-        );
-        assert!(
-            source
-                .add_split(FileSplit::whole_file(Path::from("f.parquet"), size))
-                .await
-                .unwrap()
-        );
-        let out = source.next().await.unwrap().unwrap();
-        assert_eq!(values(&out), [0, 2, 4, 6, 8]);
-        assert_eq!(
-            *ran.lock().unwrap(),
-            [StageSlot::BucketConversion, StageSlot::PostReadFilter]
-        );
-        assert_eq!(metrics.rows_scanned.value(), 10);
-        assert!(source.next().await.unwrap().is_none());
-    }
-}
+mod tests;

@@ -8,6 +8,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::common::ScalarValue;
 use object_store::path::Path;
 
 /// Format-specific facts an adapter attaches to a split (bucket conversion, delete files…).
@@ -28,8 +29,9 @@ pub struct FileSplit {
     pub file_size: u64,
     /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
     pub partition_keys: Vec<(String, Option<String>)>,
-    /// Info column values (`$path`, `$file_size`, …), typed at prepare time.
-    pub info_columns: Vec<(String, String)>,
+    /// Info column values by key (`$path`, `$file_size`, …; see
+    /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
+    pub info_columns: Vec<(String, ScalarValue)>,
     /// Adapter-specific facts.
     pub extension: Option<Arc<dyn SplitExtension>>,
 }
@@ -68,6 +70,19 @@ impl FileSplit {
                 ..self.clone()
             })
             .collect()
+    }
+
+    /// The info column value under `key`, if the split has it.
+    pub fn info_value(&self, key: &str) -> Option<&ScalarValue> {
+        self.info_columns
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The file name: the last segment of `file_path` (Hive row id's `row_group_id`).
+    pub fn file_name(&self) -> &str {
+        self.file_path.filename().unwrap_or(self.file_path.as_ref())
     }
 
     /// The partition value of `key`, if the split has that key.

@@ -4,12 +4,13 @@
 //! CREATE EXTERNAL TABLE sales [(id BIGINT, amount DOUBLE, …)]
 //! STORED AS HIVE LOCATION '/data/sales/'
 //! [PARTITIONED BY (region, day) | PARTITIONED BY (region VARCHAR, day DATE)]
-//! [OPTIONS ('split_size' '67108864')];
+//! [OPTIONS ('split_size' '67108864', 'bucketed_by' 'custkey', 'bucket_count' '8',
+//!          'bucketing_version' '2', 'hidden_columns' 'all', …)];
 //! ```
+//! The options are listed in [`crate::options`].
 //! Without declared columns the schema comes from the footer of the first data file.
 //! Undeclared partition column types are inferred from the directory values.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema};
@@ -24,7 +25,10 @@ use object_store::path::Path;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::async_reader::ParquetObjectReader;
 
+use crate::hash::{BucketingVersion, StringHashing};
+use crate::hidden::HiddenSelection;
 use crate::listing::{PartitionFilters, list_table, partition_schema};
+use crate::options::{BucketingOptions, HiveOptions, RowIdOptions};
 use crate::partition::infer_type;
 use crate::table::HiveTable;
 
@@ -60,16 +64,7 @@ impl TableProviderFactory for HiveTableFactory {
                 .filter(|f| !keys.contains(f.name()))
                 .collect(),
         );
-        if let Some(size) = option(&cmd.options, "split_size") {
-            match size.parse::<u64>() {
-                Ok(bytes) if bytes > 0 => builder = builder.split_size(bytes),
-                _ => {
-                    return plan_err!(
-                        "option split_size must be a positive number of bytes, got '{size}'"
-                    );
-                }
-            }
-        }
+        builder.options = HiveOptions::parse(&cmd.options)?;
         Ok(Arc::new(builder.build(state).await?))
     }
 }
@@ -93,7 +88,7 @@ pub struct HiveTableBuilder {
     location: String,
     columns: Vec<Field>,
     partition_columns: Vec<(String, Option<DataType>)>,
-    split_size: Option<u64>,
+    options: HiveOptions,
 }
 
 impl HiveTableBuilder {
@@ -104,7 +99,7 @@ impl HiveTableBuilder {
             location: location.into(),
             columns: vec![],
             partition_columns: vec![],
-            split_size: None,
+            options: HiveOptions::default(),
         }
     }
 
@@ -126,7 +121,54 @@ impl HiveTableBuilder {
 
     /// Files larger than `bytes` are read as several byte-range splits.
     pub fn split_size(mut self, bytes: u64) -> Self {
-        self.split_size = Some(bytes);
+        self.options.split_size = Some(bytes);
+        self
+    }
+
+    /// Buckets the table by `columns` (in bucketing order) into `count` buckets, with
+    /// bucketing version 1 and Hive STRING hashing unless set otherwise.
+    pub fn bucketed_by(mut self, columns: Vec<String>, count: u32) -> Self {
+        let (version, strings) = self
+            .options
+            .bucketing
+            .as_ref()
+            .map_or((BucketingVersion::V1, StringHashing::HiveString), |b| {
+                (b.version, b.strings)
+            });
+        self.options.bucketing = Some(BucketingOptions {
+            columns,
+            count,
+            version,
+            strings,
+        });
+        self
+    }
+
+    /// The Hive hash of a bucketed table (call after [`Self::bucketed_by`]).
+    pub fn bucketing_version(mut self, version: BucketingVersion) -> Self {
+        if let Some(b) = &mut self.options.bucketing {
+            b.version = version;
+        }
+        self
+    }
+
+    /// How string bucketing columns hash (call after [`Self::bucketed_by`]).
+    pub fn bucket_strings_as(mut self, strings: StringHashing) -> Self {
+        if let Some(b) = &mut self.options.bucketing {
+            b.strings = strings;
+        }
+        self
+    }
+
+    /// The hidden columns the schema shows.
+    pub fn hidden_columns(mut self, hidden: HiddenSelection) -> Self {
+        self.options.hidden_columns = hidden;
+        self
+    }
+
+    /// The constants of `$row_id`.
+    pub fn row_id(mut self, row_id: RowIdOptions) -> Self {
+        self.options.row_id = row_id;
         self
     }
 
@@ -153,19 +195,14 @@ impl HiveTableBuilder {
                 data_columns = data_columns.into_iter().map(as_view_type).collect();
             }
         }
-        let table = HiveTable::try_new(self.name, location, data_columns, partition_columns)?;
-        Ok(match self.split_size {
-            Some(bytes) => table.with_split_size(bytes),
-            None => table,
-        })
+        HiveTable::try_new(
+            self.name,
+            location,
+            data_columns,
+            partition_columns,
+            &self.options,
+        )
     }
-}
-
-/// An option given as `key`, `format.key` or `hive.key`.
-fn option<'a>(options: &'a HashMap<String, String>, key: &str) -> Option<&'a String> {
-    ["", "format.", "hive."]
-        .iter()
-        .find_map(|p| options.get(&format!("{p}{key}")))
 }
 
 /// Parses the location; a local directory must exist.

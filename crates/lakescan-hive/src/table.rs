@@ -2,11 +2,13 @@
 //!
 //! `scan` plans, `execute` reads: filters are turned into physical expressions and
 //! extracted into per-column filters + residual; partition filters prune directories while
-//! listing; every data file becomes one or more byte-range splits; a `LakeScanExec` reads them.
+//! listing; bucketing prunes the files of buckets no row can match; every data file becomes
+//! one or more byte-range splits (one per table bucket it serves, for bucket conversion);
+//! a `LakeScanExec` reads them.
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DFSchema, Result};
@@ -18,13 +20,16 @@ use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::Extraction;
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, TableHandle};
-use lakescan_core::parquet::ParquetSplitReaderFactory;
-use lakescan_core::scan_spec::ScanSpec;
 use lakescan_core::split::FileSplit;
+use object_store::ObjectMeta;
 
-use crate::listing::{PartitionFilters, list_table, partition_schema};
+use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
+use crate::conversion::HiveSplitReaderFactory;
+use crate::hidden::{self, FileFacts, HiddenColumn};
+use crate::listing::{Partition, PartitionFilters, list_table, partition_schema};
+use crate::options::{HiveOptions, RowIdOptions};
 
-/// A Hive-style partitioned Parquet table.
+/// A Hive-style partitioned (and possibly bucketed) Parquet table.
 #[derive(Debug, Clone)]
 pub struct HiveTable {
     name: String,
@@ -33,37 +38,58 @@ pub struct HiveTable {
     partition_columns: Vec<(String, DataType)>,
     /// Table option; the session's `lakescan.split_size` when `None`.
     split_size: Option<u64>,
+    bucketing: Option<Arc<Bucketing>>,
+    hidden: Vec<HiddenColumn>,
+    row_id: RowIdOptions,
+}
+
+/// What planning one scan produced.
+struct Planned {
+    splits: Vec<FileSplit>,
+    stats: PlanningStats,
+    /// Some split filters rows by bucket (its bucketing columns must be read).
+    converts: bool,
 }
 
 impl HiveTable {
-    /// A table at `location` with `columns` (data columns then partition columns).
+    /// A table at `location` with `data_columns` and `partition_columns`, laid out as
+    /// `options` say (split size, bucketing, hidden columns, row id constants).
     pub fn try_new(
         name: impl Into<String>,
         location: ListingTableUrl,
-        data_columns: Vec<arrow::datatypes::Field>,
+        data_columns: Vec<Field>,
         partition_columns: Vec<(String, DataType)>,
+        options: &HiveOptions,
     ) -> Result<Self> {
         let name = name.into();
+        let data_schema = Schema::new(data_columns.clone());
+        let bucketing = match &options.bucketing {
+            Some(b) => Some(Arc::new(Bucketing::try_new(b, &data_schema)?)),
+            None => None,
+        };
+        let hidden = options
+            .hidden_columns
+            .resolve(!partition_columns.is_empty(), bucketing.is_some())?;
         let mut columns: Vec<ColumnHandle> =
             data_columns.iter().map(ColumnHandle::regular).collect();
         for (n, t) in &partition_columns {
-            let field = arrow::datatypes::Field::new(n, t.clone(), true);
+            let field = Field::new(n, t.clone(), true);
             columns.push(ColumnHandle::with_role(&field, ColumnRole::PartitionKey));
         }
+        let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+        hidden::check_no_collision(&hidden, &names)?;
+        columns.extend(hidden.iter().map(|h| h.handle()));
         let handle = TableHandle::try_new(name.clone(), columns)?;
         Ok(Self {
             name,
             location,
             handle,
             partition_columns,
-            split_size: None,
+            split_size: options.split_size.map(|b| b.max(1)),
+            bucketing,
+            hidden,
+            row_id: options.row_id.clone(),
         })
-    }
-
-    /// Splits files larger than `bytes` into byte ranges of that size.
-    pub fn with_split_size(mut self, bytes: u64) -> Self {
-        self.split_size = Some(bytes.max(1));
-        self
     }
 
     /// The table's location.
@@ -74,6 +100,11 @@ impl HiveTable {
     /// Partition columns and their types, in directory order.
     pub fn partition_columns(&self) -> &[(String, DataType)] {
         &self.partition_columns
+    }
+
+    /// The hidden columns the schema shows.
+    pub fn hidden_columns(&self) -> &[HiddenColumn] {
+        &self.hidden
     }
 
     fn physical_conjuncts(
@@ -92,13 +123,14 @@ impl HiveTable {
     fn partition_filters(&self, conjuncts: &[Arc<dyn PhysicalExpr>]) -> Result<PartitionFilters> {
         let schema = partition_schema(&self.partition_columns);
         let table_schema = self.handle.table_schema();
-        let first_partition = table_schema.fields().len() - self.partition_columns.len();
+        let is_partition = |i: usize| {
+            let name = table_schema.field(i).name();
+            self.partition_columns.iter().any(|(n, _)| n == name)
+        };
         let mut filters = vec![];
         for c in conjuncts {
-            let only_partitions = collect_columns(c)
-                .iter()
-                .all(|col| col.index() >= first_partition);
-            if only_partitions {
+            let columns = collect_columns(c);
+            if !columns.is_empty() && columns.iter().all(|col| is_partition(col.index())) {
                 let rebound = datafusion::physical_expr::utils::reassign_expr_columns(
                     Arc::clone(c),
                     &schema,
@@ -109,11 +141,12 @@ impl HiveTable {
         Ok(PartitionFilters::new(schema, filters))
     }
 
-    async fn splits(
+    async fn plan_splits(
         &self,
         state: &dyn Session,
         filters: &PartitionFilters,
-    ) -> Result<(Vec<FileSplit>, PlanningStats)> {
+        bucket_filter: &BucketFilter,
+    ) -> Result<Planned> {
         let store = state
             .runtime_env()
             .object_store(self.location.object_store())?;
@@ -125,22 +158,103 @@ impl HiveTable {
         let listing = list_table(&store, self.location.prefix(), &keys, filters).await?;
         let session = LakeScanOptions::from_config(state.config_options());
         let split_size = self.split_size.unwrap_or(session.split_size);
-        let mut splits = vec![];
-        for (meta, partition) in &listing.files {
-            let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
-            split.partition_keys = keys
-                .iter()
-                .cloned()
-                .zip(partition.values.iter().cloned())
-                .collect();
-            splits.extend(split.ranges(split_size));
-        }
-        let stats = PlanningStats {
-            partitions_total: listing.partitions_total,
-            partitions_pruned: listing.partitions_pruned,
+        let mut planned = Planned {
+            splits: vec![],
+            stats: PlanningStats {
+                partitions_total: listing.partitions_total,
+                partitions_pruned: listing.partitions_pruned,
+                files_pruned_bucket: 0,
+            },
+            converts: false,
         };
-        Ok((splits, stats))
+        for (partition, files) in group_by_partition(listing.files) {
+            let name = hidden::partition_name(&keys, &partition.values);
+            let reads = self.partition_reads(&name, files, bucket_filter, &mut planned)?;
+            for (meta, read) in reads {
+                let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
+                split.partition_keys = keys
+                    .iter()
+                    .cloned()
+                    .zip(partition.values.iter().cloned())
+                    .collect();
+                let facts = self.file_facts(&meta, &keys, &name, read.as_ref());
+                split.info_columns = hidden::info_columns(&facts);
+                if let Some(conversion) = read.and_then(|r| r.conversion) {
+                    planned.converts = true;
+                    split.extension = Some(Arc::new(conversion));
+                }
+                planned.splits.extend(split.ranges(split_size));
+            }
+        }
+        Ok(planned)
     }
+
+    /// The (file, bucket read) pairs of one partition; files of pruned buckets are left
+    /// out and counted.
+    fn partition_reads(
+        &self,
+        partition: &str,
+        files: Vec<ObjectMeta>,
+        bucket_filter: &BucketFilter,
+        planned: &mut Planned,
+    ) -> Result<Vec<(ObjectMeta, Option<crate::bucket::BucketRead>)>> {
+        let Some(bucketing) = &self.bucketing else {
+            return Ok(files.into_iter().map(|f| (f, None)).collect());
+        };
+        let table_count = bucketing.count;
+        let buckets = partition_buckets(&self.name, partition, files, table_count)?;
+        let mut out = vec![];
+        for (bucket, meta) in buckets.files {
+            let reads = reads_of_file(bucket, buckets.count, table_count);
+            let kept: Vec<_> = reads
+                .into_iter()
+                .filter(|r| bucket_filter.allows(r, buckets.count, table_count))
+                .collect();
+            if kept.is_empty() {
+                planned.stats.files_pruned_bucket += 1;
+            }
+            out.extend(kept.into_iter().map(|r| (meta.clone(), Some(r))));
+        }
+        Ok(out)
+    }
+
+    fn file_facts<'a>(
+        &self,
+        meta: &'a ObjectMeta,
+        keys: &[String],
+        partition: &str,
+        read: Option<&crate::bucket::BucketRead>,
+    ) -> FileFacts<'a> {
+        let url = format!("{}{}", self.location.object_store().as_str(), meta.location);
+        FileFacts {
+            url,
+            file_name: meta.location.filename().unwrap_or_default(),
+            size: meta.size,
+            modified_millis: meta.last_modified.timestamp_millis(),
+            partition: (!keys.is_empty()).then(|| partition.to_string()),
+            bucket: read.map(|r| r.table_bucket),
+            row_id: (
+                self.row_id.metadata_version,
+                self.row_id.partition_id_of(partition),
+                self.row_id.table_guid.clone(),
+            ),
+        }
+    }
+}
+
+/// The listed files, grouped by partition (the listing is sorted by path, so a partition's
+/// files are consecutive).
+fn group_by_partition(
+    files: Vec<(ObjectMeta, Arc<Partition>)>,
+) -> Vec<(Arc<Partition>, Vec<ObjectMeta>)> {
+    let mut groups: Vec<(Arc<Partition>, Vec<ObjectMeta>)> = vec![];
+    for (meta, partition) in files {
+        match groups.last_mut() {
+            Some((p, metas)) if Arc::ptr_eq(p, &partition) => metas.push(meta),
+            _ => groups.push((partition, vec![meta])),
+        }
+    }
+    groups
 }
 
 #[async_trait]
@@ -162,24 +276,33 @@ impl TableProvider for HiveTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let conjuncts = self.physical_conjuncts(state, filters)?;
         let partition_filters = self.partition_filters(&conjuncts)?;
-        let (splits, planning) = self.splits(state, &partition_filters).await?;
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
+        let bucket_filter = match &self.bucketing {
+            Some(b) => BucketFilter::try_new(b, &extraction.filters)?,
+            None => BucketFilter::default(),
+        };
+        let planned = self
+            .plan_splits(state, &partition_filters, &bucket_filter)
+            .await?;
         let mut handle = self.handle.clone();
         handle.subfield_filters = extraction.filters;
         handle.remaining_filter = conjunction_opt(extraction.residual);
+        if let (true, Some(b)) = (planned.converts, &self.bucketing) {
+            handle.stage_columns = b.column_names();
+        }
         let all: Vec<usize> = (0..self.handle.columns().len()).collect();
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));
-        let spec = Arc::new(ScanSpec::try_new(&handle, &assignments)?);
-        let exec = LakeScanExec::new(
-            self.name.clone(),
-            spec,
-            splits,
+        let factory = HiveSplitReaderFactory::new(self.bucketing.clone());
+        let exec = LakeScanExec::try_new(
+            handle,
+            assignments,
+            planned.splits,
             self.location.object_store(),
-            Arc::new(ParquetSplitReaderFactory),
+            Arc::new(factory),
             state.config().target_partitions(),
-        )
+        )?
         .with_limit(limit)
-        .with_planning_stats(planning);
+        .with_planning_stats(planned.stats);
         Ok(Arc::new(exec))
     }
 

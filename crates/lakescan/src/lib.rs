@@ -22,9 +22,12 @@ pub use lakescan_core as core;
 pub use lakescan_hive as hive;
 
 /// Registers the `HIVE` table factory in `ctx`, so `CREATE EXTERNAL TABLE … STORED AS HIVE`
-/// creates lakescan tables, and the `lakescan.*` session settings
-/// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`).
+/// creates lakescan tables, the `lakescan.*` session settings
+/// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), and the SQL
+/// functions `hive_hash` and `hive_bucket` ([`hive::udf`]).
 pub fn register(ctx: &SessionContext) -> Result<()> {
+    ctx.register_udf(hive::udf::HiveHashUdf::hash());
+    ctx.register_udf(hive::udf::HiveHashUdf::bucket());
     let state = ctx.state_ref();
     let mut state = state.write();
     state

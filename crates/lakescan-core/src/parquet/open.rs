@@ -1,19 +1,46 @@
-//! Opening a Parquet file: byte counting and error messages that name the file.
+//! Opening a Parquet file (`LoadFooter`): byte counting and error messages that name the file.
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::common::DataFusionError;
+use datafusion::common::Result;
 use datafusion::physical_plan::metrics::Count;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
-/// An [`AsyncFileReader`] that counts the bytes it fetches.
+use super::Opened;
+use crate::source::SplitContext;
+use crate::split::FileSplit;
+
+/// `LoadFooter`: opens the file and reads its metadata (and the page index when the split
+/// has filters). Takes owned inputs so the future stays `Send`.
+pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Opened> {
+    let path = split.read_path().clone();
+    let object_reader =
+        ParquetObjectReader::new(Arc::clone(&context.store), path).with_file_size(split.file_size);
+    let bytes_read = context.metrics.bytes_read.clone();
+    let mut reader = CountingReader::new(object_reader, split.file_size, bytes_read);
+    let policy = if context.filters.filters.is_empty() {
+        PageIndexPolicy::Skip
+    } else {
+        PageIndexPolicy::Optional
+    };
+    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    let metadata = ArrowReaderMetadata::load_async(&mut reader, options)
+        .await
+        .map_err(|e| footer_error(&split.file_path, e))?;
+    Ok(Opened { reader, metadata })
+}
+
+/// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
+/// count into the same counter.
+#[derive(Clone)]
 pub struct CountingReader {
     inner: ParquetObjectReader,
     file_size: u64,

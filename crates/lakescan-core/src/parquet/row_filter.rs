@@ -72,7 +72,13 @@ impl ArrowPredicate for ColumnPredicate {
         if let Some(counter) = &self.rows_scanned {
             counter.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
         }
-        self.keep(batch.column(0))
+        let Some(column) = batch.columns().first() else {
+            return Err(ArrowError::ComputeError(format!(
+                "the reader filter on {} got no column to test",
+                self.subfield
+            )));
+        };
+        self.keep(column)
     }
 }
 

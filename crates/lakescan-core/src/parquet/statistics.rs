@@ -1,5 +1,9 @@
 //! Column statistics of row groups and pages, in table types, for pruning.
 //!
+//! Top-level columns go through parquet's `StatisticsConverter`; it only knows top-level
+//! columns, so the statistics of a struct member's leaf are converted here
+//! ([`leaf_min_max`]) for the common physical/logical type pairs (others are unknown).
+//!
 //! [`RowGroupStatistics`] implements DataFusion's `PruningStatistics` so the residual's
 //! AND/OR tree is pruned by `PruningPredicate` (seed 003: unknown leaves keep the unit).
 //! Constants of the split (partition values, missing columns) answer as `min = max =
@@ -18,6 +22,7 @@ use datafusion::common::{Column, Result, ScalarValue};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::file::metadata::ParquetMetaData;
 
+use super::leaves::FileLeaves;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::filter::eval::ColumnStats;
 use crate::scan_spec::ScanSpec;
@@ -59,6 +64,7 @@ pub struct RowGroupStatistics<'a> {
     binding: &'a SplitBinding,
     metadata: &'a ParquetMetaData,
     file_schema: &'a Schema,
+    leaves: &'a FileLeaves,
     row_groups: &'a [usize],
     /// `PruningPredicate` asks for min, max and null counts separately: convert once.
     by_column: RefCell<HashMap<String, Option<StatsArrays>>>,
@@ -71,6 +77,7 @@ impl<'a> RowGroupStatistics<'a> {
         binding: &'a SplitBinding,
         metadata: &'a ParquetMetaData,
         file_schema: &'a Schema,
+        leaves: &'a FileLeaves,
         row_groups: &'a [usize],
     ) -> Self {
         Self {
@@ -78,6 +85,7 @@ impl<'a> RowGroupStatistics<'a> {
             binding,
             metadata,
             file_schema,
+            leaves,
             row_groups,
             by_column: RefCell::default(),
         }
@@ -90,6 +98,7 @@ impl<'a> RowGroupStatistics<'a> {
             self.binding,
             self.metadata,
             self.file_schema,
+            self.leaves,
             row_groups,
         )
     }
@@ -101,6 +110,8 @@ impl<'a> RowGroupStatistics<'a> {
         let row_counts = self.row_counts();
         match &self.binding.sources()[field_index] {
             FieldSource::Constant(v) => Ok(Some(constant_stats(v, row_counts)?)),
+            FieldSource::RowIndex => Ok(Some(self.row_index_stats(table_type, row_counts)?)),
+            FieldSource::RowId(_) => Ok(None),
             FieldSource::File { root, .. } => {
                 let name = self.file_schema.field(*root).name();
                 let converter = StatisticsConverter::try_new(
@@ -126,6 +137,68 @@ impl<'a> RowGroupStatistics<'a> {
         }
     }
 
+    /// Statistics of struct member `path` (names) of the file column of field
+    /// `field_index`, in `data_type` (the member's table type); `None` when unknown.
+    pub fn member_stats(
+        &self,
+        field_index: usize,
+        path: &[String],
+        data_type: &DataType,
+    ) -> Result<Option<StatsArrays>> {
+        let FieldSource::File { root, file_type } = &self.binding.sources()[field_index] else {
+            return Ok(None);
+        };
+        let member = crate::subfield::Subfield::nested("", path.to_vec());
+        let leaves = self.leaves.struct_member(*root, path);
+        let (Some(file_member_type), [leaf]) = (member.resolve_type(file_type), leaves.as_slice())
+        else {
+            return Ok(None);
+        };
+        let (mut mins, mut maxes, mut nulls) = (vec![], vec![], vec![]);
+        for &rg in self.row_groups {
+            let stats = self.metadata.row_group(rg).column(*leaf).statistics();
+            let (min, max) = stats
+                .and_then(|s| leaf_min_max(s, &file_member_type))
+                .unwrap_or((None, None));
+            mins.push(min.unwrap_or(ScalarValue::try_from(&file_member_type)?));
+            maxes.push(max.unwrap_or(ScalarValue::try_from(&file_member_type)?));
+            nulls.push(stats.and_then(|s| s.null_count_opt()));
+        }
+        let (Ok(mins), Ok(maxes)) = (
+            ScalarValue::iter_to_array(mins).and_then(|a| Ok(cast(&a, data_type)?)),
+            ScalarValue::iter_to_array(maxes).and_then(|a| Ok(cast(&a, data_type)?)),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(StatsArrays {
+            mins,
+            maxes,
+            null_counts: UInt64Array::from(nulls),
+            row_counts: self.row_counts(),
+        }))
+    }
+
+    /// A row group's positions are `[start, start + rows)`: exact bounds of the row index.
+    fn row_index_stats(&self, t: &DataType, row_counts: UInt64Array) -> Result<StatsArrays> {
+        let starts = super::row_index::row_group_starts(self.metadata);
+        let bounds = |last: bool| {
+            let starts = &starts;
+            self.row_groups.iter().map(move |&rg| {
+                let rows = self.metadata.row_group(rg).num_rows();
+                Some(starts[rg] + if last { (rows - 1).max(0) } else { 0 })
+            })
+        };
+        let mins: ArrayRef = Arc::new(arrow::array::Int64Array::from_iter(bounds(false)));
+        let maxes: ArrayRef = Arc::new(arrow::array::Int64Array::from_iter(bounds(true)));
+        let zeros = UInt64Array::from_iter_values(self.row_groups.iter().map(|_| 0));
+        Ok(StatsArrays {
+            mins: cast(&mins, t)?,
+            maxes: cast(&maxes, t)?,
+            null_counts: zeros,
+            row_counts,
+        })
+    }
+
     fn row_counts(&self) -> UInt64Array {
         let rows = self
             .row_groups
@@ -138,11 +211,7 @@ impl<'a> RowGroupStatistics<'a> {
         if let Some(cached) = self.by_column.borrow().get(column.name()) {
             return cached.clone();
         }
-        let i = self
-            .spec
-            .fields()
-            .iter()
-            .position(|f| f.name() == column.name());
+        let i = self.spec.field(column.name()).map(|(i, _)| i);
         let stats = i.and_then(|i| self.field_stats(i).ok().flatten());
         self.by_column
             .borrow_mut()
@@ -201,5 +270,53 @@ impl PruningStatistics for RowGroupStatistics<'_> {
 
     fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
         None
+    }
+}
+
+/// Min and max of one leaf's column-chunk statistics as values of `t` (the leaf's Arrow
+/// type in the file); `None` for pairs not handled (unknown statistics never prune).
+pub fn leaf_min_max(
+    stats: &parquet::file::statistics::Statistics,
+    t: &DataType,
+) -> Option<(Option<ScalarValue>, Option<ScalarValue>)> {
+    use parquet::file::statistics::Statistics as S;
+    let pair = |min: Option<ScalarValue>, max: Option<ScalarValue>| Some((min, max));
+    match (stats, t) {
+        (S::Boolean(v), DataType::Boolean) => pair(
+            v.min_opt().map(|x| ScalarValue::Boolean(Some(*x))),
+            v.max_opt().map(|x| ScalarValue::Boolean(Some(*x))),
+        ),
+        (S::Int32(v), DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32) => {
+            let of = |x: &i32| ScalarValue::Int32(Some(*x)).cast_to(t).ok();
+            pair(v.min_opt().and_then(of), v.max_opt().and_then(of))
+        }
+        (S::Int64(v), DataType::Int64 | DataType::Timestamp(..)) => {
+            let of = |x: &i64| ScalarValue::Int64(Some(*x)).cast_to(t).ok();
+            pair(v.min_opt().and_then(of), v.max_opt().and_then(of))
+        }
+        (S::Float(v), DataType::Float32) => pair(
+            v.min_opt().map(|x| ScalarValue::Float32(Some(*x))),
+            v.max_opt().map(|x| ScalarValue::Float32(Some(*x))),
+        ),
+        (S::Double(v), DataType::Float64) => pair(
+            v.min_opt().map(|x| ScalarValue::Float64(Some(*x))),
+            v.max_opt().map(|x| ScalarValue::Float64(Some(*x))),
+        ),
+        (S::ByteArray(v), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+            let of = |x: &parquet::data_type::ByteArray| {
+                let text = std::str::from_utf8(x.data()).ok()?;
+                ScalarValue::Utf8(Some(text.to_string())).cast_to(t).ok()
+            };
+            pair(v.min_opt().and_then(of), v.max_opt().and_then(of))
+        }
+        (S::Int32(v), DataType::Decimal128(p, s)) => {
+            let of = |x: &i32| Some(ScalarValue::Decimal128(Some(*x as i128), *p, *s));
+            pair(v.min_opt().and_then(of), v.max_opt().and_then(of))
+        }
+        (S::Int64(v), DataType::Decimal128(p, s)) => {
+            let of = |x: &i64| Some(ScalarValue::Decimal128(Some(*x as i128), *p, *s));
+            pair(v.min_opt().and_then(of), v.max_opt().and_then(of))
+        }
+        _ => None,
     }
 }

@@ -1,0 +1,160 @@
+//! [`adapt_array`]: a decoded column in the table's type (seed §6.2, §7).
+//!
+//! What the Parquet reader returns for a column can differ from the table type in three
+//! ways, all undone here, recursively:
+//!
+//! * **pruned members** — only the leaves a query needs were decoded, so a struct comes back
+//!   with a subset of its members: the missing members are filled with NULL (or, for a
+//!   non-nullable member, a placeholder value nobody reads), keeping the table type (seed
+//!   §6.2: "ROW keeps its type, unused members are null");
+//! * **maps read as lists** — a map whose keys or values alone were decoded comes back as a
+//!   list of its key/value struct (`parquet::leaves`): it becomes a map again, the side
+//!   that was not read filled as above;
+//! * **narrower or other physical types** — safe widenings, another timestamp unit,
+//!   dictionary encoding, `Utf8` for `Utf8View`: cast.
+//!
+//! Struct members are matched by name, so a file whose struct lacks a member (schema
+//! evolution) reads it as NULL.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, GenericListArray, MapArray, OffsetSizeTrait, StructArray,
+    new_null_array,
+};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, FieldRef, Fields};
+use datafusion::common::{Result, ScalarValue, exec_err};
+
+/// `decoded` in the table type `target` (see the module docs).
+pub fn adapt_array(decoded: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    if decoded.data_type() == target {
+        return Ok(Arc::clone(decoded));
+    }
+    match (decoded.data_type(), target) {
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            adapt_struct(decoded.as_struct(), fields)
+        }
+        (DataType::List(_), DataType::List(field)) => {
+            adapt_list(decoded.as_list::<i32>(), field).map(|a| Arc::new(a) as ArrayRef)
+        }
+        (DataType::LargeList(_), DataType::LargeList(field)) => {
+            adapt_list(decoded.as_list::<i64>(), field).map(|a| Arc::new(a) as ArrayRef)
+        }
+        // A list of the other offset width (the same width matched above).
+        (
+            DataType::List(_) | DataType::LargeList(_),
+            DataType::List(field) | DataType::LargeList(field),
+        ) => {
+            let same_kind = match decoded.data_type() {
+                DataType::List(_) => DataType::List(Arc::clone(field)),
+                _ => DataType::LargeList(Arc::clone(field)),
+            };
+            Ok(cast(&adapt_array(decoded, &same_kind)?, target)?)
+        }
+        (DataType::Map(_, _), DataType::Map(entries, ordered)) => {
+            let map = decoded.as_map();
+            let entries_array: ArrayRef = Arc::new(map.entries().clone());
+            let adapted = adapt_array(&entries_array, entries.data_type())?;
+            let map = MapArray::try_new(
+                Arc::clone(entries),
+                map.offsets().clone(),
+                adapted.as_struct().clone(),
+                map.nulls().cloned(),
+                *ordered,
+            )?;
+            Ok(Arc::new(map))
+        }
+        (DataType::List(_), DataType::Map(entries, ordered)) => {
+            map_from_list(decoded.as_list::<i32>(), entries, *ordered)
+        }
+        _ => Ok(cast(decoded, target)?),
+    }
+}
+
+fn adapt_struct(decoded: &StructArray, fields: &Fields) -> Result<ArrayRef> {
+    let len = decoded.len();
+    let columns = fields
+        .iter()
+        .map(|field| match decoded.column_by_name(field.name()) {
+            Some(child) => adapt_array(child, field.data_type()),
+            None => placeholder(field, len),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let nulls = decoded.nulls().cloned();
+    Ok(Arc::new(StructArray::try_new(
+        fields.clone(),
+        columns,
+        nulls,
+    )?))
+}
+
+fn adapt_list<O: OffsetSizeTrait>(
+    decoded: &GenericListArray<O>,
+    field: &FieldRef,
+) -> Result<GenericListArray<O>> {
+    let values = adapt_array(decoded.values(), field.data_type())?;
+    Ok(GenericListArray::try_new(
+        Arc::clone(field),
+        decoded.offsets().clone(),
+        values,
+        decoded.nulls().cloned(),
+    )?)
+}
+
+/// A map read as a list of its key/value struct, with only the keys or only the values.
+fn map_from_list(
+    decoded: &GenericListArray<i32>,
+    entries: &FieldRef,
+    ordered: bool,
+) -> Result<ArrayRef> {
+    let DataType::Struct(kv) = entries.data_type() else {
+        return exec_err!(
+            "map entries of type {} are not a struct",
+            entries.data_type()
+        );
+    };
+    let Some(key_value) = decoded.values().as_struct_opt() else {
+        return exec_err!(
+            "a map read as a list has elements of type {}",
+            decoded.values().data_type()
+        );
+    };
+    let len = key_value.len();
+    let mut columns = Vec::with_capacity(kv.len());
+    for (i, field) in kv.iter().enumerate() {
+        let names: &[&str] = if i == 0 {
+            &["key", "keys"]
+        } else {
+            &["value", "values"]
+        };
+        let child = key_value
+            .column_by_name(field.name())
+            .or_else(|| names.iter().find_map(|n| key_value.column_by_name(n)));
+        columns.push(match child {
+            Some(child) => adapt_array(child, field.data_type())?,
+            None => placeholder(field, len)?,
+        });
+    }
+    let entries_array = StructArray::try_new(kv.clone(), columns, None)?;
+    let map = MapArray::try_new(
+        Arc::clone(entries),
+        decoded.offsets().clone(),
+        entries_array,
+        decoded.nulls().cloned(),
+        ordered,
+    )?;
+    Ok(Arc::new(map))
+}
+
+/// Values for a member that was not read: NULL, or a default value when the member cannot
+/// be NULL (never read: no expression of the scan uses it).
+fn placeholder(field: &Field, len: usize) -> Result<ArrayRef> {
+    if field.is_nullable() {
+        return Ok(new_null_array(field.data_type(), len));
+    }
+    ScalarValue::new_default(field.data_type())?.to_array_of_size(len)
+}
+
+#[cfg(test)]
+mod tests;

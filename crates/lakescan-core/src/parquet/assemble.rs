@@ -1,0 +1,268 @@
+//! [`Assembler`]: decoded file batches → batches of the reader schema `R` (seed §7, §8).
+//!
+//! Per decoded batch, in order:
+//!
+//! 1. the filters placed after decoding run on their decoded columns ([`PostFilter`]);
+//! 2. each channel of `R` is produced from its source in this file: a decoded column in
+//!    the table type (`adapt`), a constant repeated (partition value, info column, missing
+//!    column), the row positions of the row-number virtual column (row index), or a row id
+//!    struct of those;
+//! 3. filters on generated columns run on the assembled channels ([`GeneratedFilter`]):
+//!    their values exist only now (seed §10.4: never filter placeholders).
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
+use arrow::compute::{cast, filter_record_batch};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
+
+use super::adapt::adapt_array;
+use super::plan::ROW_NUMBER_COLUMN;
+use super::row_filter::ColumnPredicate;
+use crate::binding::{FieldSource, MemberSource, SplitBinding};
+use crate::filter::Filter;
+use crate::handle::ColumnHandle;
+use crate::source::SplitContext;
+use crate::split::FileSplit;
+use crate::subfield::Subfield;
+
+/// A filter evaluated on a decoded column (its keep ratio made late materialization not
+/// worth it).
+pub struct PostFilter {
+    /// The decoded root column's name.
+    pub column: String,
+    /// The filter.
+    pub predicate: ColumnPredicate,
+}
+
+/// A filter on a generated column, evaluated on its assembled channel.
+pub struct GeneratedFilter {
+    /// Channel of `R` holding the generated column.
+    pub channel: usize,
+    /// The column or a member of it.
+    pub subfield: Subfield,
+    /// The filter.
+    pub filter: Filter,
+}
+
+/// Where one channel of `R` comes from in the decoded batches.
+enum ChannelSource {
+    /// The decoded root column `name` (index bound once the decoder exists), in `table_type`.
+    Column {
+        name: String,
+        index: Option<usize>,
+        table_type: DataType,
+    },
+    /// The same value in every row.
+    Constant(ScalarValue),
+    /// The row-number virtual column, as `table_type`.
+    RowIndex {
+        index: Option<usize>,
+        table_type: DataType,
+    },
+    /// A row id struct of `fields` with one source per member.
+    RowId {
+        fields: arrow::datatypes::Fields,
+        members: Vec<MemberSource>,
+        index: Option<usize>,
+    },
+}
+
+/// Builds batches of `R` from decoded file batches.
+pub struct Assembler {
+    reader_schema: SchemaRef,
+    channels: Vec<ChannelSource>,
+    post_filters: Vec<PostFilter>,
+    post_filter_columns: Vec<usize>,
+    generated_filters: Vec<GeneratedFilter>,
+    file: String,
+    /// Whether the decoded columns were resolved (on the first batch).
+    bound: bool,
+}
+
+impl Assembler {
+    /// The assembler of one split whose file columns were bound by `binding`; file roots
+    /// not in `decoded_roots` (no leaf of them holds what the scan needs: a member missing
+    /// in this file) read as NULL.
+    pub fn try_new(
+        context: &SplitContext,
+        split: &FileSplit,
+        binding: &SplitBinding,
+        file_schema: &Schema,
+        decoded_roots: &std::collections::BTreeSet<usize>,
+        filters: (Vec<PostFilter>, Vec<GeneratedFilter>),
+    ) -> Result<Self> {
+        let (post_filters, generated_filters) = filters;
+        let spec = &context.spec;
+        let mut channels: Vec<(usize, ChannelSource)> = vec![];
+        for (field, source) in spec.fields().iter().zip(binding.sources()) {
+            let Some(channel) = field.channel else {
+                continue;
+            };
+            let table_type = field.handle.data_type.clone();
+            let source = match source {
+                FieldSource::File { root, .. } if decoded_roots.contains(root) => {
+                    ChannelSource::Column {
+                        name: file_schema.field(*root).name().clone(),
+                        index: None,
+                        table_type,
+                    }
+                }
+                FieldSource::File { .. } => ChannelSource::Constant(absent(&field.handle)?),
+                FieldSource::Constant(v) => ChannelSource::Constant(v.clone()),
+                FieldSource::RowIndex => ChannelSource::RowIndex {
+                    index: None,
+                    table_type,
+                },
+                FieldSource::RowId(members) => {
+                    let DataType::Struct(fields) = &table_type else {
+                        return internal_err!("row id '{}' is not a struct", field.name());
+                    };
+                    ChannelSource::RowId {
+                        fields: fields.clone(),
+                        members: members.clone(),
+                        index: None,
+                    }
+                }
+            };
+            channels.push((channel, source));
+        }
+        channels.sort_by_key(|(c, _)| *c);
+        Ok(Self {
+            reader_schema: Arc::clone(spec.reader_schema()),
+            channels: channels.into_iter().map(|(_, s)| s).collect(),
+            post_filters,
+            post_filter_columns: vec![],
+            generated_filters,
+            file: split.file_path.to_string(),
+            bound: false,
+        })
+    }
+
+    /// Resolves the decoded columns in `decoded`, the schema of the decoded batches (the
+    /// decoder's own `schema()` leaves out virtual columns, so the first batch's is used).
+    fn bind_decoded(&mut self, decoded: &SchemaRef) -> Result<()> {
+        let file = &self.file;
+        let index_of = |name: &str| match decoded.index_of(name) {
+            Ok(i) => Ok(i),
+            Err(_) => internal_err!("decoded batches of '{file}' lack column '{name}'"),
+        };
+        for channel in &mut self.channels {
+            match channel {
+                ChannelSource::Column { name, index, .. } => *index = Some(index_of(name)?),
+                ChannelSource::RowIndex { index, .. } => {
+                    *index = Some(index_of(ROW_NUMBER_COLUMN)?)
+                }
+                ChannelSource::RowId { members, index, .. } => {
+                    if members.iter().any(|m| matches!(m, MemberSource::RowIndex)) {
+                        *index = Some(index_of(ROW_NUMBER_COLUMN)?);
+                    }
+                }
+                ChannelSource::Constant(_) => {}
+            }
+        }
+        self.post_filter_columns = self
+            .post_filters
+            .iter()
+            .map(|f| index_of(&f.column))
+            .collect::<Result<_>>()?;
+        self.bound = true;
+        Ok(())
+    }
+
+    /// A batch of `R` from one decoded batch (see the module docs).
+    pub fn assemble(&mut self, mut decoded: RecordBatch) -> Result<RecordBatch> {
+        if !self.bound {
+            self.bind_decoded(decoded.schema_ref())?;
+        }
+        for (filter, &index) in self.post_filters.iter().zip(&self.post_filter_columns) {
+            if decoded.num_rows() == 0 {
+                break;
+            }
+            let mask = filter.predicate.keep(decoded.column(index))?;
+            if mask.true_count() < decoded.num_rows() {
+                decoded = filter_record_batch(&decoded, &mask)?;
+            }
+        }
+        let rows = decoded.num_rows();
+        let columns = self
+            .channels
+            .iter()
+            .map(|source| self.channel(source, &decoded))
+            .collect::<Result<Vec<_>>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let mut batch =
+            RecordBatch::try_new_with_options(Arc::clone(&self.reader_schema), columns, &options)?;
+        for g in &self.generated_filters {
+            if batch.num_rows() == 0 {
+                break;
+            }
+            let values = g.subfield.extract(batch.column(g.channel))?;
+            let mask = g.filter.evaluate(&values)?;
+            if mask.true_count() < batch.num_rows() {
+                batch = filter_record_batch(&batch, &mask)?;
+            }
+        }
+        Ok(batch)
+    }
+
+    fn channel(&self, source: &ChannelSource, decoded: &RecordBatch) -> Result<ArrayRef> {
+        let rows = decoded.num_rows();
+        match source {
+            ChannelSource::Column {
+                index: Some(i),
+                table_type,
+                name,
+            } => adapt_array(decoded.column(*i), table_type).or_else(|e| {
+                exec_err!(
+                    "file '{}': column '{name}' cannot be read as {table_type}: {e}",
+                    self.file
+                )
+            }),
+            ChannelSource::Constant(v) => v.to_array_of_size(rows),
+            ChannelSource::RowIndex {
+                index: Some(i),
+                table_type,
+            } => Ok(cast(decoded.column(*i), table_type)?),
+            ChannelSource::RowId {
+                fields,
+                members,
+                index,
+            } => {
+                let columns = fields
+                    .iter()
+                    .zip(members)
+                    .map(|(field, member)| match (member, index) {
+                        (MemberSource::RowIndex, Some(i)) => {
+                            Ok(cast(decoded.column(*i), field.data_type())?)
+                        }
+                        (MemberSource::Constant(v), _) => v.to_array_of_size(rows),
+                        (MemberSource::RowIndex, None) => {
+                            internal_err!("row id member '{}' without row numbers", field.name())
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Arc::new(StructArray::try_new(
+                    fields.clone(),
+                    columns,
+                    None,
+                )?))
+            }
+            ChannelSource::Column { index: None, .. }
+            | ChannelSource::RowIndex { index: None, .. } => {
+                internal_err!("decoded columns of '{}' were not bound", self.file)
+            }
+        }
+    }
+}
+
+/// The value of a file column none of whose needed subfields this file has: NULL, or a
+/// default when the column cannot be NULL (its subfields read as NULL all the same).
+fn absent(handle: &ColumnHandle) -> Result<ScalarValue> {
+    if handle.nullable {
+        ScalarValue::try_from(&handle.data_type)
+    } else {
+        ScalarValue::new_default(&handle.data_type)
+    }
+}

@@ -1,0 +1,444 @@
+//! [`ReadPlan`]: how one split's chosen row groups are decoded (seed §8.1).
+//!
+//! From the bound file and the split's filters it decides, in this order:
+//!
+//! 1. **filters on file columns** (and struct members) — in adaptive order, each either
+//!    inside the decoder (a `RowFilter` predicate: late materialization) or on the decoded
+//!    batch, by its estimated or observed keep ratio ([`row_filter::runs_in_decoder`]);
+//! 2. **row selections** — page-index pruning of every filtered column and the row-index
+//!    filter's positions, intersected;
+//! 3. **leaves** — the output leaves (each `R` channel's required subfields, plus the
+//!    columns of filters that run after decoding), the predicate leaves, and whether a map
+//!    must be read as a list (`leaves::reannotate_maps`);
+//! 4. **reader metadata** — view types decoded directly, the row-number virtual column when
+//!    a row index is generated.
+//!
+//! [`ReadPlan::build`] turns it into the decoder stream and the [`Assembler`].
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow::datatypes::{DataType, Field, FieldRef, Schema};
+use datafusion::common::Result;
+use parquet::arrow::arrow_reader::{
+    ArrowPredicate, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection,
+};
+use parquet::arrow::async_reader::ParquetRecordBatchStream;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask, RowNumber};
+use parquet::file::metadata::ParquetMetaData;
+
+use super::assemble::{Assembler, GeneratedFilter, PostFilter};
+use super::leaves::{FileLeaves, reannotate_maps};
+use super::open::CountingReader;
+use super::row_filter::{self, ColumnPredicate};
+use super::statistics::RowGroupStatistics;
+use super::{Chosen, page_index, row_index};
+use crate::binding::{FieldSource, SplitBinding};
+use crate::filter::Filter;
+use crate::required::RequiredSubfields;
+use crate::source::SplitContext;
+use crate::split::FileSplit;
+use crate::subfield::Subfield;
+
+/// Name of the row-number virtual column in decoded batches.
+pub const ROW_NUMBER_COLUMN: &str = "__lakescan_row_number";
+
+/// A filter on a file column (or a struct member of one).
+struct FilteredColumn<'a> {
+    subfield: &'a Subfield,
+    filter: &'a Filter,
+    root: usize,
+    table_type: DataType,
+}
+
+/// What to decode from the chosen row groups, and how.
+pub struct ReadPlan {
+    metadata: ArrowReaderMetadata,
+    output_mask: ProjectionMask,
+    predicates: Vec<Box<dyn ArrowPredicate>>,
+    rows_scanned: Option<Arc<AtomicU64>>,
+    selection: Option<RowSelection>,
+    assembler: Assembler,
+}
+
+/// A split being decoded.
+pub struct Reading {
+    /// The decoder.
+    pub stream: ParquetRecordBatchStream<CountingReader>,
+    /// Turns decoded batches into batches of `R`.
+    pub assembler: Assembler,
+    /// Rows seen by the first reader filter; `None` when there are no reader filters.
+    rows_scanned: Option<Arc<AtomicU64>>,
+    reported_scanned: u64,
+}
+
+impl Reading {
+    /// Rows scanned since the last batch (all rows when there are no reader filters).
+    pub fn take_rows_scanned(&mut self, batch_rows: usize) -> usize {
+        match &self.rows_scanned {
+            None => batch_rows,
+            Some(counter) => {
+                let total = counter.load(Ordering::Relaxed);
+                let delta = total - self.reported_scanned;
+                self.reported_scanned = total;
+                delta as usize
+            }
+        }
+    }
+}
+
+impl ReadPlan {
+    /// Plans the decoding of `chosen` (see the module docs).
+    pub fn try_new(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<Self> {
+        let bound = &chosen.bound;
+        let metadata = &bound.opened.metadata;
+        let row_groups = &chosen.row_groups;
+        let mut filtered = file_filters(context, &bound.binding, &bound.leaves);
+        let spec = &context.spec;
+        spec.adaptive().order(&mut filtered, |c| {
+            (c.subfield.to_string(), c.filter.data_type().clone())
+        });
+        let estimates = keep_estimates(context, chosen)?;
+        let max_keep = context.options.pushdown_max_keep_ratio;
+        let (pushed, post): (Vec<_>, Vec<_>) = filtered.into_iter().partition(|c| {
+            let estimate = estimates.get(c.subfield).copied();
+            let key = c.subfield.to_string();
+            row_filter::runs_in_decoder(spec.adaptive(), &key, estimate, max_keep)
+        });
+        let selection = selection(context, chosen, pushed.iter().chain(&post))?;
+        let leaves = &bound.leaves;
+        let mut output_leaves = output_leaves(context, &bound.binding, leaves);
+        for c in &post {
+            output_leaves.extend(filter_leaves(leaves, c));
+        }
+        let partial_maps = leaves.partial_maps(&output_leaves);
+        let reannotated = if partial_maps.is_empty() {
+            None
+        } else {
+            Some(Arc::new(reannotate_maps(
+                metadata.metadata(),
+                &partial_maps,
+            )?))
+        };
+        let needs_row_index = bound.binding.needs_row_index();
+        let metadata = reader_metadata(
+            metadata,
+            reannotated,
+            context,
+            &bound.binding,
+            needs_row_index,
+        )?;
+        let descr = metadata.metadata().file_metadata().schema_descr_ptr();
+        let rows_scanned = (!pushed.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
+        let mut decoded_leaves = output_leaves.clone();
+        let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
+        for (n, c) in pushed.iter().enumerate() {
+            let leaves_of = filter_leaves(leaves, c);
+            decoded_leaves.extend(leaves_of.iter().copied());
+            let counter = if n == 0 { rows_scanned.clone() } else { None };
+            let projection = ProjectionMask::leaves(&descr, leaves_of);
+            predicates.push(Box::new(predicate(context, c, projection, counter)));
+        }
+        context
+            .metrics
+            .leaves_decoded
+            .add(decoded_leaves.len() * row_groups.len());
+        let file_schema = metadata.schema();
+        let post_filters = post
+            .iter()
+            .map(|c| PostFilter {
+                column: file_schema.field(c.root).name().clone(),
+                predicate: predicate(context, c, ProjectionMask::all(), None),
+            })
+            .collect();
+        let generated = generated_filters(context, &bound.binding);
+        let decoded_roots = output_leaves.iter().map(|&l| leaves.root_of(l)).collect();
+        let assembler = Assembler::try_new(
+            context,
+            split,
+            &bound.binding,
+            file_schema,
+            &decoded_roots,
+            (post_filters, generated),
+        )?;
+        Ok(Self {
+            output_mask: ProjectionMask::leaves(&descr, output_leaves),
+            metadata,
+            predicates,
+            rows_scanned,
+            selection,
+            assembler,
+        })
+    }
+
+    /// The decoder over `chosen`'s row groups.
+    pub fn build(self, chosen: Chosen, context: &SplitContext) -> parquet::errors::Result<Reading> {
+        let reader = chosen.bound.opened.reader;
+        let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, self.metadata)
+            .with_row_groups(chosen.row_groups)
+            .with_projection(self.output_mask)
+            .with_batch_size(context.options.batch_size);
+        if let Some(selection) = self.selection {
+            builder = builder.with_row_selection(selection);
+        }
+        if !self.predicates.is_empty() {
+            builder = builder.with_row_filter(RowFilter::new(self.predicates));
+        }
+        let stream = builder.build()?;
+        Ok(Reading {
+            stream,
+            assembler: self.assembler,
+            rows_scanned: self.rows_scanned,
+            reported_scanned: 0,
+        })
+    }
+}
+
+/// Filters on file columns and their struct members; constants were tested already and
+/// generated columns are filtered after assembly.
+fn file_filters<'a>(
+    context: &'a SplitContext,
+    binding: &SplitBinding,
+    leaves: &FileLeaves,
+) -> Vec<FilteredColumn<'a>> {
+    let spec = &context.spec;
+    let mut out = vec![];
+    for (subfield, filter) in &context.filters.filters {
+        let Some((i, field)) = spec.field(subfield.root()) else {
+            continue;
+        };
+        if let FieldSource::File { root, .. } = binding.sources()[i] {
+            // A member the file lacks is NULL in every row: `bind` tested NULL against the
+            // filter already (the split would have been skipped if it failed).
+            if member_missing(leaves, root, subfield) {
+                continue;
+            }
+            out.push(FilteredColumn {
+                subfield,
+                filter,
+                root,
+                table_type: field.handle.data_type.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Whether struct member `subfield` of file root `root` has no leaf in the file.
+pub fn member_missing(leaves: &FileLeaves, root: usize, subfield: &Subfield) -> bool {
+    !subfield.path().is_empty() && leaves.struct_member(root, subfield.path()).is_empty()
+}
+
+/// Filters on generated columns (row index, row id members), run on the batches of `R`.
+fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<GeneratedFilter> {
+    let spec = &context.spec;
+    let mut out = vec![];
+    for (subfield, filter) in &context.filters.filters {
+        let Some((i, field)) = spec.field(subfield.root()) else {
+            continue;
+        };
+        let generated = matches!(
+            binding.sources()[i],
+            FieldSource::RowIndex | FieldSource::RowId(_)
+        );
+        if let (true, Some(channel)) = (generated, field.channel) {
+            out.push(GeneratedFilter {
+                channel,
+                subfield: subfield.clone(),
+                filter: filter.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Page-index selections of the file filters and the row-index filter, intersected; each
+/// kind's skipped rows are counted in its own metric.
+fn selection<'a>(
+    context: &SplitContext,
+    chosen: &Chosen,
+    filtered: impl Iterator<Item = &'a FilteredColumn<'a>>,
+) -> Result<Option<RowSelection>> {
+    let metadata = &chosen.bound.opened.metadata;
+    let row_groups = &chosen.row_groups;
+    let mut pages: Option<RowSelection> = None;
+    for column in filtered {
+        if column.subfield.path().is_empty() {
+            let name = metadata.schema().field(column.root).name();
+            let s = page_index::page_selection(
+                metadata.metadata(),
+                metadata.schema(),
+                name,
+                column.filter,
+                row_groups,
+            )?;
+            pages = intersect(pages, s);
+        }
+    }
+    let mut rows: Option<RowSelection> = None;
+    for (subfield, filter) in &context.filters.filters {
+        let Some((i, _)) = context.spec.field(subfield.root()) else {
+            continue;
+        };
+        let is_index = matches!(chosen.bound.binding.sources()[i], FieldSource::RowIndex);
+        if is_index && subfield.path().is_empty() {
+            let s = row_index::row_index_selection(metadata.metadata(), row_groups, filter);
+            rows = intersect(rows, s);
+        }
+    }
+    let metrics = &context.metrics;
+    let skipped = |s: &Option<RowSelection>| s.as_ref().map_or(0, |s| s.skipped_row_count());
+    metrics.rows_pruned_page_index.add(skipped(&pages));
+    metrics.rows_pruned_row_index.add(skipped(&rows));
+    Ok(intersect(pages, rows).filter(|s| s.skipped_row_count() > 0))
+}
+
+fn intersect(a: Option<RowSelection>, b: Option<RowSelection>) -> Option<RowSelection> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.intersection(&b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Leaves holding what the channels of `R` read from the file.
+fn output_leaves(
+    context: &SplitContext,
+    binding: &SplitBinding,
+    leaves: &FileLeaves,
+) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
+        if let (FieldSource::File { root, .. }, Some(_)) = (source, field.channel) {
+            out.extend(leaves.select(*root, &field.required));
+        }
+    }
+    out
+}
+
+/// Leaves a filter reads: the whole column, or the struct member's leaves.
+fn filter_leaves(leaves: &FileLeaves, c: &FilteredColumn<'_>) -> Vec<usize> {
+    if c.subfield.path().is_empty() {
+        leaves.select(c.root, &RequiredSubfields::Whole)
+    } else {
+        leaves.struct_member(c.root, c.subfield.path())
+    }
+}
+
+fn predicate(
+    context: &SplitContext,
+    c: &FilteredColumn<'_>,
+    projection: ProjectionMask,
+    rows_scanned: Option<Arc<AtomicU64>>,
+) -> ColumnPredicate {
+    ColumnPredicate {
+        column: c.subfield.to_string(),
+        projection,
+        subfield: c.subfield.clone(),
+        filter: c.filter.clone(),
+        adaptive: Arc::clone(context.spec.adaptive()),
+        rows_scanned,
+        table_type: c.table_type.clone(),
+    }
+}
+
+/// The reader metadata: the footer's, or over `reannotated` (maps read as lists) when
+/// given; with the table's string/binary *view* types decoded directly (a cast would copy
+/// every value once more) and the row-number virtual column when `row_numbers`.
+fn reader_metadata(
+    footer: &ArrowReaderMetadata,
+    reannotated: Option<Arc<ParquetMetaData>>,
+    context: &SplitContext,
+    binding: &SplitBinding,
+    row_numbers: bool,
+) -> Result<ArrowReaderMetadata> {
+    let plain = match &reannotated {
+        Some(m) => ArrowReaderMetadata::try_new(Arc::clone(m), ArrowReaderOptions::new())?,
+        None => footer.clone(),
+    };
+    let file_schema = plain.schema();
+    let mut fields: Vec<FieldRef> = file_schema.fields().iter().cloned().collect();
+    let mut changed = false;
+    for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
+        let FieldSource::File { root, .. } = source else {
+            continue;
+        };
+        let Some(decoded) = fields.get(*root) else {
+            continue;
+        };
+        let table_type = &field.handle.data_type;
+        let decodes_as_view = matches!(
+            (decoded.data_type(), table_type),
+            (DataType::Utf8 | DataType::LargeUtf8, DataType::Utf8View)
+                | (
+                    DataType::Binary | DataType::LargeBinary,
+                    DataType::BinaryView
+                )
+        );
+        if decodes_as_view {
+            fields[*root] = Arc::new(decoded.as_ref().clone().with_data_type(table_type.clone()));
+            changed = true;
+        }
+    }
+    if !changed && !row_numbers {
+        return Ok(plain);
+    }
+    let mut options = ArrowReaderOptions::new();
+    if changed {
+        let hint = Schema::new_with_metadata(fields, file_schema.metadata().clone());
+        options = options.with_schema(Arc::new(hint));
+    }
+    if row_numbers {
+        let column =
+            Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false).with_extension_type(RowNumber);
+        options = options.with_virtual_columns(vec![Arc::new(column)])?;
+    }
+    Ok(ArrowReaderMetadata::try_new(
+        Arc::clone(plain.metadata()),
+        options,
+    )?)
+}
+
+/// Keep-ratio estimates of the filters on top-level columns from the first chosen row
+/// group's min/max.
+fn keep_estimates<'a>(
+    context: &'a SplitContext,
+    chosen: &Chosen,
+) -> Result<HashMap<&'a Subfield, f64>> {
+    let bound = &chosen.bound;
+    let first = &chosen.row_groups[..1];
+    let stats = RowGroupStatistics::new(
+        &context.spec,
+        &bound.binding,
+        bound.opened.metadata.metadata(),
+        bound.opened.metadata.schema(),
+        &bound.leaves,
+        first,
+    );
+    let mut estimates = HashMap::new();
+    for (subfield, filter) in &context.filters.filters {
+        let Some((i, _)) = context.spec.field(subfield.root()) else {
+            continue;
+        };
+        if !subfield.path().is_empty() {
+            continue;
+        }
+        let Some(arrays) = stats.field_stats(i)? else {
+            continue;
+        };
+        if arrays.mins.is_empty() {
+            continue;
+        }
+        let mut column_stats = arrays.column_stats(0);
+        column_stats.min = column_stats
+            .min
+            .and_then(|v| v.cast_to(filter.data_type()).ok());
+        column_stats.max = column_stats
+            .max
+            .and_then(|v| v.cast_to(filter.data_type()).ok());
+        if let Some(ratio) = filter.estimated_keep_ratio(&column_stats) {
+            estimates.insert(subfield, ratio);
+        }
+    }
+    Ok(estimates)
+}

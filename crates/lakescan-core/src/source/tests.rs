@@ -1,0 +1,310 @@
+use super::*;
+use crate::handle::{Assignments, ColumnHandle, TableHandle};
+use crate::parquet::ParquetSplitReader;
+use arrow::array::{AsArray, Int64Array};
+use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use parquet::arrow::ArrowWriter;
+
+/// Keeps even values of column 0 and records that it ran.
+struct KeepEven(Arc<std::sync::Mutex<Vec<StageSlot>>>, StageSlot);
+
+impl BatchTransform for KeepEven {
+    fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        self.0.lock().unwrap().push(self.1);
+        let values = batch.column(0).as_primitive::<Int64Type>();
+        let mask: BooleanArray = values.iter().map(|v| v.map(|v| v % 2 == 0)).collect();
+        Ok(filter_record_batch(&batch, &mask)?)
+    }
+}
+
+#[derive(Debug)]
+struct StagedFactory(Arc<std::sync::Mutex<Vec<StageSlot>>>);
+
+impl SplitReaderFactory for StagedFactory {
+    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
+        Ok(Box::new(ParquetSplitReader::new(split, context)))
+    }
+
+    fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+        let stage = |slot| BatchStage {
+            slot,
+            transform: Box::new(KeepEven(Arc::clone(&self.0), slot)),
+        };
+        Ok(vec![
+            stage(StageSlot::PostReadFilter),
+            stage(StageSlot::BucketConversion),
+        ])
+    }
+}
+
+/// Writes `f.parquet` with column `v` = 0..10; returns its size.
+fn write_file(dir: &std::path::Path) -> u64 {
+    let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(Int64Array::from_iter_values(0..10))],
+    )
+    .unwrap();
+    let file = dir.join("f.parquet");
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    std::fs::metadata(&file).unwrap().len()
+}
+
+/// A table with the one BIGINT column `v`.
+fn table_v() -> TableHandle {
+    let column = ColumnHandle::regular(&Field::new("v", DataType::Int64, true));
+    TableHandle::try_new("t", vec![column]).unwrap()
+}
+
+fn values(batch: &RecordBatch) -> Vec<i64> {
+    batch
+        .column(0)
+        .as_primitive::<Int64Type>()
+        .values()
+        .to_vec()
+}
+
+#[tokio::test]
+async fn unselective_filters_run_after_decoding_with_the_same_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_file(dir.path());
+    let mut table = table_v();
+    let ge5 = Filter::compare(
+        &DataType::Int64,
+        datafusion::logical_expr::Operator::GtEq,
+        &5i64.into(),
+    );
+    table
+        .subfield_filters
+        .insert(Subfield::column("v"), ge5.unwrap());
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    for observed_keep in [None, Some(90_000)] {
+        let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0]), &[]).unwrap());
+        if let Some(kept) = observed_keep {
+            // Seen to keep 90 %: runs on the decoded batch, not in the decoder.
+            spec.adaptive()
+                .record("v", std::time::Duration::from_millis(1), 100_000, kept);
+        }
+        let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+        let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+        let mut source = FileDataSource::new(
+            spec,
+            factory,
+            Arc::clone(&store),
+            vec![],
+            metrics.clone(),
+            ReadOptions::default(),
+        );
+        let split = FileSplit::whole_file(Path::from("f.parquet"), size);
+        assert!(source.add_split(split).await.unwrap());
+        let mut out = vec![];
+        while let Some(batch) = source.next().await.unwrap() {
+            out.extend(values(&batch));
+        }
+        assert_eq!(out, [5, 6, 7, 8, 9], "observed keep {observed_keep:?}");
+        assert_eq!(metrics.rows_scanned.value(), 10);
+        assert_eq!(metrics.rows_removed_reader_filters.value(), 5);
+    }
+}
+
+#[tokio::test]
+async fn stages_run_in_slot_order_before_the_residual() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_file(dir.path());
+
+    let table = table_v();
+    let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0]), &[]).unwrap());
+    let ran = Arc::new(std::sync::Mutex::new(vec![]));
+    let store = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let factory = Arc::new(StagedFactory(Arc::clone(&ran)));
+    let mut source = FileDataSource::new(
+        spec,
+        factory,
+        store,
+        vec![],
+        metrics.clone(),
+        ReadOptions::default(),
+    );
+    assert!(
+        source
+            .add_split(FileSplit::whole_file(Path::from("f.parquet"), size))
+            .await
+            .unwrap()
+    );
+    let out = source.next().await.unwrap().unwrap();
+    assert_eq!(values(&out), [0, 2, 4, 6, 8]);
+    assert_eq!(
+        *ran.lock().unwrap(),
+        [StageSlot::BucketConversion, StageSlot::PostReadFilter]
+    );
+    assert_eq!(metrics.rows_scanned.value(), 10);
+    assert!(source.next().await.unwrap().is_none());
+}
+
+/// Writes `name` with column `v` = `values` in row groups of `rows_per_group`; its size.
+fn write_values(dir: &std::path::Path, name: &str, values: &[i64], rows_per_group: usize) -> u64 {
+    let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
+    let file = dir.join(name);
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .build();
+    let mut writer = ArrowWriter::try_new(
+        std::fs::File::create(&file).unwrap(),
+        Arc::clone(&schema),
+        Some(props),
+    )
+    .unwrap();
+    let batch =
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(values.to_vec()))]).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    std::fs::metadata(&file).unwrap().len()
+}
+
+/// A split of `name` carrying a row id's constants (version, partition id, guid).
+fn row_id_split(name: &str, size: u64, constants: (i64, i64, &str)) -> FileSplit {
+    use datafusion::common::ScalarValue;
+    let mut split = FileSplit::whole_file(Path::from(name), size);
+    split.info_columns = vec![
+        ("file".into(), ScalarValue::Utf8(Some(name.to_string()))),
+        ("version".into(), ScalarValue::Int64(Some(constants.0))),
+        ("partition".into(), ScalarValue::Int64(Some(constants.1))),
+        (
+            "guid".into(),
+            ScalarValue::Utf8(Some(constants.2.to_string())),
+        ),
+    ];
+    split
+}
+
+/// A table with `v` and a Hive-style row id `rid` (seed §9.4).
+fn row_id_table() -> TableHandle {
+    use crate::handle::ColumnRole;
+    use arrow::datatypes::Fields;
+    let rid = DataType::Struct(Fields::from(vec![
+        Field::new("row_number", DataType::Int64, false),
+        Field::new("row_group_id", DataType::Utf8, false),
+        Field::new("metadata_version", DataType::Int64, true),
+        Field::new("partition_id", DataType::Int64, true),
+        Field::new("table_guid", DataType::Utf8, true),
+    ]));
+    let roles = ["file", "version", "partition", "guid"]
+        .map(|k| ColumnRole::Synthesized(k.to_string()))
+        .to_vec();
+    let mut members = vec![ColumnRole::RowIndex];
+    members.extend(roles);
+    let columns = vec![
+        ColumnHandle::regular(&Field::new("v", DataType::Int64, true)),
+        ColumnHandle::with_role(&Field::new("rid", rid, false), ColumnRole::RowId(members)),
+    ];
+    TableHandle::try_new("t", columns).unwrap()
+}
+
+/// Reads `splits` one after another with one data source; the rows as text.
+async fn read_all(
+    spec: Arc<ScanSpec>,
+    store: Arc<dyn ObjectStore>,
+    splits: Vec<FileSplit>,
+    metrics: &LakeScanMetrics,
+) -> Vec<String> {
+    let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+    let mut source = FileDataSource::new(
+        spec,
+        factory,
+        store,
+        vec![],
+        metrics.clone(),
+        ReadOptions::default(),
+    );
+    let mut rows = vec![];
+    for split in splits {
+        if !source.add_split(split).await.unwrap() {
+            continue;
+        }
+        while let Some(batch) = source.next().await.unwrap() {
+            let text = arrow::util::pretty::pretty_format_batches(&[batch]).unwrap();
+            rows.extend(
+                text.to_string()
+                    .lines()
+                    .filter(|l| l.starts_with("| ") && !l.contains("rid"))
+                    .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")),
+            );
+        }
+    }
+    rows
+}
+
+#[tokio::test]
+async fn seed_15_9_row_id_constants_change_between_splits() {
+    // Split A: file a.parquet, (version 1, partition 10, guid A), 3 rows; split B: file
+    // b.parquet, (2, 20, B), 2 rows. The same spec reads A then B: B's rows carry B's
+    // constants and row numbers from B's own positions (not continuing after A's).
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_values(dir.path(), "a.parquet", &[1, 2, 3], 10);
+    let b = write_values(dir.path(), "b.parquet", &[4, 5], 10);
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let table = row_id_table();
+    let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![1]), &[]).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let splits = vec![
+        row_id_split("a.parquet", a, (1, 10, "A")),
+        row_id_split("b.parquet", b, (2, 20, "B")),
+    ];
+    let rows = read_all(spec, store, splits, &metrics).await;
+    let expected = [
+        "| {row_number: 0, row_group_id: a.parquet, metadata_version: 1, partition_id: 10, table_guid: A} |",
+        "| {row_number: 1, row_group_id: a.parquet, metadata_version: 1, partition_id: 10, table_guid: A} |",
+        "| {row_number: 2, row_group_id: a.parquet, metadata_version: 1, partition_id: 10, table_guid: A} |",
+        "| {row_number: 0, row_group_id: b.parquet, metadata_version: 2, partition_id: 20, table_guid: B} |",
+        "| {row_number: 1, row_group_id: b.parquet, metadata_version: 2, partition_id: 20, table_guid: B} |",
+    ];
+    assert_eq!(rows, expected);
+    // Only the row id: no data column decoded.
+    assert_eq!(metrics.leaves_decoded.value(), 0);
+}
+
+#[tokio::test]
+async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() {
+    // Rows 0..104 in row groups of 100 and 4; the seed's readable rows are 100..103.
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<i64> = (0..104).collect();
+    let size = write_values(dir.path(), "f.parquet", &values, 100);
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let mut table = row_id_table();
+    let ge100 = Filter::compare(
+        &DataType::Int64,
+        datafusion::logical_expr::Operator::GtEq,
+        &100i64.into(),
+    )
+    .unwrap();
+    let rid_number = Subfield::nested("rid", vec!["row_number".to_string()]);
+    table.subfield_filters.insert(rid_number, ge100);
+    let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![1]), &[]).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let split = row_id_split("f.parquet", size, (1, 10, "east"));
+    let rows = read_all(spec, store, vec![split], &metrics).await;
+    let numbers: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split(',').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        numbers,
+        [
+            "| {row_number: 100",
+            "| {row_number: 101",
+            "| {row_number: 102",
+            "| {row_number: 103"
+        ]
+    );
+    assert_eq!(metrics.leaves_decoded.value(), 0);
+}

@@ -1,0 +1,145 @@
+//! Bucket conversion (seed §9.1–9.2): a file of a partition written with fewer buckets
+//! than the table serves one *table* bucket by keeping only the rows whose hash lands in it.
+//!
+//! ```text
+//!  table 8 buckets, partition 4 buckets: file 000001_0 holds rows with h % 4 == 1
+//!    split (file 000001_0, table bucket 1): keep h % 8 == 1    (h = 1, 9, …)
+//!    split (file 000001_0, table bucket 5): keep h % 8 == 5    (h = 5, 13, …)
+//! ```
+//!
+//! The split carries [`BucketConversion`]; [`HiveSplitReaderFactory`] turns it into a
+//! [`BucketConversionStage`] in the `BucketConversion` slot, which runs after the reader's
+//! filters and before the residual. The bucketing columns are read whole as auxiliary
+//! channels of `R` (the table handle's `stage_columns`), even when the query does not
+//! project them or reads only some of their subfields: a ROW's hash needs all its members.
+//! They never reach the output, and `rows_scanned` still counts every row read.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use arrow::array::{BooleanArray, RecordBatch};
+use arrow::compute::filter_record_batch;
+use datafusion::common::{Result, exec_err, internal_err};
+use lakescan_core::parquet::ParquetSplitReader;
+use lakescan_core::scan_spec::ScanSpec;
+use lakescan_core::source::{
+    BatchStage, BatchTransform, SplitContext, SplitReader, SplitReaderFactory, StageSlot,
+};
+use lakescan_core::split::{FileSplit, SplitExtension};
+
+use crate::bucket::Bucketing;
+use crate::hash::{HiveHash, bucket_number};
+
+/// A split that serves one table bucket from a file of a partition with fewer buckets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketConversion {
+    /// The table's bucket count.
+    pub table_bucket_count: u32,
+    /// The bucket count the partition was written with (divides the table's).
+    pub partition_bucket_count: u32,
+    /// The table bucket this split serves.
+    pub table_bucket: u32,
+}
+
+impl SplitExtension for BucketConversion {}
+
+/// Keeps the rows of a batch whose table bucket is the split's.
+pub struct BucketConversionStage {
+    hash: HiveHash,
+    /// Channels of `R` holding the bucketing columns, in bucketing order.
+    channels: Vec<usize>,
+    conversion: BucketConversion,
+    file: String,
+}
+
+impl BatchTransform for BucketConversionStage {
+    fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        if batch.num_rows() == 0 {
+            return Ok(batch);
+        }
+        let columns: Vec<_> = self
+            .channels
+            .iter()
+            .map(|&c| Arc::clone(batch.column(c)))
+            .collect();
+        let hashes = self.hash.hash_rows(&columns)?;
+        let c = &self.conversion;
+        let keep = c.table_bucket;
+        let mut mask = Vec::with_capacity(hashes.len());
+        for h in hashes {
+            let bucket = bucket_number(h, c.table_bucket_count);
+            if (bucket + c.table_bucket_count - keep) % c.partition_bucket_count != 0 {
+                return exec_err!(
+                    "file '{}' of a partition with {} buckets holds a row of table bucket {bucket}, \
+                     which belongs to the file of bucket {}, not {}: the file is in the wrong \
+                     bucket, or bucketed_by / bucketing_version do not match how it was written",
+                    self.file,
+                    c.partition_bucket_count,
+                    bucket % c.partition_bucket_count,
+                    keep % c.partition_bucket_count
+                );
+            }
+            mask.push(bucket == keep);
+        }
+        let mask = BooleanArray::from(mask);
+        if mask.true_count() == batch.num_rows() {
+            return Ok(batch);
+        }
+        Ok(filter_record_batch(&batch, &mask)?)
+    }
+}
+
+/// Split readers of Hive tables: the Parquet reader, plus bucket conversion where a split
+/// needs it.
+#[derive(Debug, Default)]
+pub struct HiveSplitReaderFactory {
+    bucketing: Option<Arc<Bucketing>>,
+}
+
+impl HiveSplitReaderFactory {
+    /// Readers of a table bucketed by `bucketing` (if it is).
+    pub fn new(bucketing: Option<Arc<Bucketing>>) -> Self {
+        Self { bucketing }
+    }
+}
+
+impl SplitReaderFactory for HiveSplitReaderFactory {
+    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
+        Ok(Box::new(ParquetSplitReader::new(split, context)))
+    }
+
+    fn stages(&self, split: &FileSplit, spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+        let Some(extension) = &split.extension else {
+            return Ok(vec![]);
+        };
+        let extension: &dyn Any = extension.as_ref();
+        let Some(conversion) = extension.downcast_ref::<BucketConversion>() else {
+            return Ok(vec![]);
+        };
+        let Some(bucketing) = &self.bucketing else {
+            return internal_err!(
+                "bucket conversion of '{}' on an unbucketed table",
+                split.file_path
+            );
+        };
+        let mut channels = vec![];
+        for (name, _) in &bucketing.columns {
+            match spec.field(name).and_then(|(_, f)| f.channel) {
+                Some(c) => channels.push(c),
+                None => {
+                    return internal_err!("bucketing column '{name}' is not a channel of the scan");
+                }
+            }
+        }
+        let stage = BucketConversionStage {
+            hash: bucketing.hash,
+            channels,
+            conversion: conversion.clone(),
+            file: split.file_path.to_string(),
+        };
+        Ok(vec![BatchStage {
+            slot: StageSlot::BucketConversion,
+            transform: Box::new(stage),
+        }])
+    }
+}
