@@ -8,6 +8,8 @@
 //! | `lineitem`      | `flat/lineitem/*.parquet` as written by `tpchgen-cli`         |
 //! | `orders`        | `flat/orders/*.parquet`                                       |
 //! | `lineitem_hive` | `hive/lineitem/l_shipyear=YYYY/*.parquet` (partitioned by ship year) |
+//! | `orders_bucketed` | `bucketed/orders/00000B_0.parquet`: 8 Hive buckets of `o_custkey` (lakescan knows the bucketing; the peers read plain Parquet) |
+//! | `lineitem_struct` | `nested/lineitem_struct/*.parquet`: `l_orderkey`, `s` = a struct of 20 members |
 
 /// Which table directory a floor scan reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +20,10 @@ pub enum TableDir {
     Orders,
     /// `hive/lineitem`
     LineitemHive,
+    /// `bucketed/orders`
+    BucketedOrders,
+    /// `nested/lineitem_struct`
+    StructLineitem,
 }
 
 /// What the raw parquet floor decodes for one table of a case: `columns` of every row
@@ -29,7 +35,7 @@ pub struct FloorScan {
     pub table: TableDir,
     /// Only these partition directories (Hive layout), e.g. `l_shipyear=1995`.
     pub partitions: Option<Vec<String>>,
-    /// Columns decoded.
+    /// Columns decoded; `s.member` decodes the leaves of one struct member.
     pub columns: Vec<&'static str>,
     /// Predicate (SQL over the file columns) used to prune row groups.
     pub predicate: Option<String>,
@@ -83,6 +89,25 @@ fn middle_order_key(scale: f64) -> u64 {
     (orders / 2 / 8) * 32 + 1
 }
 
+/// A customer key with orders at `scale` (TPC-H customers whose key is a multiple of 3 have
+/// none).
+fn customer_key(scale: f64) -> u64 {
+    let key = ((150_000.0 * scale) / 2.0).round() as u64;
+    if key % 3 == 0 { key + 1 } else { key }
+}
+
+const ALL_ORDERS: [&str; 9] = [
+    "o_orderkey",
+    "o_custkey",
+    "o_orderstatus",
+    "o_totalprice",
+    "o_orderdate",
+    "o_orderpriority",
+    "o_clerk",
+    "o_shippriority",
+    "o_comment",
+];
+
 /// The cases at `scale`, in the order they run. Key constants scale with the data so each
 /// case keeps its selectivity (about 1 % of rows for `selective` and `or_prune`).
 pub fn all(scale: f64) -> Vec<Case> {
@@ -94,6 +119,13 @@ pub fn all(scale: f64) -> Vec<Case> {
     let q6_floor = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' \
                     AND l_discount >= 0.05 AND l_discount <= 0.07 AND l_quantity < 24";
     let week = "o_orderdate >= DATE '1995-03-01' AND o_orderdate < DATE '1995-03-08'";
+    let customer = format!("o_custkey = {}", customer_key(scale));
+    let nested = |columns: &[&'static str]| FloorScan {
+        table: TableDir::StructLineitem,
+        partitions: None,
+        columns: columns.to_vec(),
+        predicate: None,
+    };
     vec![
         Case {
             name: "full_scan",
@@ -205,6 +237,30 @@ pub fn all(scale: f64) -> Vec<Case> {
                 },
             ],
         },
+        Case {
+            name: "bucket_lookup",
+            description: "one customer's orders by o_custkey in 8 Hive bucket files \
+                          (lakescan reads the key's bucket only)",
+            sql: format!("SELECT * FROM orders_bucketed WHERE {customer}"),
+            floor: vec![FloorScan {
+                table: TableDir::BucketedOrders,
+                partitions: None,
+                columns: ALL_ORDERS.to_vec(),
+                predicate: Some(customer.clone()),
+            }],
+        },
+        Case {
+            name: "struct_field",
+            description: "one member of a 20-member struct: sum(s['l_quantity'])",
+            sql: "SELECT sum(s['l_quantity']) AS q FROM lineitem_struct".to_string(),
+            floor: vec![nested(&["s.l_quantity"])],
+        },
+        Case {
+            name: "struct_whole",
+            description: "the whole 20-member struct (the bytes struct_field must undercut 10×)",
+            sql: "SELECT s FROM lineitem_struct".to_string(),
+            floor: vec![nested(&["s"])],
+        },
     ]
 }
 
@@ -217,6 +273,8 @@ mod tests {
         assert_eq!(middle_order_key(1.0), 3_000_001);
         assert_eq!(middle_order_key(0.01), 29_985);
         let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 8);
+        assert_eq!(names.len(), 11);
+        assert_eq!(customer_key(1.0), 75_001);
+        assert_eq!(customer_key(0.01) % 3, 1);
     }
 }

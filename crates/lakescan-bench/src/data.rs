@@ -9,7 +9,11 @@
 //!   flat/lineitem/lineitem.<part>.parquet  SNAPPY; tpchgen-cli's default 7 MiB row groups
 //!   flat/orders/orders.<part>.parquet      (smoke: row groups of 4096 rows)
 //!   hive/lineitem/l_shipyear=YYYY/*.parquet  DataFusion COPY … PARTITIONED BY (l_shipyear)
+//!   bucketed/orders/00000B_0.parquet          orders in 8 Hive buckets of o_custkey (version 2)
+//!   nested/lineitem_struct/*.parquet          l_orderkey and s, a struct of 20 members
 //! ```
+//!
+//! A cache whose marker differs from the current layout is generated again.
 //!
 //! Generation happens in a child process (`lakescan-bench --prepare-data`), so the
 //! generator's and the `COPY`'s memory never counts towards the benchmark's peak RSS.
@@ -49,7 +53,45 @@ impl Dataset {
     pub fn hive_lineitem(&self) -> PathBuf {
         self.root.join("hive").join("lineitem")
     }
+
+    /// `bucketed/orders`: orders in [`ORDER_BUCKETS`] bucket files by `o_custkey`.
+    pub fn bucketed_orders(&self) -> PathBuf {
+        self.root.join("bucketed").join("orders")
+    }
+
+    /// `nested/lineitem_struct`: `l_orderkey` and `s`, a struct of [`STRUCT_MEMBERS`] members.
+    pub fn struct_lineitem(&self) -> PathBuf {
+        self.root.join("nested").join("lineitem_struct")
+    }
 }
+
+/// Buckets of `bucketed/orders` (Hive bucketing version 2 on `o_custkey`).
+pub const ORDER_BUCKETS: u32 = 8;
+
+/// The members of the struct `s` of `nested/lineitem_struct`: the 16 lineitem columns and
+/// four derived values.
+pub const STRUCT_MEMBERS: [(&str, &str); 20] = [
+    ("l_orderkey", "l_orderkey"),
+    ("l_partkey", "l_partkey"),
+    ("l_suppkey", "l_suppkey"),
+    ("l_linenumber", "l_linenumber"),
+    ("l_quantity", "l_quantity"),
+    ("l_extendedprice", "l_extendedprice"),
+    ("l_discount", "l_discount"),
+    ("l_tax", "l_tax"),
+    ("l_returnflag", "l_returnflag"),
+    ("l_linestatus", "l_linestatus"),
+    ("l_shipdate", "l_shipdate"),
+    ("l_commitdate", "l_commitdate"),
+    ("l_receiptdate", "l_receiptdate"),
+    ("l_shipinstruct", "l_shipinstruct"),
+    ("l_shipmode", "l_shipmode"),
+    ("l_comment", "l_comment"),
+    ("l_net", "l_extendedprice * (1 - l_discount)"),
+    ("l_gross", "l_extendedprice * (1 + l_tax)"),
+    ("l_shipmode_lower", "lower(l_shipmode)"),
+    ("l_orderkey_x10", "l_orderkey * 10"),
+];
 
 /// Which generator writes the flat tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +152,12 @@ impl Layout {
         };
         format!(
             "generator: {generator}\nscale: {}\nparts: {}\n\
-             hive: DataFusion COPY ... PARTITIONED BY (l_shipyear)\n",
-            self.scale, self.parts,
+             hive: DataFusion COPY ... PARTITIONED BY (l_shipyear)\n\
+             bucketed: orders, {ORDER_BUCKETS} buckets of o_custkey, version 2\n\
+             nested: lineitem_struct, {} members\n",
+            self.scale,
+            self.parts,
+            STRUCT_MEMBERS.len(),
         )
     }
 }
@@ -132,7 +178,8 @@ pub fn ensure(cache: &Path, layout: &Layout, smoke: bool) -> Result<Dataset> {
         root: cache.join(&layout.dir_name),
         scale: layout.scale,
     };
-    if dataset.root.join("READY").is_file() {
+    let marker = std::fs::read_to_string(dataset.root.join("READY")).unwrap_or_default();
+    if marker == layout.marker_text() {
         return Ok(dataset);
     }
     eprintln!(
@@ -221,11 +268,53 @@ pub async fn prepare(cache: &Path, layout: &Layout) -> Result<()> {
     .collect()
     .await?;
 
+    write_bucketed_and_nested(&ctx, &staged).await?;
+
     std::fs::write(partial.join("READY"), layout.marker_text())?;
     if root.exists() {
         std::fs::remove_dir_all(&root)?;
     }
     std::fs::rename(&partial, &root)?;
+    Ok(())
+}
+
+/// `bucketed/orders` (bucket files written with `hive_bucket`) and `nested/lineitem_struct`.
+async fn write_bucketed_and_nested(ctx: &SessionContext, staged: &Dataset) -> Result<()> {
+    lakescan::register(ctx)?;
+    let quote = |p: &Path| p.display().to_string().replace('\'', "''");
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE flat_orders STORED AS PARQUET LOCATION '{}/'",
+        quote(&staged.flat_orders())
+    ))
+    .await?
+    .collect()
+    .await?;
+    let dir = staged.bucketed_orders();
+    std::fs::create_dir_all(&dir)?;
+    for b in 0..ORDER_BUCKETS {
+        let file = dir.join(format!("{b:06}_0.parquet"));
+        ctx.sql(&format!(
+            "COPY (SELECT * FROM flat_orders WHERE hive_bucket(2, {ORDER_BUCKETS}, o_custkey) = {b}) \
+             TO '{}' STORED AS PARQUET",
+            quote(&file)
+        ))
+        .await?
+        .collect()
+        .await?;
+    }
+    let members: Vec<String> = STRUCT_MEMBERS
+        .iter()
+        .map(|(name, expr)| format!("'{name}', {expr}"))
+        .collect();
+    ctx.sql(&format!(
+        "COPY (SELECT l_orderkey, named_struct({}) AS s FROM flat_lineitem) \
+         TO '{}/' STORED AS PARQUET",
+        members.join(", "),
+        quote(&staged.struct_lineitem())
+    ))
+    .await?
+    .collect()
+    .await?;
     Ok(())
 }
 

@@ -92,6 +92,14 @@ impl DuckDb {
                  read_parquet('{}/*/*.parquet', hive_partitioning = true)",
                 quote(&dataset.hive_lineitem())
             ),
+            format!(
+                "CREATE VIEW orders_bucketed AS SELECT * FROM read_parquet('{}/*.parquet')",
+                quote(&dataset.bucketed_orders())
+            ),
+            format!(
+                "CREATE VIEW lineitem_struct AS SELECT * FROM read_parquet('{}/*.parquet')",
+                quote(&dataset.struct_lineitem())
+            ),
         ];
         let hello = duck.call(&json!({ "threads": threads, "setup": setup }))?;
         duck.version = hello["duckdb_version"].as_str().unwrap_or("?").to_string();

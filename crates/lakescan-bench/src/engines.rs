@@ -77,52 +77,82 @@ fn dir_url(path: &std::path::Path) -> String {
     s
 }
 
-/// A session with the three tables as lakescan (`STORED AS HIVE`) tables.
+/// A session with the tables as lakescan (`STORED AS HIVE`) tables.
 pub async fn lakescan_session(dataset: &Dataset, threads: usize) -> Result<SessionContext> {
     let ctx = SessionContext::new_with_config(config(threads, false));
     lakescan::register(&ctx)?;
-    for (name, dir, partitioned) in tables(dataset) {
-        let by = if partitioned {
-            " PARTITIONED BY (l_shipyear)"
-        } else {
-            ""
-        };
+    for table in tables(dataset) {
         let sql = format!(
-            "CREATE EXTERNAL TABLE {name} STORED AS HIVE LOCATION '{}'{by}",
-            dir_url(&dir)
+            "CREATE EXTERNAL TABLE {} STORED AS HIVE LOCATION '{}'{}{}",
+            table.name,
+            dir_url(&table.dir),
+            table.partitioned_by(),
+            table.lakescan_options
         );
         ctx.sql(&sql).await?.collect().await?;
     }
     Ok(ctx)
 }
 
-/// A session with the three tables as DataFusion `ListingTable`s.
+/// A session with the tables as DataFusion `ListingTable`s.
 pub async fn datafusion_session(
     dataset: &Dataset,
     threads: usize,
     pushdown_filters: bool,
 ) -> Result<SessionContext> {
     let ctx = SessionContext::new_with_config(config(threads, pushdown_filters));
-    for (name, dir, partitioned) in tables(dataset) {
-        let by = if partitioned {
-            " PARTITIONED BY (l_shipyear)"
-        } else {
-            ""
-        };
+    for table in tables(dataset) {
         let sql = format!(
-            "CREATE EXTERNAL TABLE {name} STORED AS PARQUET LOCATION '{}'{by}",
-            dir_url(&dir)
+            "CREATE EXTERNAL TABLE {} STORED AS PARQUET LOCATION '{}'{}",
+            table.name,
+            dir_url(&table.dir),
+            table.partitioned_by()
         );
         ctx.sql(&sql).await?.collect().await?;
     }
     Ok(ctx)
 }
 
-fn tables(dataset: &Dataset) -> [(&'static str, std::path::PathBuf, bool); 3] {
-    [
-        ("lineitem", dataset.flat_lineitem(), false),
-        ("orders", dataset.flat_orders(), false),
-        ("lineitem_hive", dataset.hive_lineitem(), true),
+/// One table of the benchmark, the same files for every engine.
+struct Table {
+    name: &'static str,
+    dir: std::path::PathBuf,
+    partitioned: bool,
+    /// Extra `OPTIONS (…)` of the lakescan table (its bucketing).
+    lakescan_options: String,
+}
+
+impl Table {
+    fn partitioned_by(&self) -> &'static str {
+        if self.partitioned {
+            " PARTITIONED BY (l_shipyear)"
+        } else {
+            ""
+        }
+    }
+}
+
+fn tables(dataset: &Dataset) -> Vec<Table> {
+    let plain = |name, dir, partitioned| Table {
+        name,
+        dir,
+        partitioned,
+        lakescan_options: String::new(),
+    };
+    vec![
+        plain("lineitem", dataset.flat_lineitem(), false),
+        plain("orders", dataset.flat_orders(), false),
+        plain("lineitem_hive", dataset.hive_lineitem(), true),
+        Table {
+            name: "orders_bucketed",
+            dir: dataset.bucketed_orders(),
+            partitioned: false,
+            lakescan_options: format!(
+                " OPTIONS ('bucketed_by' 'o_custkey', 'bucket_count' '{}', 'bucketing_version' '2')",
+                crate::data::ORDER_BUCKETS
+            ),
+        },
+        plain("lineitem_struct", dataset.struct_lineitem(), false),
     ]
 }
 
@@ -174,6 +204,10 @@ pub struct LakeMetrics {
     pub row_groups_pruned: usize,
     /// `bytes_read`.
     pub bytes_read: usize,
+    /// `splits_total`.
+    pub splits_total: usize,
+    /// `files_pruned_bucket`.
+    pub files_pruned_bucket: usize,
 }
 
 impl LakeMetrics {
@@ -219,6 +253,8 @@ pub fn lakescan_metrics(plan: &Arc<dyn ExecutionPlan>) -> LakeMetrics {
         m.row_groups_total += count(set, "row_groups_total");
         m.row_groups_pruned += count(set, "row_groups_pruned_statistics");
         m.bytes_read += count(set, "bytes_read");
+        m.splits_total += count(set, "splits_total");
+        m.files_pruned_bucket += count(set, "files_pruned_bucket");
     }
     m
 }

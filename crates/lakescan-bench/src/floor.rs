@@ -41,8 +41,8 @@ const BATCH_SIZE: usize = 8192;
 #[derive(Debug, Clone)]
 struct FileWork {
     path: PathBuf,
-    /// Root column indices decoded.
-    roots: Vec<usize>,
+    /// Leaf column indices decoded.
+    leaves: Vec<usize>,
     row_groups: Vec<usize>,
 }
 
@@ -76,15 +76,14 @@ impl FloorPlan {
                 let file = File::open(&path).with_context(|| path.display().to_string())?;
                 let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())?;
                 let schema = Arc::clone(meta.schema());
-                let roots = scan
-                    .columns
-                    .iter()
-                    .map(|c| {
-                        schema
-                            .index_of(c)
-                            .with_context(|| format!("column {c} in {}", path.display()))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let mut leaves = vec![];
+                for c in &scan.columns {
+                    let found = leaves_of(meta.parquet_schema(), c);
+                    if found.is_empty() {
+                        bail!("no column {c} in {}", path.display());
+                    }
+                    leaves.extend(found);
+                }
                 let all: Vec<usize> = (0..meta.metadata().num_row_groups()).collect();
                 let row_groups = match &scan.predicate {
                     None => all,
@@ -97,7 +96,7 @@ impl FloorPlan {
                     .sum::<u64>();
                 plan.files.push(FileWork {
                     path,
-                    roots,
+                    leaves,
                     row_groups,
                 });
             }
@@ -165,9 +164,9 @@ impl FloorPlan {
                             };
                             let work = &self.files[f];
                             let meta = metas[f].clone();
-                            let mask = ProjectionMask::roots(
+                            let mask = ProjectionMask::leaves(
                                 meta.parquet_schema(),
-                                work.roots.iter().copied(),
+                                work.leaves.iter().copied(),
                             );
                             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
                                 File::open(&work.path)?,
@@ -194,6 +193,17 @@ impl FloorPlan {
     }
 }
 
+/// The leaves of column `name`, or of struct member `root.member` (its path from the root).
+fn leaves_of(descr: &parquet::schema::types::SchemaDescriptor, name: &str) -> Vec<usize> {
+    let wanted: Vec<&str> = name.split('.').collect();
+    (0..descr.num_columns())
+        .filter(|&i| {
+            let parts = descr.column(i).path().parts().to_vec();
+            parts.len() >= wanted.len() && parts.iter().zip(&wanted).all(|(p, w)| p == w)
+        })
+        .collect()
+}
+
 fn join_all(workers: Vec<std::thread::ScopedJoinHandle<'_, Result<()>>>) -> Result<()> {
     for w in workers {
         w.join().map_err(|_| anyhow!("floor worker panicked"))??;
@@ -207,6 +217,8 @@ fn files_of(dataset: &Dataset, scan: &FloorScan) -> Result<Vec<PathBuf>> {
         TableDir::Lineitem => dataset.flat_lineitem(),
         TableDir::Orders => dataset.flat_orders(),
         TableDir::LineitemHive => dataset.hive_lineitem(),
+        TableDir::BucketedOrders => dataset.bucketed_orders(),
+        TableDir::StructLineitem => dataset.struct_lineitem(),
     };
     let dirs: Vec<PathBuf> = match (&scan.partitions, scan.table) {
         (Some(parts), _) => parts.iter().map(|p| root.join(p)).collect(),

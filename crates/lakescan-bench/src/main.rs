@@ -477,6 +477,8 @@ impl CaseBench<'_> {
                     m.row_groups_read = Some(lake.row_groups_read());
                     m.row_groups_total = Some(lake.row_groups_total);
                     m.bytes_read = Some(lake.bytes_read);
+                    m.splits_total = Some(lake.splits_total);
+                    m.files_pruned_bucket = Some(lake.files_pruned_bucket);
                 }
                 if seen.df_row_groups.is_some() {
                     m.row_groups_read = seen.df_row_groups;

@@ -30,6 +30,10 @@ pub struct Measurement {
     pub row_groups_total: Option<usize>,
     /// lakescan: `bytes_read`.
     pub bytes_read: Option<usize>,
+    /// lakescan: splits read (`splits_total`).
+    pub splits_total: Option<usize>,
+    /// lakescan: `files_pruned_bucket`.
+    pub files_pruned_bucket: Option<usize>,
 }
 
 impl Measurement {
@@ -46,6 +50,8 @@ impl Measurement {
             row_groups_read: None,
             row_groups_total: None,
             bytes_read: None,
+            splits_total: None,
+            files_pruned_bucket: None,
         }
     }
 
@@ -211,6 +217,12 @@ pub fn targets(all: &[Measurement]) -> String {
         1.0,
     );
     time_target("stretch: Q6 vs DuckDB", "tpch_q6", Engine::DuckDb, 1.0);
+    time_target(
+        "one struct member vs DataFusion",
+        "struct_field",
+        Engine::DataFusion,
+        1.0,
+    );
     for peer in [Engine::DataFusion, Engine::DataFusionPushdown] {
         let lake = find(all, "or_prune", Engine::Lakescan).and_then(|m| m.row_groups_read);
         let df = find(all, "or_prune", peer).and_then(|m| m.row_groups_read);
@@ -223,6 +235,35 @@ pub fn targets(all: &[Measurement]) -> String {
             _ => "n/a    OR predicate row groups read: not measured".to_string(),
         });
     }
+    lines.push(match find(all, "bucket_lookup", Engine::Lakescan) {
+        Some(m) => match (m.splits_total, m.files_pruned_bucket) {
+            (Some(read), Some(pruned)) => {
+                let files = read + pruned;
+                let buckets = crate::data::ORDER_BUCKETS as usize;
+                format!(
+                    "{} bucket lookup: lakescan read {read} of {files} files (target: 1/{buckets})",
+                    if read * buckets <= files {
+                        "MET   "
+                    } else {
+                        "MISSED"
+                    },
+                )
+            }
+            _ => "n/a    bucket lookup: no lakescan counters".to_string(),
+        },
+        None => "n/a    bucket lookup: not measured".to_string(),
+    });
+    let bytes = |case| find(all, case, Engine::Lakescan).and_then(|m| m.bytes_read);
+    lines.push(match (bytes("struct_field"), bytes("struct_whole")) {
+        (Some(field), Some(whole)) if whole > 0 => {
+            let r = field as f64 / whole as f64;
+            format!(
+                "{} one struct member: lakescan bytes read / whole struct = {r:.3} (target <= 0.10)",
+                if r <= 0.10 { "MET   " } else { "MISSED" },
+            )
+        }
+        _ => "n/a    one struct member: bytes not measured".to_string(),
+    });
     let limit = 512u64 << 20;
     lines.push(match find(all, "full_scan", Engine::Lakescan) {
         Some(m) => format!(

@@ -33,6 +33,9 @@ fn smoke_run_checks_every_engine_on_every_case() {
         "tpch_q1",
         "tpch_q6",
         "join_orders",
+        "bucket_lookup",
+        "struct_field",
+        "struct_whole",
     ];
     let engines = [
         "lakescan",

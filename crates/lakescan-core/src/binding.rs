@@ -101,12 +101,9 @@ impl SplitConstants {
             let Some((i, _)) = spec.field(subfield.root()) else {
                 continue;
             };
-            if let Some(value) = self.value(i) {
-                if let Some(v) = constant_subfield(value, subfield) {
-                    if !filter.test_constant(&v) {
-                        return Ok(false);
-                    }
-                }
+            let value = self.value(i).and_then(|v| constant_subfield(v, subfield));
+            if value.is_some_and(|v| !filter.test_constant(&v)) {
+                return Ok(false);
             }
         }
         let Some(residual) = &filters.residual else {

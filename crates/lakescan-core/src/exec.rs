@@ -347,7 +347,14 @@ impl ExecutionPlan for LakeScanExec {
         }
         let assignments = Assignments::from_exprs(exprs);
         let scan = self.rebuilt(assignments, self.pushed_filters.clone())?;
-        if scan.schema().fields().len() != projection.schema().fields().len() {
+        // The scan replaces the projection: its output must be the projection's.
+        let same_types = scan
+            .schema()
+            .fields()
+            .iter()
+            .zip(projection.schema().fields())
+            .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if scan.schema().fields().len() != projection.schema().fields().len() || !same_types {
             return Ok(None);
         }
         Ok(Some(Arc::new(scan)))

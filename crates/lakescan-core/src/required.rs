@@ -23,7 +23,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Schema};
+use arrow::datatypes::{DataType, Field, Fields, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::{Column, Literal};
@@ -132,6 +132,92 @@ impl fmt::Display for RequiredSubfields {
                 write!(f, "{}", shown.join(", "))
             }
         }
+    }
+}
+
+/// The type a column has in the reader schema when only `required` of it is read: the
+/// struct members no path reaches are left out (recursively, also inside list elements and
+/// map values), so the reader never materializes them. Lists and maps keep their keys and
+/// their element / value type otherwise; any other type is kept whole.
+pub fn prune_type(t: &DataType, required: &RequiredSubfields) -> DataType {
+    match required {
+        RequiredSubfields::Paths(paths) => prune_paths(t, &paths.iter().collect::<Vec<_>>()),
+        RequiredSubfields::Whole | RequiredSubfields::Nothing => t.clone(),
+    }
+}
+
+fn prune_paths(t: &DataType, paths: &[&SubfieldPath]) -> DataType {
+    if paths.iter().any(|p| p.is_empty()) {
+        return t.clone();
+    }
+    let tails = |step: &PathStep| -> Vec<&[PathStep]> {
+        paths
+            .iter()
+            .filter(|p| p.first() == Some(step))
+            .map(|p| &p[1..])
+            .collect()
+    };
+    let pruned = |t: &DataType, tails: Vec<&[PathStep]>| {
+        let owned: Vec<SubfieldPath> = tails.iter().map(|t| t.to_vec()).collect();
+        prune_paths(t, &owned.iter().collect::<Vec<_>>())
+    };
+    match t {
+        DataType::Struct(fields) => {
+            let kept: Vec<Field> = fields
+                .iter()
+                .filter_map(|f| {
+                    let tails = tails(&PathStep::Field(f.name().clone()));
+                    (!tails.is_empty()).then(|| {
+                        f.as_ref()
+                            .clone()
+                            .with_data_type(pruned(f.data_type(), tails))
+                    })
+                })
+                .collect();
+            // Only struct members can be left out; anything else keeps the whole type.
+            if kept.is_empty()
+                || paths
+                    .iter()
+                    .any(|p| !matches!(p.first(), Some(PathStep::Field(_))))
+            {
+                return t.clone();
+            }
+            DataType::Struct(Fields::from(kept))
+        }
+        DataType::List(f) | DataType::LargeList(f) => {
+            let element = tails(&PathStep::Element);
+            if element.len() != paths.len() {
+                return t.clone();
+            }
+            let item = Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(pruned(f.data_type(), element)),
+            );
+            match t {
+                DataType::List(_) => DataType::List(item),
+                _ => DataType::LargeList(item),
+            }
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return t.clone();
+            };
+            let values = tails(&PathStep::MapValue);
+            let (Some(key), Some(value), false) = (kv.first(), kv.get(1), values.is_empty()) else {
+                return t.clone();
+            };
+            let value = value
+                .as_ref()
+                .clone()
+                .with_data_type(pruned(value.data_type(), values));
+            let kv = DataType::Struct(Fields::from(vec![key.as_ref().clone(), value]));
+            DataType::Map(
+                Arc::new(entries.as_ref().clone().with_data_type(kv)),
+                *sorted,
+            )
+        }
+        _ => t.clone(),
     }
 }
 

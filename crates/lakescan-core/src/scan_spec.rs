@@ -24,13 +24,14 @@ use std::sync::Arc;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Result, internal_err, plan_err};
+use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::PhysicalExpr;
 
 pub use crate::adaptive::{AdaptiveState, FilterCost};
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
-use crate::required::{RequiredSubfields, required_by};
+use crate::required::{RequiredSubfields, prune_type, required_by};
 use crate::subfield::Subfield;
 
 /// One table column the scan touches.
@@ -369,11 +370,27 @@ impl<'a> SpecBuilder<'a> {
         Ok(())
     }
 
+    /// `R`: each channel's column, in the type of what the scan reads of it (struct members
+    /// no one reads are left out, see `required::prune_type`).
     fn reader_schema(&self) -> SchemaRef {
         let fields: Vec<Field> = self
             .channels
             .iter()
-            .map(|&c| self.table.columns()[c].field())
+            .map(|&c| {
+                let handle = &self.table.columns()[c];
+                let required = self
+                    .field_index
+                    .get(&handle.name)
+                    .map(|&i| &self.fields[i].required);
+                let field = handle.field();
+                match required {
+                    Some(r) => {
+                        let t = prune_type(field.data_type(), r);
+                        field.with_data_type(t)
+                    }
+                    None => field,
+                }
+            })
             .collect();
         Arc::new(Schema::new(fields))
     }
@@ -383,13 +400,24 @@ impl<'a> SpecBuilder<'a> {
     }
 }
 
-/// Rebinds the table-column references of `expr` to their channels in `reader`.
+/// Rebinds the table-column references of `expr` to their channels in `reader`. Function
+/// calls are planned again over `reader`: a column may have a pruned struct type there, and
+/// a function's result type follows its inputs' (`array_element` of a pruned element).
 fn rebind(
     expr: &Arc<dyn PhysicalExpr>,
     channel_of_column: &HashMap<usize, usize>,
     reader: &Schema,
 ) -> Result<Arc<dyn PhysicalExpr>> {
-    let rebound = Arc::clone(expr).transform(|e| {
+    let rebound = Arc::clone(expr).transform_up(|e| {
+        if let Some(f) = e.downcast_ref::<ScalarFunctionExpr>() {
+            let replanned = ScalarFunctionExpr::try_new(
+                Arc::new(f.fun().clone()),
+                f.args().to_vec(),
+                reader,
+                Arc::new(f.config_options().clone()),
+            )?;
+            return Ok(Transformed::yes(Arc::new(replanned) as _));
+        }
         let Some(c) = e.downcast_ref::<Column>() else {
             return Ok(Transformed::no(e));
         };

@@ -112,6 +112,10 @@ pub fn bucket_of_file_name(name: &str) -> Option<u32> {
         .find_map(|re| re.as_ref()?.captures(name)?.get(1)?.as_str().parse().ok())
 }
 
+/// Bucket numbers at or above this are an error (Hive's `hive.exec.max.bucket.count`
+/// bounds tables far below it); it keeps a stray file name from costing memory.
+pub const MAX_BUCKETS: u32 = 1 << 20;
+
 /// The bucket files of one partition.
 #[derive(Debug)]
 pub struct PartitionBuckets {
@@ -151,7 +155,20 @@ pub fn partition_buckets(
             files: vec![],
         });
     };
-    let count = highest.saturating_add(1);
+    if highest >= MAX_BUCKETS {
+        return exec_err!(
+            "bucketed HIVE table '{table}': {shown} has a file of bucket {highest}, beyond the \
+             {MAX_BUCKETS} buckets a table can have"
+        );
+    }
+    let count = highest + 1;
+    let compatible = count.is_multiple_of(table_count) || table_count.is_multiple_of(count);
+    if !compatible {
+        return exec_err!(
+            "bucketed HIVE table '{table}': {shown} has {count} buckets, which neither divides \
+             nor is a multiple of the table's {table_count} buckets"
+        );
+    }
     let mut present = vec![false; count as usize];
     for (b, _) in &numbered {
         present[*b as usize] = true;
@@ -160,13 +177,6 @@ pub fn partition_buckets(
         return exec_err!(
             "bucketed HIVE table '{table}': {shown} has no file for bucket {missing} of its {count} buckets \
              (its highest bucket is {highest}; every bucket must have a file, Hive writes empty ones)"
-        );
-    }
-    let compatible = count % table_count == 0 || table_count % count == 0;
-    if !compatible {
-        return exec_err!(
-            "bucketed HIVE table '{table}': {shown} has {count} buckets, which neither divides \
-             nor is a multiple of the table's {table_count} buckets"
         );
     }
     Ok(PartitionBuckets {

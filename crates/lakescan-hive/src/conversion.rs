@@ -68,7 +68,7 @@ impl BatchTransform for BucketConversionStage {
         let mut mask = Vec::with_capacity(hashes.len());
         for h in hashes {
             let bucket = bucket_number(h, c.table_bucket_count);
-            if (bucket + c.table_bucket_count - keep) % c.partition_bucket_count != 0 {
+            if !(bucket + c.table_bucket_count - keep).is_multiple_of(c.partition_bucket_count) {
                 return exec_err!(
                     "file '{}' of a partition with {} buckets holds a row of table bucket {bucket}, \
                      which belongs to the file of bucket {}, not {}: the file is in the wrong \

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
 use arrow::compute::{cast, filter_record_batch};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
 use super::adapt::adapt_array;
@@ -22,7 +22,6 @@ use super::plan::ROW_NUMBER_COLUMN;
 use super::row_filter::ColumnPredicate;
 use crate::binding::{FieldSource, MemberSource, SplitBinding};
 use crate::filter::Filter;
-use crate::handle::ColumnHandle;
 use crate::source::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
@@ -100,7 +99,9 @@ impl Assembler {
             let Some(channel) = field.channel else {
                 continue;
             };
-            let table_type = field.handle.data_type.clone();
+            // The channel's type in `R`: the table type, less the struct members nobody reads.
+            let reader_field = spec.reader_schema().field(channel);
+            let table_type = reader_field.data_type().clone();
             let source = match source {
                 FieldSource::File { root, .. } if decoded_roots.contains(root) => {
                     ChannelSource::Column {
@@ -109,19 +110,29 @@ impl Assembler {
                         table_type,
                     }
                 }
-                FieldSource::File { .. } => ChannelSource::Constant(absent(&field.handle)?),
-                FieldSource::Constant(v) => ChannelSource::Constant(v.clone()),
+                FieldSource::File { .. } => ChannelSource::Constant(absent(reader_field)?),
+                FieldSource::Constant(v) => ChannelSource::Constant(in_type(v, reader_field)?),
                 FieldSource::RowIndex => ChannelSource::RowIndex {
                     index: None,
                     table_type,
                 },
                 FieldSource::RowId(members) => {
-                    let DataType::Struct(fields) = &table_type else {
+                    // `members` follow the table type's members; `R` may read only some.
+                    let (DataType::Struct(all), DataType::Struct(read)) =
+                        (&field.handle.data_type, &table_type)
+                    else {
                         return internal_err!("row id '{}' is not a struct", field.name());
                     };
+                    let members = read
+                        .iter()
+                        .map(|f| match all.iter().position(|a| a.name() == f.name()) {
+                            Some(i) => Ok(members[i].clone()),
+                            None => internal_err!("row id member '{}' unknown", f.name()),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
                     ChannelSource::RowId {
-                        fields: fields.clone(),
-                        members: members.clone(),
+                        fields: read.clone(),
+                        members,
                         index: None,
                     }
                 }
@@ -259,10 +270,22 @@ impl Assembler {
 
 /// The value of a file column none of whose needed subfields this file has: NULL, or a
 /// default when the column cannot be NULL (its subfields read as NULL all the same).
-fn absent(handle: &ColumnHandle) -> Result<ScalarValue> {
-    if handle.nullable {
-        ScalarValue::try_from(&handle.data_type)
+fn absent(field: &Field) -> Result<ScalarValue> {
+    if field.is_nullable() {
+        ScalarValue::try_from(field.data_type())
     } else {
-        ScalarValue::new_default(&handle.data_type)
+        ScalarValue::new_default(field.data_type())
     }
+}
+
+/// A constant of the split as a value of its channel's type (a missing column's NULL in the
+/// table type becomes a NULL of the pruned reader type).
+fn in_type(value: &ScalarValue, field: &Field) -> Result<ScalarValue> {
+    if &value.data_type() == field.data_type() {
+        return Ok(value.clone());
+    }
+    if value.is_null() {
+        return absent(field);
+    }
+    Ok(value.cast_to(field.data_type())?)
 }

@@ -53,7 +53,7 @@ pub fn row_index_selection(
         let end = start.saturating_add(metadata.row_group(rg).num_rows());
         let mut at = start;
         for &(lo, hi) in &intervals {
-            let (lo, hi) = (lo.max(start), hi.min(end));
+            let (lo, hi) = (lo.max(at), hi.min(end));
             if lo >= hi {
                 continue;
             }
