@@ -221,6 +221,32 @@ fn prune_paths(t: &DataType, paths: &[&SubfieldPath]) -> DataType {
     }
 }
 
+/// Whether a value of type `t` has the subfield at `path` (a struct member missing from an
+/// older file's type does not).
+pub fn has_path(t: &DataType, path: &[PathStep]) -> bool {
+    let Some((step, rest)) = path.split_first() else {
+        return true;
+    };
+    match (step, t) {
+        (PathStep::Field(name), DataType::Struct(fields)) => fields
+            .iter()
+            .find(|f| f.name() == name)
+            .is_some_and(|f| has_path(f.data_type(), rest)),
+        (PathStep::Element, DataType::List(f) | DataType::LargeList(f))
+        | (PathStep::Element, DataType::FixedSizeList(f, _)) => has_path(f.data_type(), rest),
+        (PathStep::MapKey | PathStep::MapValue, DataType::Map(entries, _)) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return false;
+            };
+            let i = usize::from(*step == PathStep::MapValue);
+            kv.get(i).is_some_and(|f| has_path(f.data_type(), rest))
+        }
+        (PathStep::Size, DataType::List(_) | DataType::LargeList(_) | DataType::Map(..)) => true,
+        (_, DataType::Dictionary(_, v)) => has_path(v, path),
+        _ => false,
+    }
+}
+
 /// The parts of table columns `expr` reads, by table column index (`schema` is the table
 /// schema `expr` refers to).
 pub fn required_by(

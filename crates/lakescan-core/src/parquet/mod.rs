@@ -151,8 +151,8 @@ impl ParquetSplitReader {
             let value = match &binding.sources()[i] {
                 FieldSource::Constant(v) => constant_subfield(v, subfield),
                 // A struct member this file does not have reads as NULL in every row.
-                FieldSource::File { root, .. }
-                    if plan::member_missing(&leaves, *root, subfield) =>
+                FieldSource::File { root, file_type }
+                    if plan::member_missing(&leaves, *root, file_type, subfield) =>
                 {
                     Some(datafusion::common::ScalarValue::Null)
                 }

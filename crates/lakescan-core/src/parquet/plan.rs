@@ -36,7 +36,7 @@ use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
 use crate::binding::{FieldSource, SplitBinding};
 use crate::filter::Filter;
-use crate::required::RequiredSubfields;
+use crate::required::{PathStep, RequiredSubfields, has_path};
 use crate::source::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
@@ -208,10 +208,11 @@ fn file_filters<'a>(
         let Some((i, field)) = spec.field(subfield.root()) else {
             continue;
         };
-        if let FieldSource::File { root, .. } = binding.sources()[i] {
+        if let FieldSource::File { root, file_type } = &binding.sources()[i] {
+            let root = *root;
             // A member the file lacks is NULL in every row: `bind` tested NULL against the
             // filter already (the split would have been skipped if it failed).
-            if member_missing(leaves, root, subfield) {
+            if member_missing(leaves, root, file_type, subfield) {
                 continue;
             }
             out.push(FilteredColumn {
@@ -226,8 +227,23 @@ fn file_filters<'a>(
 }
 
 /// Whether struct member `subfield` of file root `root` has no leaf in the file.
-pub fn member_missing(leaves: &FileLeaves, root: usize, subfield: &Subfield) -> bool {
-    !subfield.path().is_empty() && leaves.struct_member(root, subfield.path()).is_empty()
+/// The file's Arrow type (`file_type`) decides: a member the type has is never "missing",
+/// even if the leaf walk found no leaf for it (then the filter reads the whole column).
+pub fn member_missing(
+    leaves: &FileLeaves,
+    root: usize,
+    file_type: &DataType,
+    subfield: &Subfield,
+) -> bool {
+    let path: Vec<PathStep> = subfield
+        .path()
+        .iter()
+        .cloned()
+        .map(PathStep::Field)
+        .collect();
+    !path.is_empty()
+        && leaves.struct_member(root, subfield.path()).is_empty()
+        && !has_path(file_type, &path)
 }
 
 /// Filters on generated columns (row index, row id members), run on the batches of `R`.
@@ -309,8 +325,21 @@ fn output_leaves(
 ) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
     for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
-        if let (FieldSource::File { root, .. }, Some(_)) = (source, field.channel) {
+        let (FieldSource::File { root, file_type }, Some(_)) = (source, field.channel) else {
+            continue;
+        };
+        let RequiredSubfields::Paths(paths) = &field.required else {
             out.extend(leaves.select(*root, &field.required));
+            continue;
+        };
+        for path in paths {
+            let found = leaves.select(*root, &RequiredSubfields::Paths([path.clone()].into()));
+            // No leaf for a path the file's type has: the file's layout is one the path
+            // walk does not know; read the whole column rather than return NULLs.
+            if found.is_empty() && has_path(file_type, path) {
+                out.extend(leaves.select(*root, &RequiredSubfields::Whole));
+            }
+            out.extend(found);
         }
     }
     out
@@ -318,10 +347,13 @@ fn output_leaves(
 
 /// Leaves a filter reads: the whole column, or the struct member's leaves.
 fn filter_leaves(leaves: &FileLeaves, c: &FilteredColumn<'_>) -> Vec<usize> {
+    let whole = || leaves.select(c.root, &RequiredSubfields::Whole);
     if c.subfield.path().is_empty() {
-        leaves.select(c.root, &RequiredSubfields::Whole)
-    } else {
-        leaves.struct_member(c.root, c.subfield.path())
+        return whole();
+    }
+    match leaves.struct_member(c.root, c.subfield.path()) {
+        found if found.is_empty() => whole(),
+        found => found,
     }
 }
 
