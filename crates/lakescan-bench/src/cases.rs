@@ -93,7 +93,7 @@ fn middle_order_key(scale: f64) -> u64 {
 /// none).
 fn customer_key(scale: f64) -> u64 {
     let key = ((150_000.0 * scale) / 2.0).round() as u64;
-    if key % 3 == 0 { key + 1 } else { key }
+    if key.is_multiple_of(3) { key + 1 } else { key }
 }
 
 const ALL_ORDERS: [&str; 9] = [
