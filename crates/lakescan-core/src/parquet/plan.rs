@@ -92,76 +92,27 @@ impl ReadPlan {
     /// Plans the decoding of `chosen` (see the module docs).
     pub fn try_new(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<Self> {
         let bound = &chosen.bound;
-        let metadata = &bound.opened.metadata;
-        let row_groups = &chosen.row_groups;
-        let mut filtered = file_filters(context, &bound.binding, &bound.leaves);
-        let spec = &context.spec;
-        spec.adaptive().order(&mut filtered, |c| {
-            (c.subfield.to_string(), c.filter.data_type().clone())
-        });
-        let estimates = keep_estimates(context, chosen)?;
-        let max_keep = context.options.pushdown_max_keep_ratio;
-        let (pushed, post): (Vec<_>, Vec<_>) = filtered.into_iter().partition(|c| {
-            let estimate = estimates.get(c.subfield).copied();
-            let key = c.subfield.to_string();
-            row_filter::runs_in_decoder(spec.adaptive(), &key, estimate, max_keep)
-        });
+        let (pushed, post) = place_filters(context, chosen)?;
         let selection = selection(context, chosen, pushed.iter().chain(&post))?;
-        let leaves = &bound.leaves;
-        let mut output_leaves = output_leaves(context, &bound.binding, leaves);
+        let mut output_leaves = output_leaves(context, &bound.binding, &bound.leaves);
         for c in &post {
-            output_leaves.extend(filter_leaves(leaves, c));
+            output_leaves.extend(filter_leaves(&bound.leaves, c));
         }
-        let partial_maps = leaves.partial_maps(&output_leaves);
-        let reannotated = if partial_maps.is_empty() {
-            None
-        } else {
-            Some(Arc::new(reannotate_maps(
-                metadata.metadata(),
-                &partial_maps,
-            )?))
-        };
-        let needs_row_index = bound.binding.needs_row_index();
-        let metadata = reader_metadata(
-            metadata,
-            reannotated,
-            context,
-            &bound.binding,
-            needs_row_index,
-        )?;
+        let metadata = reader_metadata_for(context, chosen, &output_leaves)?;
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
         let rows_scanned = (!pushed.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
         let mut decoded_leaves = output_leaves.clone();
         let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
         for (n, c) in pushed.iter().enumerate() {
-            let leaves_of = filter_leaves(leaves, c);
+            let leaves_of = filter_leaves(&bound.leaves, c);
             decoded_leaves.extend(leaves_of.iter().copied());
             let counter = if n == 0 { rows_scanned.clone() } else { None };
             let projection = ProjectionMask::leaves(&descr, leaves_of);
             predicates.push(Box::new(predicate(context, c, projection, counter)));
         }
-        context
-            .metrics
-            .leaves_decoded
-            .add(decoded_leaves.len() * row_groups.len());
-        let file_schema = metadata.schema();
-        let post_filters = post
-            .iter()
-            .map(|c| PostFilter {
-                column: file_schema.field(c.root).name().clone(),
-                predicate: predicate(context, c, ProjectionMask::all(), None),
-            })
-            .collect();
-        let generated = generated_filters(context, &bound.binding);
-        let decoded_roots = output_leaves.iter().map(|&l| leaves.root_of(l)).collect();
-        let assembler = Assembler::try_new(
-            context,
-            split,
-            &bound.binding,
-            file_schema,
-            &decoded_roots,
-            (post_filters, generated),
-        )?;
+        let decoded = decoded_leaves.len() * chosen.row_groups.len();
+        context.metrics.leaves_decoded.add(decoded);
+        let assembler = assembler(context, split, chosen, &metadata, &post, &output_leaves)?;
         Ok(Self {
             output_mask: ProjectionMask::leaves(&descr, output_leaves),
             metadata,
@@ -193,6 +144,78 @@ impl ReadPlan {
             reported_scanned: 0,
         })
     }
+}
+
+/// The file filters in adaptive order, split into those that run inside the decoder and
+/// those that run on decoded batches ([`row_filter::runs_in_decoder`]).
+fn place_filters<'a>(
+    context: &'a SplitContext,
+    chosen: &Chosen,
+) -> Result<(Vec<FilteredColumn<'a>>, Vec<FilteredColumn<'a>>)> {
+    let bound = &chosen.bound;
+    let spec = &context.spec;
+    let mut filtered = file_filters(context, &bound.binding, &bound.leaves);
+    spec.adaptive().order(&mut filtered, |c| {
+        (c.subfield.to_string(), c.filter.data_type().clone())
+    });
+    let estimates = keep_estimates(context, chosen)?;
+    let max_keep = context.options.pushdown_max_keep_ratio;
+    Ok(filtered.into_iter().partition(|c| {
+        let estimate = estimates.get(c.subfield).copied();
+        let key = c.subfield.to_string();
+        row_filter::runs_in_decoder(spec.adaptive(), &key, estimate, max_keep)
+    }))
+}
+
+/// The reader metadata for decoding `output_leaves`: maps read without their keys or values
+/// become lists (`leaves::reannotate_maps`), then [`reader_metadata`].
+fn reader_metadata_for(
+    context: &SplitContext,
+    chosen: &Chosen,
+    output_leaves: &BTreeSet<usize>,
+) -> Result<ArrowReaderMetadata> {
+    let bound = &chosen.bound;
+    let footer = &bound.opened.metadata;
+    let partial_maps = bound.leaves.partial_maps(output_leaves);
+    let reannotated = match partial_maps.is_empty() {
+        true => None,
+        false => Some(Arc::new(reannotate_maps(footer.metadata(), &partial_maps)?)),
+    };
+    let row_numbers = bound.binding.needs_row_index();
+    reader_metadata(footer, reannotated, context, &bound.binding, row_numbers)
+}
+
+/// The assembler of the split, with the filters that run on decoded and assembled batches.
+fn assembler(
+    context: &SplitContext,
+    split: &FileSplit,
+    chosen: &Chosen,
+    metadata: &ArrowReaderMetadata,
+    post: &[FilteredColumn<'_>],
+    output_leaves: &BTreeSet<usize>,
+) -> Result<Assembler> {
+    let bound = &chosen.bound;
+    let file_schema = metadata.schema();
+    let post_filters = post
+        .iter()
+        .map(|c| PostFilter {
+            column: file_schema.field(c.root).name().clone(),
+            predicate: predicate(context, c, ProjectionMask::all(), None),
+        })
+        .collect();
+    let generated = generated_filters(context, &bound.binding);
+    let decoded_roots = output_leaves
+        .iter()
+        .map(|&l| bound.leaves.root_of(l))
+        .collect();
+    Assembler::try_new(
+        context,
+        split,
+        &bound.binding,
+        file_schema,
+        &decoded_roots,
+        (post_filters, generated),
+    )
 }
 
 /// Filters on file columns and their struct members; constants were tested already and
