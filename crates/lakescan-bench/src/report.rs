@@ -161,6 +161,8 @@ pub fn json(all: &[Measurement], scale: f64, threads: usize) -> Value {
                 "row_groups_read": m.row_groups_read,
                 "row_groups_total": m.row_groups_total,
                 "bytes_read": m.bytes_read,
+                "splits_total": m.splits_total,
+                "files_pruned_bucket": m.files_pruned_bucket,
                 "ratio_lakescan_over_engine": ratio(all, m),
             })
         })
