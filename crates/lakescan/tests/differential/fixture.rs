@@ -70,61 +70,72 @@ fn types(s: &Schema) -> Vec<(String, DataType)> {
         .collect()
 }
 
+/// Writes `files` below `root` (with a hidden marker and checksum files that are not data)
+/// and returns every row, in file order, with where it is stored.
+fn write_table(root: &Path, files: &[DataFile]) -> Vec<Placed> {
+    std::fs::create_dir_all(root).unwrap();
+    std::fs::write(root.join("_SUCCESS"), b"").unwrap();
+    let mut placed = vec![];
+    for file in files {
+        let part = root.join(file.dir());
+        std::fs::create_dir_all(&part).unwrap();
+        std::fs::write(part.join(format!(".{}.crc", file.name)), b"junk").unwrap();
+        write_parquet(&part.join(&file.name), file);
+        let mut layout = file.layout.describe();
+        if !layout.is_empty() {
+            layout = format!("; file: {layout}");
+        }
+        for (k, rg) in file.row_groups.iter().enumerate() {
+            let place = format!("{}/{} row group {k}{layout}", file.dir(), file.name);
+            placed.extend(rg.iter().map(|row| Placed {
+                row: row.clone(),
+                place: place.clone(),
+            }));
+        }
+    }
+    placed
+}
+
+/// A session with the lakescan tables over `location`, checked to have the declared schema
+/// and `row_count` rows.
+async fn lakescan_session(location: &str, row_count: usize) -> SessionContext {
+    let ctx = session(2);
+    lakescan::register(&ctx).unwrap();
+    for (table, options) in [(HIVE, ""), (HIVE_SPLIT, "OPTIONS ('split_size' '4000')")] {
+        ctx.sql(&create_table_sql(table, location, options))
+            .await
+            .unwrap();
+    }
+    let schema = ctx.table(HIVE).await.unwrap().schema().as_arrow().clone();
+    assert_eq!(types(&schema), types(&table_schema()), "schema of {HIVE}");
+    for table in [HIVE, HIVE_SPLIT] {
+        let other = ctx.table(table).await.unwrap().schema().as_arrow().clone();
+        assert_eq!(other, schema, "schema of {table}");
+        let count = run_query(&ctx, &format!("SELECT count(*) FROM {table}"))
+            .await
+            .unwrap();
+        assert_eq!(count.rows, vec![row_count.to_string()], "rows of {table}");
+    }
+    ctx
+}
+
 impl Fixture {
     pub async fn build(files: &[DataFile]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("t");
-        std::fs::create_dir_all(&root).unwrap();
-        // Hidden files are not data.
-        std::fs::write(root.join("_SUCCESS"), b"").unwrap();
-        let mut rows = HashMap::new();
-        let mut all = vec![];
-        for file in files {
-            let part = root.join(file.dir());
-            std::fs::create_dir_all(&part).unwrap();
-            std::fs::write(part.join(format!(".{}.crc", file.name)), b"junk").unwrap();
-            write_parquet(&part.join(&file.name), file);
-            let layout = file.layout.describe();
-            for (k, rg) in file.row_groups.iter().enumerate() {
-                for r in rg {
-                    let mut place = format!("{}/{} row group {k}", file.dir(), file.name);
-                    if !layout.is_empty() {
-                        place = format!("{place}; file: {layout}");
-                    }
-                    let row = r.clone();
-                    rows.insert(r.id, Placed { row, place });
-                    all.push(r.clone());
-                }
-            }
-        }
+        let placed = write_table(&root, files);
         let location = root.to_string_lossy().to_string();
-        let ctx = session(2);
-        lakescan::register(&ctx).unwrap();
-        for (table, options) in [(HIVE, ""), (HIVE_SPLIT, "OPTIONS ('split_size' '4000')")] {
-            let sql = create_table_sql(table, &location, options);
-            ctx.sql(&sql).await.unwrap();
-        }
-        // The lakescan tables must have the declared schema, and every row.
-        let schema = ctx.table(HIVE).await.unwrap().schema().as_arrow().clone();
-        assert_eq!(types(&schema), types(&table_schema()), "schema of {HIVE}");
-        for table in [HIVE, HIVE_SPLIT] {
-            let other = ctx.table(table).await.unwrap().schema().as_arrow().clone();
-            assert_eq!(other, schema, "schema of {table}");
-            let count = run_query(&ctx, &format!("SELECT count(*) FROM {table}"))
-                .await
-                .unwrap();
-            assert_eq!(count.rows, vec![all.len().to_string()], "rows of {table}");
-        }
+        let ctx = lakescan_session(&location, placed.len()).await;
 
         // The reference: plain DataFusion over the same rows in memory, in its own context,
         // with the lakescan table's types (so both plans coerce alike) and NULL where a file
         // leaves a column out.
+        let all: Vec<Row> = placed.iter().map(|p| p.row.clone()).collect();
         let batch = to_batch(&all);
         let mem = MemTable::try_new(batch.schema(), vec![vec![batch]]).unwrap();
         let reference = session(1);
         reference.register_table(MEM, Arc::new(mem)).unwrap();
-        let keep = std::env::var_os("LAKESCAN_DIFF_KEEP").is_some();
-        let dir = if keep {
+        let dir = if std::env::var_os("LAKESCAN_DIFF_KEEP").is_some() {
             eprintln!("differential: keeping the table at {location}");
             let _ = dir.keep();
             None
@@ -134,8 +145,8 @@ impl Fixture {
         Self {
             ctx,
             reference,
-            rows,
             row_count: all.len(),
+            rows: placed.into_iter().map(|p| (p.row.id, p)).collect(),
             _dir: dir,
         }
     }
