@@ -33,7 +33,7 @@ impl DataFile {
 }
 
 /// The float values used in the data: specials included so equality and order hit them.
-const FLOATS: [f64; 11] = [
+const FLOATS: [f64; 12] = [
     -2.5,
     -1.0,
     -0.0,
@@ -42,12 +42,14 @@ const FLOATS: [f64; 11] = [
     1.0,
     2.5,
     3.0,
+    // The first integer whose successor FLOAT cannot hold.
+    16_777_216.0,
     f64::NAN,
     f64::INFINITY,
     f64::NEG_INFINITY,
 ];
 /// The REAL values: the specials, the extremes, and 0.1 (not exact in either width).
-const REALS: [f32; 14] = [
+const REALS: [f32; 15] = [
     -2.5,
     -1.0,
     -0.0,
@@ -55,6 +57,7 @@ const REALS: [f32; 14] = [
     0.1,
     0.5,
     1.0,
+    16_777_216.0,
     3.0e10,
     f32::MAX,
     f32::MIN,
@@ -173,7 +176,7 @@ fn gen_float(rng: &mut StdRng, g: usize) -> f64 {
         0 => &FLOATS,
         1 => &[0.0, 0.5, 1.0, 2.5, f64::NAN],
         2 => &[-0.0, 0.0, -1.0, -2.5, f64::NEG_INFINITY],
-        _ => &[1.0, 2.5, 3.0, f64::INFINITY, f64::NAN],
+        _ => &[1.0, 2.5, 3.0, 16_777_216.0, f64::INFINITY, f64::NAN],
     };
     pick(rng, set)
 }

@@ -152,7 +152,7 @@ impl Gen<'_> {
             Kind::Ts => self.ts_lit(pooled),
             Kind::TsTz => self.tz_lit(pooled),
             Kind::Bool => self.pick(&["true", "false"]).to_string(),
-            Kind::Dec(p, s) => self.dec_lit(pooled, p, s),
+            Kind::Dec(p, s) => self.dec_lit(name, pooled, p, s),
             Kind::Bin => self.bin_lit(pooled),
             Kind::Struct => "NULL".to_string(),
         }
@@ -175,7 +175,8 @@ impl Gen<'_> {
     }
 
     /// A value of integer column `column`: from the data, or just outside it, or a type's
-    /// boundary.
+    /// boundary, or a data value moved by 2^8, 2^16 or 2^32 (equal to it after a wrapping
+    /// conversion into a narrower stored type).
     pub fn int_value(&mut self, column: &str, from_data: bool) -> i64 {
         let pool = self.pools.ints(column);
         if from_data && !pool.is_empty() {
@@ -185,6 +186,8 @@ impl Gen<'_> {
             pool.first().copied().unwrap_or(0),
             pool.last().copied().unwrap_or(0),
         );
+        let near = pool.choose(&mut self.rng).copied().unwrap_or(0);
+        let wrap = self.pick(&[256, 65_536, 1 << 32]) * self.pick(&[1, -1]);
         let mut options = vec![
             lo - 1,
             hi + 1,
@@ -194,6 +197,8 @@ impl Gen<'_> {
             3_000_000_000,
             -3_000_000_000,
             7,
+            near + wrap,
+            near + wrap,
         ];
         options.extend(match column {
             "t8" => [-128, 127, 128, -129],
@@ -217,6 +222,7 @@ impl Gen<'_> {
                 f64::INFINITY,
                 f64::NEG_INFINITY,
                 2.0,
+                16_777_217.0,
             ]),
         };
         if v.fract() == 0.0
@@ -323,12 +329,32 @@ impl Gen<'_> {
 
     /// A decimal: as a DOUBLE literal, a decimal of the column's or another precision and
     /// scale, an integer, or (rarely) a string.
-    fn dec_lit(&mut self, pooled: Option<Value>, p: u8, s: i8) -> String {
+    fn dec_lit(&mut self, name: &str, pooled: Option<Value>, p: u8, s: i8) -> String {
         let max = 10i128.pow(u32::from(p)) - 1;
         let unit = 10i128.pow(s as u32);
         let v = match pooled {
             Some(Value::Dec(v)) => v,
-            _ => self.pick(&[0, 1, -1, unit, max, -max, max + 1, unit * 7 + unit / 2]),
+            // Beyond the data: boundaries, and a data value moved past the precision of a
+            // narrower stored decimal (equal to it after a wrapping conversion).
+            _ => {
+                let near = match self.pooled_value(name) {
+                    Some(Value::Dec(v)) => v,
+                    _ => 0,
+                };
+                let wrap =
+                    10i128.pow(u32::from(self.pick(&[5u8, 8, 12, 18]))) * self.pick(&[1, -1]);
+                self.pick(&[
+                    0,
+                    1,
+                    -1,
+                    unit,
+                    max,
+                    -max,
+                    max + 1,
+                    unit * 7 + unit / 2,
+                    near + wrap,
+                ])
+            }
         };
         let text = dec_text(v, s);
         let fits = v.abs() <= max;

@@ -4,11 +4,15 @@
 //! per partition, several row groups per file, small data pages, some columns clustered or
 //! sorted per file so min/max and page-index pruning trigger; some files leave columns out
 //! or store them in narrower types) and registers the same rows as a `MemTable`. Random
-//! predicates are rendered as SQL; each case runs the same query on a lakescan table
-//! (`CREATE EXTERNAL TABLE … STORED AS HIVE` with a declared schema) and on the
-//! `MemTable`, and the results must be equal. A failing case is shrunk and reported with
-//! the seed, the minimal SQL, both results and the rows involved. The run also checks that
-//! lakescan's pruning (partitions, splits, row groups, pages, reader filters) fired.
+//! predicates are built from a small AST (comparisons, IN, BETWEEN, IS [NOT] NULL, IS [NOT]
+//! DISTINCT FROM, booleans, casts, float specials, struct fields, column-vs-column,
+//! arithmetic, functions, partition column, AND/OR/NOT nesting) and rendered as SQL. Each
+//! case runs the same query on a lakescan table (`CREATE EXTERNAL TABLE … STORED AS HIVE`
+//! with a declared schema) and on the `MemTable` — ids in order, a count, a projection,
+//! per-partition aggregates, a TopK, a count under LIMIT/OFFSET or a join — and the results
+//! must be equal. A failing case is shrunk and reported with the seed, the minimal SQL, both
+//! results and the rows involved. The run also checks that lakescan's pruning (partitions,
+//! splits, row groups, pages, reader filters) fired.
 //!
 //! | module          | owns                                                               |
 //! |-----------------|--------------------------------------------------------------------|
