@@ -162,13 +162,6 @@ pub fn partition_buckets(
         );
     }
     let count = highest + 1;
-    let compatible = count.is_multiple_of(table_count) || table_count.is_multiple_of(count);
-    if !compatible {
-        return exec_err!(
-            "bucketed HIVE table '{table}': {shown} has {count} buckets, which neither divides \
-             nor is a multiple of the table's {table_count} buckets"
-        );
-    }
     let mut present = vec![false; count as usize];
     for (b, _) in &numbered {
         present[*b as usize] = true;
@@ -177,6 +170,13 @@ pub fn partition_buckets(
         return exec_err!(
             "bucketed HIVE table '{table}': {shown} has no file for bucket {missing} of its {count} buckets \
              (its highest bucket is {highest}; every bucket must have a file, Hive writes empty ones)"
+        );
+    }
+    let compatible = count.is_multiple_of(table_count) || table_count.is_multiple_of(count);
+    if !compatible {
+        return exec_err!(
+            "bucketed HIVE table '{table}': {shown} has {count} buckets, which neither divides \
+             nor is a multiple of the table's {table_count} buckets"
         );
     }
     Ok(PartitionBuckets {
