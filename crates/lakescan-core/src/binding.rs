@@ -215,7 +215,18 @@ fn file_source(
     table_type: &DataType,
 ) -> Result<FieldSource> {
     let Ok(root) = file.index_of(name) else {
-        return Ok(FieldSource::Constant(ScalarValue::try_from(table_type)?));
+        let value = match split.missing_value(name) {
+            Some(v) if v.data_type() == *table_type => v.clone(),
+            Some(v) => v.cast_to(table_type).or_else(|e| {
+                exec_err!(
+                    "file '{}': the value {v} of column '{name}', which the file does not store, \
+                     cannot be read as {table_type}: {e}",
+                    split.file_path
+                )
+            })?,
+            None => ScalarValue::try_from(table_type)?,
+        };
+        return Ok(FieldSource::Constant(value));
     };
     let file_type = file.field(root).data_type().clone();
     if !can_adapt(&file_type, table_type) {

@@ -41,7 +41,7 @@ use crate::source::{FileDataSource, ReadOptions, SplitReaderFactory};
 use crate::split::FileSplit;
 
 /// Counts from planning (listing) shown with the scan's metrics.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PlanningStats {
     /// Partitions (directories) considered while listing.
     pub partitions_total: usize,
@@ -49,6 +49,8 @@ pub struct PlanningStats {
     pub partitions_pruned: usize,
     /// Data files of bucketed tables skipped because no row of their bucket can match.
     pub files_pruned_bucket: usize,
+    /// Counters of other table formats (Iceberg manifests and files), by metric name.
+    pub extra: Vec<(&'static str, usize)>,
 }
 
 /// Reads a table's splits with lakescan's selective reader.
@@ -267,6 +269,9 @@ impl ExecutionPlan for LakeScanExec {
             planning("partitions_total", self.planning.partitions_total);
             planning("partitions_pruned", self.planning.partitions_pruned);
             planning("files_pruned_bucket", self.planning.files_pruned_bucket);
+            for (name, v) in &self.planning.extra {
+                planning(name, *v);
+            }
         }
         let session = context.session_config();
         let options = ReadOptions {

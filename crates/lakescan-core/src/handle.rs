@@ -15,13 +15,14 @@ use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_plan::PhysicalExpr;
 
 use crate::filter::Filter;
+use crate::parquet::field_ids::FieldIdMatching;
 use crate::subfield::Subfield;
 
 /// Where a column's values come from. Type ≠ role: a BIGINT can be a file column, a
 /// partition value or a generated row index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ColumnRole {
-    /// Read from the data file, matched by name.
+    /// Read from the data file, matched by name (or by field id when the table has them).
     Regular,
     /// A constant of each split, parsed from the split's partition keys.
     PartitionKey,
@@ -173,6 +174,8 @@ pub struct TableHandle {
     /// Table columns the adapter's batch stages read whole (Hive bucket keys, Iceberg
     /// equality-delete keys): auxiliary channels of `R`, never subfield-pruned, never output.
     pub stage_columns: Vec<String>,
+    /// Match file columns by field id (Iceberg) instead of by name (Hive).
+    pub field_ids: Option<Arc<FieldIdMatching>>,
     /// Format-specific parts, for adapters.
     pub extension: Option<Arc<dyn TableExtension>>,
 }
@@ -195,6 +198,7 @@ impl TableHandle {
             remaining_filter: None,
             parameters: HashMap::new(),
             stage_columns: vec![],
+            field_ids: None,
             extension: None,
         })
     }

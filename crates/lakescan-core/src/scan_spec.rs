@@ -31,6 +31,7 @@ use datafusion::physical_plan::PhysicalExpr;
 pub use crate::adaptive::{AdaptiveState, FilterCost};
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
+use crate::parquet::field_ids::FieldIdMatching;
 use crate::required::{RequiredSubfields, prune_type, required_by};
 use crate::subfield::Subfield;
 
@@ -155,6 +156,8 @@ pub struct ScanSpec {
     residual: Option<Arc<dyn PhysicalExpr>>,
     /// Columns the split's batch stages read (see `TableHandle::stage_columns`).
     stage_columns: Vec<String>,
+    /// See `TableHandle::field_ids`.
+    field_ids: Option<Arc<FieldIdMatching>>,
     adaptive: Arc<AdaptiveState>,
 }
 
@@ -235,6 +238,7 @@ impl ScanSpec {
             outputs,
             residual,
             stage_columns: table.stage_columns.clone(),
+            field_ids: table.field_ids.clone(),
             adaptive: Arc::new(AdaptiveState::default()),
         })
     }
@@ -274,6 +278,11 @@ impl ScanSpec {
     /// must have been an input of [`Self::try_new`].
     pub fn to_reader(&self, expr: &Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
         rebind(expr, &self.channel_of_column, &self.reader_schema)
+    }
+
+    /// How file columns match table columns by field id, when they do (Iceberg).
+    pub fn field_ids(&self) -> Option<&FieldIdMatching> {
+        self.field_ids.as_deref()
     }
 
     /// Whether the split's batch stages read column `name` (it must be in every file).

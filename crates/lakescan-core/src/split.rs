@@ -29,6 +29,10 @@ pub struct FileSplit {
     pub file_size: u64,
     /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
     pub partition_keys: Vec<(String, Option<String>)>,
+    /// Values of regular columns this file does not store, by column name (Iceberg: the
+    /// identity partition value of its spec, else the column's `initial-default`); a column
+    /// missing from the file and not listed here reads as NULL.
+    pub missing_values: Vec<(String, ScalarValue)>,
     /// Info column values by key (`$path`, `$file_size`, …; see
     /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
     pub info_columns: Vec<(String, ScalarValue)>,
@@ -46,6 +50,7 @@ impl FileSplit {
             length: file_size,
             file_size,
             partition_keys: vec![],
+            missing_values: vec![],
             info_columns: vec![],
             extension: None,
         }
@@ -77,6 +82,14 @@ impl FileSplit {
         self.info_columns
             .iter()
             .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The value of regular column `name` when this file does not store it.
+    pub fn missing_value(&self, name: &str) -> Option<&ScalarValue> {
+        self.missing_values
+            .iter()
+            .find(|(k, _)| k == name)
             .map(|(_, v)| v)
     }
 

@@ -164,6 +164,7 @@ impl HiveTable {
                 partitions_total: listing.partitions_total,
                 partitions_pruned: listing.partitions_pruned,
                 files_pruned_bucket: 0,
+                extra: vec![],
             },
             converts: false,
         };

@@ -1,4 +1,4 @@
-//! lakescan: Hive-style (and, later, Iceberg) lakehouse scans for Apache DataFusion.
+//! lakescan: Hive-style and Apache Iceberg lakehouse scans for Apache DataFusion.
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::error::Result<()> {
@@ -11,7 +11,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Crates: `lakescan-core` (the scan path), `lakescan-hive` (Hive tables).
+//! Crates: `lakescan-core` (the scan path), `lakescan-hive` (Hive tables),
+//! `lakescan-iceberg` (Iceberg tables).
 
 use std::sync::Arc;
 
@@ -20,9 +21,10 @@ use datafusion::prelude::SessionContext;
 
 pub use lakescan_core as core;
 pub use lakescan_hive as hive;
+pub use lakescan_iceberg as iceberg;
 
-/// Registers the `HIVE` table factory in `ctx`, so `CREATE EXTERNAL TABLE … STORED AS HIVE`
-/// creates lakescan tables, the `lakescan.*` session settings
+/// Registers the `HIVE` and `ICEBERG` table factories in `ctx`, so `CREATE EXTERNAL TABLE …
+/// STORED AS HIVE|ICEBERG` creates lakescan tables, the `lakescan.*` session settings
 /// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), and the SQL
 /// functions `hive_hash` and `hive_bucket` ([`hive::udf`]).
 pub fn register(ctx: &SessionContext) -> Result<()> {
@@ -33,6 +35,10 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
     state
         .table_factories_mut()
         .insert("HIVE".to_string(), Arc::new(hive::HiveTableFactory));
+    state.table_factories_mut().insert(
+        "ICEBERG".to_string(),
+        Arc::new(iceberg::IcebergTableFactory),
+    );
     let options = state.config_mut().options_mut();
     if options
         .extensions

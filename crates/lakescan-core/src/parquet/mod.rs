@@ -4,6 +4,7 @@
 //! |-------------------|-----------------------------------------------------------------|
 //! | this file         | [`ParquetSplitReader`]: the split's lifecycle (below)           |
 //! | [`open`]          | `LoadFooter`, byte-counting reader, errors naming the file      |
+//! | [`field_ids`]     | file schema renamed to table names by field id (Iceberg)        |
 //! | [`leaves`]        | file leaves by logical path; maps read as lists                 |
 //! | [`row_groups`]    | byte range → row groups (midpoint rule), statistics pruning     |
 //! | [`statistics`]    | row-group statistics in table types (`PruningStatistics`)       |
@@ -25,7 +26,8 @@
 //!                                             └─statistics reject all ─▶ Done
 //! ```
 //!
-//! * `LoadFooter` reads the footer (with the page index when the split has filters);
+//! * `LoadFooter` reads the footer (with the page index when the split has filters) and,
+//!   for tables matched by field id, renames the file schema to the table's names;
 //! * `bind` maps table columns to file columns, constants and generated columns
 //!   (`SplitBinding`) and tests the constants (a missing column's NULL) against the filters;
 //! * `choose` keeps the row groups whose midpoint lies in the byte range, then those the
@@ -37,6 +39,7 @@
 pub mod adapt;
 pub mod assemble;
 pub mod bloom;
+pub mod field_ids;
 pub mod leaves;
 pub mod open;
 pub mod page_index;

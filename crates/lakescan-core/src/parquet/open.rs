@@ -9,12 +9,14 @@ use datafusion::common::Result;
 use datafusion::physical_plan::metrics::Count;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use object_store::ObjectStoreExt;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
 use super::Opened;
+use super::field_ids::rename_by_field_id;
 use crate::source::SplitContext;
 use crate::split::FileSplit;
 
@@ -22,20 +24,46 @@ use crate::split::FileSplit;
 /// has filters). Takes owned inputs so the future stays `Send`.
 pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Opened> {
     let path = split.read_path().clone();
-    let object_reader =
-        ParquetObjectReader::new(Arc::clone(&context.store), path).with_file_size(split.file_size);
-    let bytes_read = context.metrics.bytes_read.clone();
-    let mut reader = CountingReader::new(object_reader, split.file_size, bytes_read);
     let policy = if context.filters.filters.is_empty() {
         PageIndexPolicy::Skip
     } else {
         PageIndexPolicy::Optional
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
-    let metadata = ArrowReaderMetadata::load_async(&mut reader, options)
-        .await
-        .map_err(|e| footer_error(&split.file_path, e))?;
+    let mut reader = counting_reader(&context, &path, split.file_size);
+    let loaded = ArrowReaderMetadata::load_async(&mut reader, options.clone()).await;
+    let mut metadata = match loaded {
+        Ok(m) => m,
+        Err(e) => {
+            // The size the split was planned with may be wrong (manifests of some writers
+            // record another size): read the footer again at the file's real size.
+            let real = match context.store.head(&path).await {
+                Ok(meta) if meta.size != split.file_size => meta.size,
+                _ => return Err(footer_error(&split.file_path, e)),
+            };
+            reader = counting_reader(&context, &path, real);
+            ArrowReaderMetadata::load_async(&mut reader, options.clone())
+                .await
+                .map_err(|e| footer_error(&split.file_path, e))?
+        }
+    };
+    if let Some(matching) = context.spec.field_ids()
+        && let Some(renamed) = rename_by_field_id(metadata.metadata(), matching)?
+    {
+        metadata = ArrowReaderMetadata::try_new(Arc::new(renamed), options)
+            .map_err(|e| footer_error(&split.file_path, e))?;
+    }
     Ok(Opened { reader, metadata })
+}
+
+fn counting_reader(
+    context: &SplitContext,
+    path: &object_store::path::Path,
+    size: u64,
+) -> CountingReader {
+    let object_reader =
+        ParquetObjectReader::new(Arc::clone(&context.store), path.clone()).with_file_size(size);
+    CountingReader::new(object_reader, size, context.metrics.bytes_read.clone())
 }
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and

@@ -308,3 +308,79 @@ async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() 
     );
     assert_eq!(metrics.leaves_decoded.value(), 0);
 }
+
+/// Reads every split of `splits` with a fresh source over `table` and returns the rows of
+/// output column 0.
+async fn read_values(
+    table: &TableHandle,
+    store: Arc<dyn ObjectStore>,
+    splits: Vec<FileSplit>,
+) -> Vec<i64> {
+    let spec = Arc::new(ScanSpec::try_new(table, &Assignments::new(vec![0]), &[]).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+    let mut source = FileDataSource::new(
+        spec,
+        factory,
+        store,
+        vec![],
+        metrics,
+        ReadOptions::default(),
+    );
+    let mut out = vec![];
+    for split in splits {
+        if source.add_split(split).await.unwrap() {
+            while let Some(batch) = source.next().await.unwrap() {
+                out.extend(values(&batch));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_wrong_recorded_file_size_loses_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_file(dir.path());
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let table = table_v();
+    // Larger than the file (a manifest's stale size): the footer is read at the real size.
+    let larger = FileSplit::whole_file(Path::from("f.parquet"), size + 500);
+    let rows = read_values(&table, Arc::clone(&store), vec![larger]).await;
+    assert_eq!(rows, (0..10).collect::<Vec<_>>());
+    // Smaller: the split that ends the recorded size owns the row groups past it.
+    let smaller = FileSplit::whole_file(Path::from("f.parquet"), 8);
+    let rows = read_values(&table, Arc::clone(&store), smaller.ranges(4)).await;
+    assert_eq!(rows, (0..10).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_column_the_file_lacks_reads_the_splits_missing_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_file(dir.path());
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let column = ColumnHandle::regular(&Field::new("w", DataType::Int64, true));
+    let table = TableHandle::try_new("t", vec![column]).unwrap();
+    let mut with_value = FileSplit::whole_file(Path::from("f.parquet"), size);
+    with_value.missing_values = vec![("w".into(), datafusion::common::ScalarValue::Int32(Some(7)))];
+    let without = FileSplit::whole_file(Path::from("f.parquet"), size);
+    let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0]), &[]).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let mut source = FileDataSource::new(
+        spec,
+        Arc::new(crate::parquet::ParquetSplitReaderFactory),
+        store,
+        vec![],
+        metrics,
+        ReadOptions::default(),
+    );
+    // The value (widened to the column type) for every row; then NULL in the next split.
+    assert!(source.add_split(with_value).await.unwrap());
+    let batch = source.next().await.unwrap().unwrap();
+    assert_eq!(values(&batch), [7; 10]);
+    assert!(source.add_split(without).await.unwrap());
+    let batch = source.next().await.unwrap().unwrap();
+    assert_eq!(batch.column(0).null_count(), 10);
+}

@@ -1,0 +1,301 @@
+//! Matching file columns to table columns by **field id** (Iceberg's column projection rules),
+//! instead of by name.
+//!
+//! A table whose columns carry ids ([`FieldIds`]: every column and nested member, by id) is
+//! read by renaming each file's Parquet schema to the table's names before anything else
+//! looks at it ([`rename_by_field_id`]): a node whose id is a table field takes that field's
+//! current name, a node whose id the table does not have (a dropped column) or that has no
+//! id gets a reserved name no table column can have. Everything after the footer (binding,
+//! leaves, statistics, decoding) then matches by name as for Hive, and renames, reorders,
+//! drops and adds are all just names:
+//!
+//! ```text
+//!  file:   a#1 INT, b#2 STRING, s#3 ROW(x#4, y#5)      table:  id#1 BIGINT, s#3 ROW(y#5, z#6)
+//!  renamed: id      __lakescan_field_2  s ROW(__lakescan_field_4, y)
+//!  → id widens INT → BIGINT, s.z is missing (NULL / initial-default), b and s.x are never read
+//! ```
+//!
+//! Files written without ids use the table's name mapping (`schema.name-mapping.default`):
+//! a node without an id gets the id its name maps to at that level. A file with neither ids
+//! nor a mapping keeps its names (matched by name, as engines reading migrated Hive tables
+//! do). Hand-written: the parquet crate reads by position or name only, and iceberg-rust's
+//! projection by id is private to its own reader.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::common::{Result, internal_err};
+use parquet::basic::{ConvertedType, LogicalType};
+use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData};
+use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
+
+/// The key of the Arrow schema a Parquet writer embeds (dropped: it has the file's names).
+const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
+
+/// Prefix of the names given to file columns that match no table field.
+pub const UNMATCHED_PREFIX: &str = "__lakescan_field_";
+
+/// The fields of one struct level of a table, by field id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldIds(HashMap<i32, FieldIdNode>);
+
+/// One table field: its current name and what is below it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldIdNode {
+    /// The field's name in the table schema.
+    pub name: String,
+    /// Its nested fields.
+    pub nested: NestedIds,
+}
+
+/// The nested fields of a table field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NestedIds {
+    /// A primitive field.
+    Primitive,
+    /// A struct: its members by id.
+    Struct(FieldIds),
+    /// A list: what is below its element.
+    List(Box<NestedIds>),
+    /// A map: what is below its key and its value.
+    Map(Box<NestedIds>, Box<NestedIds>),
+}
+
+impl FieldIds {
+    /// A level from `(id, node)` pairs.
+    pub fn new(fields: impl IntoIterator<Item = (i32, FieldIdNode)>) -> Self {
+        Self(fields.into_iter().collect())
+    }
+
+    /// The field with `id` at this level.
+    pub fn get(&self, id: i32) -> Option<&FieldIdNode> {
+        self.0.get(&id)
+    }
+}
+
+/// One entry of a name mapping: the names a field had in files written without ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappedName {
+    /// The field id these names map to (`None`: the names are known but unmapped).
+    pub field_id: Option<i32>,
+    /// Names of the field in such files.
+    pub names: Vec<String>,
+    /// Mappings of its nested fields (`element`, `key`, `value` for lists and maps).
+    pub fields: Vec<MappedName>,
+}
+
+fn mapped<'a>(level: Option<&'a [MappedName]>, name: &str) -> Option<&'a MappedName> {
+    level?.iter().find(|m| m.names.iter().any(|n| n == name))
+}
+
+/// How a table matches file columns to its columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldIdMatching {
+    /// The table's top-level fields by id.
+    pub table: FieldIds,
+    /// The table's name mapping, for files written without ids.
+    pub name_mapping: Option<Vec<MappedName>>,
+}
+
+/// `metadata` with its schema renamed to the table's names by field id (see the module
+/// docs); `None` when the file has no ids and the table no name mapping (match by name).
+pub fn rename_by_field_id(
+    metadata: &ParquetMetaData,
+    matching: &FieldIdMatching,
+) -> Result<Option<ParquetMetaData>> {
+    let file = metadata.file_metadata();
+    let root = file.schema_descr().root_schema();
+    if matching.name_mapping.is_none() && !has_ids(root) {
+        return Ok(None);
+    }
+    let fields = rename_level(
+        root.get_fields(),
+        &matching.table,
+        matching.name_mapping.as_deref(),
+    )?;
+    let renamed = rebuild(root, root.name(), fields)?;
+    let descr = Arc::new(SchemaDescriptor::new(renamed));
+    let key_values: Option<Vec<KeyValue>> = file.key_value_metadata().map(|kvs| {
+        kvs.iter()
+            .filter(|kv| kv.key != ARROW_SCHEMA_KEY)
+            .cloned()
+            .collect()
+    });
+    let file_metadata = FileMetaData::new(
+        file.version(),
+        file.num_rows(),
+        file.created_by().map(str::to_string),
+        key_values,
+        descr,
+        file.column_orders().cloned(),
+    );
+    let mut builder = metadata.clone().into_builder();
+    let row_groups = builder.take_row_groups();
+    Ok(Some(
+        ParquetMetaData::new(file_metadata, row_groups)
+            .into_builder()
+            .set_column_index(builder.take_column_index())
+            .set_offset_index(builder.take_offset_index())
+            .build(),
+    ))
+}
+
+fn has_ids(t: &Type) -> bool {
+    t.get_fields()
+        .iter()
+        .any(|f| f.get_basic_info().has_id() || (f.is_group() && has_ids(f)))
+}
+
+/// Renames the fields of one struct level.
+fn rename_level(
+    fields: &[TypePtr],
+    table: &FieldIds,
+    mapping: Option<&[MappedName]>,
+) -> Result<Vec<TypePtr>> {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(position, field)| {
+            let info = field.get_basic_info();
+            let by_name = mapped(mapping, field.name());
+            let id = match info.has_id() {
+                true => Some(info.id()),
+                false => by_name.and_then(|m| m.field_id),
+            };
+            let child_mapping = by_name.map(|m| m.fields.as_slice());
+            match id.and_then(|id| table.get(id)) {
+                Some(node) => rename_nested(field, &node.name, &node.nested, child_mapping),
+                None => {
+                    let name = match id {
+                        Some(id) => format!("{UNMATCHED_PREFIX}{id}"),
+                        None => format!("{UNMATCHED_PREFIX}at_{position}"),
+                    };
+                    rebuild(field, &name, children(field))
+                }
+            }
+        })
+        .collect()
+}
+
+/// `field` named `name`, with the members below it renamed as `nested` says.
+fn rename_nested(
+    field: &TypePtr,
+    name: &str,
+    nested: &NestedIds,
+    mapping: Option<&[MappedName]>,
+) -> Result<TypePtr> {
+    if field.is_primitive() {
+        return rebuild(field, name, vec![]);
+    }
+    let children = field.get_fields();
+    let annotation = annotation(field);
+    let child_mapping = |child: &str| mapped(mapping, child).map(|m| m.fields.as_slice());
+    let fields = match (nested, annotation, children) {
+        (NestedIds::List(element), Annotation::List, [repeated]) if repeated.is_group() => {
+            let three_level = repeated.get_fields().len() == 1
+                && repeated.name() != "array"
+                && repeated.name() != format!("{}_tuple", field.name());
+            let repeated = if three_level {
+                let inner = &repeated.get_fields()[0];
+                let element =
+                    rename_nested(inner, inner.name(), element, child_mapping("element"))?;
+                rebuild(repeated, repeated.name(), vec![element])?
+            } else {
+                rename_nested(repeated, repeated.name(), element, child_mapping("element"))?
+            };
+            vec![repeated]
+        }
+        (NestedIds::Map(key, value), Annotation::Map, [key_value])
+            if key_value.is_group() && key_value.get_fields().len() == 2 =>
+        {
+            let [k, v] = key_value.get_fields() else {
+                return internal_err!("map '{}' lost its key and value", field.name());
+            };
+            let k = rename_nested(k, k.name(), key, child_mapping("key"))?;
+            let v = rename_nested(v, v.name(), value, child_mapping("value"))?;
+            vec![rebuild(key_value, key_value.name(), vec![k, v])?]
+        }
+        (NestedIds::Struct(members), Annotation::Plain, _) => {
+            rename_level(children, members, mapping)?
+        }
+        // The file's structure differs from the table's: keep it; reading it as the table
+        // type reports the mismatch with the file's name.
+        _ => children.to_vec(),
+    };
+    rebuild(field, name, fields)
+}
+
+/// The fields of a group; none for a primitive.
+fn children(t: &Type) -> Vec<TypePtr> {
+    match t.is_group() {
+        true => t.get_fields().to_vec(),
+        false => vec![],
+    }
+}
+
+/// A copy of `t` named `name` (with `fields` when it is a group).
+fn rebuild(t: &Type, name: &str, fields: Vec<TypePtr>) -> Result<TypePtr> {
+    let info = t.get_basic_info();
+    let built = match t {
+        Type::PrimitiveType {
+            physical_type,
+            type_length,
+            scale,
+            precision,
+            ..
+        } => {
+            let mut b = Type::primitive_type_builder(name, *physical_type)
+                .with_converted_type(info.converted_type())
+                .with_logical_type(info.logical_type_ref().cloned())
+                .with_length(*type_length)
+                .with_precision(*precision)
+                .with_scale(*scale);
+            if info.has_repetition() {
+                b = b.with_repetition(info.repetition());
+            }
+            if info.has_id() {
+                b = b.with_id(Some(info.id()));
+            }
+            b.build()
+        }
+        Type::GroupType { .. } => {
+            let mut b = Type::group_type_builder(name)
+                .with_fields(fields)
+                .with_converted_type(info.converted_type())
+                .with_logical_type(info.logical_type_ref().cloned());
+            if info.has_repetition() {
+                b = b.with_repetition(info.repetition());
+            }
+            if info.has_id() {
+                b = b.with_id(Some(info.id()));
+            }
+            b.build()
+        }
+    };
+    match built {
+        Ok(t) => Ok(Arc::new(t)),
+        Err(e) => internal_err!("renaming Parquet field '{}' to '{name}': {e}", t.name()),
+    }
+}
+
+/// How a group is annotated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Annotation {
+    List,
+    Map,
+    Plain,
+}
+
+fn annotation(t: &Type) -> Annotation {
+    let info = t.get_basic_info();
+    match (info.logical_type_ref(), info.converted_type()) {
+        (Some(LogicalType::List), _) | (_, ConvertedType::LIST) => Annotation::List,
+        (Some(LogicalType::Map), _) | (_, ConvertedType::MAP | ConvertedType::MAP_KEY_VALUE) => {
+            Annotation::Map
+        }
+        _ => Annotation::Plain,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+//! [`IcebergTableFactory`]: `CREATE EXTERNAL TABLE … STORED AS ICEBERG`, and
+//! [`IcebergTableBuilder`], the Rust API behind it.
+//!
+//! ```sql
+//! CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '/wh/db/t/metadata/v7.metadata.json';
+//! CREATE EXTERNAL TABLE t_old STORED AS ICEBERG LOCATION '/wh/db/t/'
+//!   OPTIONS ('snapshot_id' '5398841822738664432');
+//! ```
+//! The schema comes from the table's metadata: a column list or `PARTITIONED BY` is an
+//! error. The options are listed in [`crate::options`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::common::{Result, plan_err};
+use datafusion::logical_expr::CreateExternalTable;
+
+use crate::metadata::{locate, read_metadata, select_snapshot};
+use crate::options::{IcebergOptions, SnapshotSelector};
+use crate::paths::PathResolver;
+use crate::schema::ScanSchema;
+use crate::table::IcebergTable;
+
+/// Creates [`IcebergTable`]s from `CREATE EXTERNAL TABLE … STORED AS ICEBERG`.
+#[derive(Debug, Default)]
+pub struct IcebergTableFactory;
+
+#[async_trait]
+impl TableProviderFactory for IcebergTableFactory {
+    async fn create(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> Result<Arc<dyn TableProvider>> {
+        if !cmd.schema.fields().is_empty() {
+            return plan_err!(
+                "an ICEBERG table takes its columns from its metadata; remove the column list \
+                 from CREATE EXTERNAL TABLE {}",
+                cmd.name
+            );
+        }
+        if !cmd.table_partition_cols.is_empty() {
+            return plan_err!(
+                "an ICEBERG table takes its partitioning from its metadata; remove PARTITIONED BY \
+                 from CREATE EXTERNAL TABLE {}",
+                cmd.name
+            );
+        }
+        let mut builder = IcebergTableBuilder::new(cmd.name.table(), &cmd.location);
+        builder.options = IcebergOptions::parse(&cmd.options)?;
+        Ok(Arc::new(builder.build(state).await?))
+    }
+}
+
+/// Builds an [`IcebergTable`] from Rust: what `CREATE EXTERNAL TABLE … STORED AS ICEBERG`
+/// does.
+///
+/// ```no_run
+/// # async fn demo(ctx: &datafusion::prelude::SessionContext) -> datafusion::error::Result<()> {
+/// use lakescan_iceberg::{IcebergTableBuilder, SnapshotSelector};
+/// let table = IcebergTableBuilder::new("t", "/wh/db/t/")
+///     .snapshot(SnapshotSelector::Ref("audit-2024".into()))
+///     .build(&ctx.state())
+///     .await?;
+/// ctx.register_table("t", std::sync::Arc::new(table))?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct IcebergTableBuilder {
+    name: String,
+    location: String,
+    options: IcebergOptions,
+}
+
+impl IcebergTableBuilder {
+    /// A table `name` at `location`: a `*.metadata.json` file or a table directory (a local
+    /// path or a URL of a registered object store).
+    pub fn new(name: impl Into<String>, location: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            location: location.into(),
+            options: IcebergOptions::default(),
+        }
+    }
+
+    /// Which snapshot to read (time travel); the current one by default.
+    pub fn snapshot(mut self, snapshot: SnapshotSelector) -> Self {
+        self.options.snapshot = snapshot;
+        self
+    }
+
+    /// Files without `split_offsets` larger than `bytes` are read as several splits.
+    pub fn split_size(mut self, bytes: u64) -> Self {
+        self.options.split_size = Some(bytes);
+        self
+    }
+
+    /// The directory relative paths in the metadata resolve against.
+    pub fn relative_path_base(mut self, base: impl Into<String>) -> Self {
+        self.options.relative_path_base = Some(base.into());
+        self
+    }
+
+    /// Reads the metadata, chooses the snapshot and builds the table.
+    pub async fn build(self, state: &dyn Session) -> Result<IcebergTable> {
+        if self.location.trim().is_empty() {
+            return plan_err!("an ICEBERG table needs a LOCATION; got an empty one");
+        }
+        let location = PathResolver::new(None)?.resolve(self.location.trim())?;
+        let store = state.runtime_env().object_store(&location.store)?;
+        let file = locate(&store, &location.path, &self.location).await?;
+        let display = format!("{}{}", location.store.as_str(), file);
+        let loaded = read_metadata(&store, &file, &display).await?;
+        let (snapshot, schema) = select_snapshot(&loaded, &self.options.snapshot)?;
+        let view_types = state
+            .config_options()
+            .execution
+            .parquet
+            .schema_force_view_types;
+        let schema = ScanSchema::try_new(schema, view_types)?;
+        let paths = PathResolver::new(self.options.relative_path_base.as_deref())?;
+        IcebergTable::try_new(
+            self.name,
+            loaded,
+            snapshot,
+            schema,
+            paths,
+            self.options.split_size,
+            location.store,
+        )
+    }
+}

@@ -1,0 +1,28 @@
+//! Apache Iceberg tables for lakescan (seed §10–§11): `CREATE EXTERNAL TABLE … STORED AS
+//! ICEBERG`, read through the same scan path as Hive tables (ScanSpec, split readers,
+//! metrics), with file columns matched by field id.
+//!
+//! | module       | owns                                                                 |
+//! |--------------|----------------------------------------------------------------------|
+//! | [`factory`]  | `STORED AS ICEBERG` and [`IcebergTableBuilder`]                      |
+//! | [`options`]  | `OPTIONS (…)`: time travel, split size, relative paths               |
+//! | [`metadata`] | finding and parsing the metadata file; choosing the snapshot         |
+//! | [`paths`]    | paths written in metadata → object store + path                      |
+//! | [`schema`]   | Iceberg types → Arrow, field ids, defaults, Iceberg values → scalars |
+//! | [`plan`]     | manifest list → manifests → data files, pruned                       |
+//! | [`table`]    | [`IcebergTable`]: the `TableProvider`; files → splits                |
+//!
+//! Not yet: delete files (a scan that would need one is a `NotImplemented` error naming it,
+//! never rows a delete removed), catalogs, ORC/Avro data files, defaults of nested members.
+
+pub mod factory;
+pub mod metadata;
+pub mod options;
+pub mod paths;
+pub mod plan;
+pub mod schema;
+pub mod table;
+
+pub use factory::{IcebergTableBuilder, IcebergTableFactory};
+pub use options::{IcebergOptions, SnapshotSelector};
+pub use table::IcebergTable;

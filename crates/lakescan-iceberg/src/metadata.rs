@@ -1,0 +1,375 @@
+//! Finding and reading a table's metadata file, and choosing the snapshot a scan reads.
+//!
+//! **Where the metadata is** ([`locate`]): `LOCATION` names a `*.metadata.json` file, or a
+//! table directory whose `metadata/` folder holds them:
+//!
+//! ```text
+//!  metadata/version-hint.text = "7"          → v7.metadata.json (or v7.gz.metadata.json)
+//!  metadata/version-hint.text = "00001-4f…"  → 00001-4f….metadata.json
+//!  no hint                                   → the highest vN.metadata.json, else the highest
+//!                                              NNNNN-<uuid>.metadata.json
+//! ```
+//!
+//! **Reading it** ([`read_metadata`]): gzip-compressed files (`1f 8b`) are inflated; the
+//! `format-version` must be 1, 2 or 3; the JSON is parsed by the `iceberg` crate's
+//! `TableMetadata` (which validates snapshots, refs and logs). Refs are read from the same
+//! JSON: the crate has no public accessor for them.
+//!
+//! **Which snapshot** ([`select_snapshot`]): the current one, or by id, by time (the last
+//! snapshot-log entry at or before it) or by ref (branch or tag).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::Arc;
+
+use datafusion::common::{DataFusionError, Result, plan_err};
+use iceberg::spec::{SchemaRef, SnapshotRef, SnapshotReference, TableMetadata};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use crate::options::SnapshotSelector;
+
+/// A table's parsed metadata file.
+#[derive(Debug, Clone)]
+pub struct LoadedMetadata {
+    /// The metadata file, as the user or the hint named it (for messages).
+    pub file: String,
+    /// The parsed metadata.
+    pub metadata: Arc<TableMetadata>,
+    /// Branches and tags by name (`main` included when the table has a current snapshot).
+    pub refs: HashMap<String, SnapshotReference>,
+    /// Manifests of v1 snapshots that list them inline (`manifests`) instead of in a
+    /// manifest list, by snapshot id.
+    pub inline_manifests: HashMap<i64, Vec<String>>,
+}
+
+/// The `manifest-list` given to v1 snapshots that list their manifests inline (the
+/// `iceberg` crate requires a manifest list; planning reads [`LoadedMetadata::inline_manifests`]).
+pub const INLINE_MANIFESTS: &str = "lakescan:inline-manifests";
+
+/// The metadata file of a table at `location` (a metadata file or a table directory) in
+/// `store`. `display` is the location as the user wrote it.
+pub async fn locate(store: &Arc<dyn ObjectStore>, location: &Path, display: &str) -> Result<Path> {
+    let name = location.filename().unwrap_or_default();
+    if name.ends_with(".json") || name.ends_with(".json.gz") {
+        return Ok(location.clone());
+    }
+    let folder = location.clone().join("metadata");
+    if let Some(found) = from_hint(store, &folder).await? {
+        return Ok(found);
+    }
+    let mut listed = list_metadata_files(store, &folder).await?;
+    if listed.is_empty() {
+        // LOCATION may name the metadata folder itself.
+        listed = list_metadata_files(store, location).await?;
+    }
+    match newest(&listed) {
+        Some(path) => Ok(path.clone()),
+        None => plan_err!(
+            "no Iceberg metadata at '{display}': expected a *.metadata.json file, or a table \
+             directory with metadata/version-hint.text or metadata/*.metadata.json"
+        ),
+    }
+}
+
+/// The file `metadata/version-hint.text` points at, if there is a hint.
+async fn from_hint(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<Option<Path>> {
+    let hint_path = folder.clone().join("version-hint.text");
+    let bytes = match store.get(&hint_path).await {
+        Ok(r) => r.bytes().await?,
+        Err(object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let hint = String::from_utf8_lossy(&bytes).trim().to_string();
+    if hint.is_empty() || hint.contains('/') {
+        return plan_err!("'{hint_path}' does not name a metadata version: '{hint}'");
+    }
+    let stems = match hint.parse::<u64>() {
+        Ok(n) => vec![format!("v{n}"), hint.clone()],
+        Err(_) => vec![hint.clone()],
+    };
+    for stem in &stems {
+        for suffix in [".metadata.json", ".gz.metadata.json"] {
+            let candidate = folder.clone().join(format!("{stem}{suffix}"));
+            match store.head(&candidate).await {
+                Ok(_) => return Ok(Some(candidate)),
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    plan_err!(
+        "'{hint_path}' names version '{hint}', but no {0}.metadata.json or {0}.gz.metadata.json \
+         exists next to it",
+        stems[0]
+    )
+}
+
+async fn list_metadata_files(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<Vec<Path>> {
+    let listed = store.list_with_delimiter(Some(folder)).await;
+    let listed = match listed {
+        Ok(l) => l,
+        Err(object_store::Error::NotFound { .. }) => return Ok(vec![]),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(listed
+        .objects
+        .into_iter()
+        .map(|m| m.location)
+        .filter(|p| {
+            p.filename()
+                .is_some_and(|n| n.ends_with(".metadata.json") && !n.starts_with('.'))
+        })
+        .collect())
+}
+
+/// The version a metadata file name carries: `vN…` or `NNNNN-uuid…`.
+fn version_of(path: &Path) -> Option<(u8, u64)> {
+    let name = path.filename()?;
+    if let Some(rest) = name.strip_prefix('v') {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        return Some((1, digits.parse().ok()?));
+    }
+    let (digits, _) = name.split_once('-')?;
+    Some((0, digits.parse().ok()?))
+}
+
+fn newest(paths: &[Path]) -> Option<&Path> {
+    paths
+        .iter()
+        .filter_map(|p| version_of(p).map(|v| (v, p)))
+        .max_by(|(a, pa), (b, pb)| a.cmp(b).then_with(|| pa.cmp(pb)))
+        .map(|(_, p)| p)
+}
+
+/// Reads and parses the metadata file at `path`; `display` names it in errors.
+pub async fn read_metadata(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    display: &str,
+) -> Result<LoadedMetadata> {
+    let bytes = match store.get(path).await {
+        Ok(r) => r.bytes().await?,
+        Err(object_store::Error::NotFound { .. }) => {
+            return plan_err!("Iceberg metadata file '{display}' does not exist");
+        }
+        Err(e) => return Err(e.into()),
+    };
+    parse_metadata(&bytes, display)
+}
+
+/// Parses the bytes of a metadata file (plain or gzip JSON).
+pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
+    let bad =
+        |what: String| DataFusionError::Plan(format!("Iceberg metadata file '{display}': {what}"));
+    let json: Vec<u8> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = vec![];
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .map_err(|e| bad(format!("cannot inflate the gzip-compressed file: {e}")))?;
+        out
+    } else {
+        bytes.to_vec()
+    };
+    let value: serde_json::Value =
+        serde_json::from_slice(&json).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    match value
+        .get("format-version")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(1..=3) => {}
+        Some(v) => {
+            return Err(bad(format!(
+                "format-version {v} is not supported (lakescan reads versions 1, 2 and 3)"
+            )));
+        }
+        None => return Err(bad("it has no numeric format-version".into())),
+    }
+    let mut value = value;
+    let inline_manifests = normalize(&mut value);
+    let refs = match value.get("refs") {
+        Some(r) => serde_json::from_value::<HashMap<String, SnapshotReference>>(r.clone())
+            .map_err(|e| bad(format!("its refs do not parse: {e}")))?,
+        None => HashMap::new(),
+    };
+    let metadata: TableMetadata = serde_json::from_value(value)
+        .map_err(|e| bad(format!("not valid Iceberg table metadata: {e}")))?;
+    let mut refs = refs;
+    if let (false, Some(id)) = (refs.contains_key("main"), metadata.current_snapshot_id()) {
+        let main = SnapshotReference::new(
+            id,
+            iceberg::spec::SnapshotRetention::branch(None, None, None),
+        );
+        refs.insert("main".to_string(), main);
+    }
+    Ok(LoadedMetadata {
+        file: display.to_string(),
+        metadata: Arc::new(metadata),
+        refs,
+        inline_manifests,
+    })
+}
+
+/// Rewrites what other writers put in metadata that the `iceberg` crate rejects, without
+/// changing its meaning:
+/// * snapshot ids written as unsigned 64-bit numbers above `i64::MAX` become the signed
+///   value the manifests store (two's complement);
+/// * a v3 table without `next-row-id` (only writers use it) gets the end of its highest
+///   snapshot row range, or 0;
+/// * v1 snapshots that list their manifests inline get a placeholder manifest list; their
+///   manifests are returned by snapshot id.
+fn normalize(value: &mut serde_json::Value) -> HashMap<i64, Vec<String>> {
+    wrap_unsigned_ids(value);
+    let is_v3 = value
+        .get("format-version")
+        .and_then(serde_json::Value::as_u64)
+        == Some(3);
+    let mut inline = HashMap::new();
+    let mut next_row_id = 0u64;
+    if let Some(snapshots) = value.get_mut("snapshots").and_then(|s| s.as_array_mut()) {
+        for snapshot in snapshots {
+            let Some(object) = snapshot.as_object_mut() else {
+                continue;
+            };
+            let first = object
+                .get("first-row-id")
+                .and_then(serde_json::Value::as_u64);
+            let added = object.get("added-rows").and_then(serde_json::Value::as_u64);
+            if let (Some(first), Some(added)) = (first, added) {
+                next_row_id = next_row_id.max(first.saturating_add(added));
+            }
+            if object.contains_key("manifest-list") {
+                continue;
+            }
+            let id = object
+                .get("snapshot-id")
+                .and_then(serde_json::Value::as_i64);
+            let manifests = object.remove("manifests");
+            if let (Some(id), Some(serde_json::Value::Array(list))) = (id, manifests) {
+                let paths = list
+                    .iter()
+                    .filter_map(|m| m.as_str().map(str::to_string))
+                    .collect();
+                inline.insert(id, paths);
+                object.insert(
+                    "manifest-list".into(),
+                    serde_json::Value::String(format!("{INLINE_MANIFESTS}:{id}")),
+                );
+            }
+        }
+    }
+    if let (true, Some(object)) = (is_v3, value.as_object_mut())
+        && !object.contains_key("next-row-id")
+    {
+        object.insert("next-row-id".into(), next_row_id.into());
+    }
+    inline
+}
+
+/// Replaces unsigned values above `i64::MAX` of every `…snapshot-id` key by their signed
+/// (two's complement) value.
+fn wrap_unsigned_ids(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if key.ends_with("snapshot-id")
+                    && let Some(u) = v.as_u64()
+                    && u > i64::MAX as u64
+                {
+                    *v = serde_json::Value::from(u as i64);
+                } else {
+                    wrap_unsigned_ids(v);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(wrap_unsigned_ids),
+        _ => {}
+    }
+}
+
+/// The snapshot a scan reads (`None`: the table has no snapshot, so no rows) and the schema
+/// it reads with: the current schema for the current snapshot and branches, the snapshot's
+/// own schema for a snapshot id, a timestamp or a tag (as Spark and Trino time travel).
+pub fn select_snapshot(
+    loaded: &LoadedMetadata,
+    selector: &SnapshotSelector,
+) -> Result<(Option<SnapshotRef>, SchemaRef)> {
+    let md = &loaded.metadata;
+    let current_schema = Arc::clone(md.current_schema());
+    let own_schema = |s: &SnapshotRef| -> Result<SchemaRef> {
+        s.schema(md).map_err(|e| {
+            DataFusionError::Plan(format!(
+                "Iceberg table '{}': snapshot {} names a schema that does not exist: {e}",
+                loaded.file,
+                s.snapshot_id()
+            ))
+        })
+    };
+    match selector {
+        SnapshotSelector::Current => Ok((md.current_snapshot().cloned(), current_schema)),
+        SnapshotSelector::Id(id) => match md.snapshot_by_id(*id) {
+            Some(s) => Ok((Some(Arc::clone(s)), own_schema(s)?)),
+            None => plan_err!(
+                "Iceberg table '{}' has no snapshot {id}; its snapshots: {}",
+                loaded.file,
+                known_snapshots(md)
+            ),
+        },
+        SnapshotSelector::AsOf(millis) => {
+            let logged = md
+                .history()
+                .iter()
+                .filter(|l| l.timestamp_ms <= *millis)
+                .max_by_key(|l| l.timestamp_ms)
+                .map(|l| l.snapshot_id);
+            // Tables without a snapshot log: the newest snapshot committed by then.
+            let id = logged.or_else(|| {
+                md.snapshots()
+                    .filter(|s| s.timestamp_ms() <= *millis)
+                    .max_by_key(|s| s.timestamp_ms())
+                    .map(|s| s.snapshot_id())
+            });
+            match id.and_then(|id| md.snapshot_by_id(id)) {
+                Some(s) => Ok((Some(Arc::clone(s)), own_schema(s)?)),
+                None => plan_err!(
+                    "Iceberg table '{}' has no snapshot at or before {millis} ms since the epoch",
+                    loaded.file
+                ),
+            }
+        }
+        SnapshotSelector::Ref(name) => {
+            let Some(reference) = loaded.refs.get(name) else {
+                let mut names: Vec<&String> = loaded.refs.keys().collect();
+                names.sort();
+                return plan_err!(
+                    "Iceberg table '{}' has no branch or tag '{name}'; its refs: {names:?}",
+                    loaded.file
+                );
+            };
+            let Some(s) = md.snapshot_by_id(reference.snapshot_id) else {
+                return plan_err!(
+                    "Iceberg table '{}': ref '{name}' points at snapshot {}, which does not exist",
+                    loaded.file,
+                    reference.snapshot_id
+                );
+            };
+            let schema = match reference.is_branch() {
+                true => current_schema,
+                false => own_schema(s)?,
+            };
+            Ok((Some(Arc::clone(s)), schema))
+        }
+    }
+}
+
+fn known_snapshots(md: &TableMetadata) -> String {
+    let mut ids: Vec<i64> = md.snapshots().map(|s| s.snapshot_id()).collect();
+    ids.sort();
+    match ids.is_empty() {
+        true => "none".to_string(),
+        false => format!("{ids:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,165 @@
+//! Paths written in Iceberg metadata (`location`, `manifest-list`, `manifest_path`,
+//! `file_path`) resolved to an object store and a path in it.
+//!
+//! | written                         | resolved                                          |
+//! |---------------------------------|---------------------------------------------------|
+//! | `s3://bucket/a/b.parquet`       | store `s3://bucket`, path `a/b.parquet`            |
+//! | `file:///wh/a.parquet`, `file:/wh/a.parquet`, `/wh/a.parquet` | local file `/wh/a.parquet` |
+//! | `data/a.parquet`, `./t/a.parquet` | relative: joined to the base directory            |
+//! | `file://data/a.parquet`         | relative too (a writer's `file://` + relative path; a strict URI parser would read `data` as a host) |
+//!
+//! File names are used exactly as written (`k=12%3A34` stays `%3A`, not decoded).
+
+use std::path::{Component, PathBuf};
+
+use datafusion::common::{Result, plan_err};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use object_store::path::Path;
+
+/// Where a file lives: the object store and the path inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLocation {
+    /// The object store (registered in the session's runtime).
+    pub store: ObjectStoreUrl,
+    /// The path inside that store.
+    pub path: Path,
+}
+
+/// Resolves paths written in one table's metadata.
+#[derive(Debug, Clone)]
+pub struct PathResolver {
+    /// Absolute local directory that relative paths are joined to.
+    base: PathBuf,
+}
+
+impl PathResolver {
+    /// Relative paths resolve against `base` (a local directory), or the process's working
+    /// directory when `None`.
+    pub fn new(base: Option<&str>) -> Result<Self> {
+        let base = match base {
+            Some(b) => PathBuf::from(b.strip_prefix("file://").unwrap_or(b)),
+            None => match std::env::current_dir() {
+                Ok(dir) => dir,
+                Err(e) => {
+                    return plan_err!(
+                        "cannot resolve relative Iceberg paths: no working directory ({e}); \
+                         set the option relative_path_base"
+                    );
+                }
+            },
+        };
+        let base = if base.is_absolute() {
+            base
+        } else {
+            match std::env::current_dir() {
+                Ok(dir) => dir.join(base),
+                Err(e) => return plan_err!("cannot resolve '{}': {e}", base.display()),
+            }
+        };
+        Ok(Self { base })
+    }
+
+    /// The store and path of `written`.
+    pub fn resolve(&self, written: &str) -> Result<FileLocation> {
+        if written.is_empty() {
+            return plan_err!("an Iceberg metadata path is empty");
+        }
+        if let Some(rest) = written.strip_prefix("file:") {
+            let local = if let Some(abs) = rest.strip_prefix("///") {
+                format!("/{abs}")
+            } else if let Some(after) = rest.strip_prefix("//") {
+                // `file://host/…` is not local; `file://relative/…` is a relative path.
+                after.to_string()
+            } else {
+                rest.to_string()
+            };
+            return Ok(self.local(&local));
+        }
+        if let Some((scheme, rest)) = written.split_once("://")
+            && !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+            let store = ObjectStoreUrl::parse(format!("{scheme}://{authority}"))?;
+            return Ok(FileLocation {
+                store,
+                path: as_written(key.split('/').map(str::to_string).collect()),
+            });
+        }
+        Ok(self.local(written))
+    }
+
+    fn local(&self, written: &str) -> FileLocation {
+        let joined = self.base.join(written);
+        // Drop `.` and fold `..` without touching the file system.
+        let mut parts: Vec<String> = vec![];
+        for component in joined.components() {
+            match component {
+                Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+                Component::ParentDir => {
+                    parts.pop();
+                }
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        FileLocation {
+            store: ObjectStoreUrl::local_filesystem(),
+            path: as_written(parts),
+        }
+    }
+}
+
+/// The object store path of `parts` exactly as written: not percent-encoded again, so a file
+/// named `k=12%3A34` is that file, not `k=12:34` nor `k=12%253A34`. Parts that are not valid
+/// as written fall back to the encoded form.
+fn as_written(parts: Vec<String>) -> Path {
+    let parts: Vec<String> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    match Path::parse(parts.join("/")) {
+        Ok(path) => path,
+        Err(_) => Path::from_iter(parts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_forms() {
+        let r = PathResolver::new(Some("/base/dir")).unwrap();
+        let local = |p: &str| FileLocation {
+            store: ObjectStoreUrl::local_filesystem(),
+            path: Path::from(p),
+        };
+        assert_eq!(r.resolve("/wh/a.parquet").unwrap(), local("wh/a.parquet"));
+        assert_eq!(
+            r.resolve("file:///wh/a.parquet").unwrap(),
+            local("wh/a.parquet")
+        );
+        assert_eq!(
+            r.resolve("file:/wh/a.parquet").unwrap(),
+            local("wh/a.parquet")
+        );
+        assert_eq!(
+            r.resolve("data/t/a.parquet").unwrap(),
+            local("base/dir/data/t/a.parquet")
+        );
+        assert_eq!(
+            r.resolve("./t/../u/a.parquet").unwrap(),
+            local("base/dir/u/a.parquet")
+        );
+        assert_eq!(
+            r.resolve("file://data/m/a.parquet").unwrap(),
+            local("base/dir/data/m/a.parquet")
+        );
+        let s3 = r.resolve("s3://bucket/wh/a.parquet").unwrap();
+        assert_eq!(s3.store.as_str(), "s3://bucket/");
+        assert_eq!(s3.path.as_ref(), "wh/a.parquet");
+        // File names are used as written: `%3A` is not decoded.
+        let quirk = r.resolve("/t/p=12%3A34/f.parquet").unwrap();
+        assert_eq!(quirk.path.as_ref(), "t/p=12%3A34/f.parquet");
+        assert!(r.resolve("").is_err());
+    }
+}

@@ -1,0 +1,452 @@
+//! Scan planning (seed §10; the Iceberg spec's "Scan Planning"): manifest list → manifests →
+//! entries → the data files a scan reads, as plain data ([`PlannedFile`]) before anything is
+//! executed.
+//!
+//! ```text
+//!  snapshot.manifest-list ─▶ ManifestFile* ─prune by partition summaries─▶ Manifest
+//!     ─▶ entries: inherit snapshot id / sequence numbers, drop DELETED
+//!     ─▶ data files ─prune by identity partition values and column bounds─▶ PlannedFile*
+//!     ─▶ delete files (not read yet: a live one is NotImplemented, never ignored)
+//! ```
+//!
+//! Pruning uses the scan's per-column [`Filter`]s, the same ones the Parquet reader applies
+//! to row groups: a manifest is skipped when an identity partition field's summary bounds
+//! cannot match its column's filter, a data file when its identity partition value or its
+//! column bounds cannot. Bounds of floating-point columns are used only when the file counts
+//! no NaN (Iceberg bounds leave NaN out). Hand-written: the `iceberg` crate's manifest and
+//! metrics evaluators are private to it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use iceberg::spec::{
+    DataContentType, DataFile, DataFileFormat, Datum, FormatVersion, ManifestContentType,
+    ManifestEntry, ManifestFile, ManifestList, ManifestStatus, PartitionSpec, SnapshotRef,
+    TableMetadata, Transform, Type,
+};
+use lakescan_core::filter::eval::ColumnStats;
+use lakescan_core::filter::{Filter, NullResult};
+use lakescan_core::subfield::Subfield;
+use object_store::ObjectStoreExt;
+
+use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
+use crate::paths::{FileLocation, PathResolver};
+use crate::schema::{ScanSchema, datum_to_scalar, literal_to_scalar};
+
+/// One data file a scan reads, with the facts of it that reading needs.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    /// The path as the manifest wrote it (messages, `_file` later).
+    pub written_path: String,
+    /// Where it is.
+    pub location: FileLocation,
+    /// Its format.
+    pub format: DataFileFormat,
+    /// Rows in the file.
+    pub record_count: u64,
+    /// Bytes in the file.
+    pub file_size: u64,
+    /// Row-group start offsets, when the writer recorded them.
+    pub split_offsets: Option<Vec<i64>>,
+    /// The partition spec it was written with.
+    pub spec_id: i32,
+    /// Its data sequence number (0 in v1 tables).
+    pub data_sequence_number: i64,
+    /// Values of columns the file does not store, by column index: identity partition
+    /// values of its spec (a column the file lacks reads its partition value).
+    pub identity_values: Vec<(usize, ScalarValue)>,
+}
+
+/// Counts of one planning pass, shown with the scan's metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanCounts {
+    /// Manifests of the snapshot (data and delete manifests).
+    pub manifests_total: usize,
+    /// Manifests skipped by their partition summaries.
+    pub manifests_pruned: usize,
+    /// Live data files in the manifests read.
+    pub data_files_total: usize,
+    /// Of those, skipped by partition values or column bounds.
+    pub data_files_pruned: usize,
+    /// Live delete files in the manifests read.
+    pub delete_files_total: usize,
+}
+
+/// What a planning pass produced.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The data files to read.
+    pub files: Vec<PlannedFile>,
+    /// Counts for `EXPLAIN ANALYZE`.
+    pub counts: PlanCounts,
+}
+
+/// Everything planning reads besides the files.
+pub struct Planner<'a> {
+    /// The session's object stores (metadata files may name any registered store).
+    pub runtime: &'a Arc<RuntimeEnv>,
+    /// Resolves the paths the metadata writes.
+    pub paths: &'a PathResolver,
+    /// The table metadata.
+    pub loaded: &'a LoadedMetadata,
+    /// The schema the scan reads with.
+    pub schema: &'a ScanSchema,
+    /// The scan's filters on top-level columns, by column index.
+    pub filters: BTreeMap<usize, &'a Filter>,
+}
+
+/// Whether manifest null counts describe what a scan reads. Not when the table has a name
+/// mapping: a file written without field ids has counts under the ids of the mapping it was
+/// written with, and a column the current mapping leaves out reads as NULL in every row.
+fn null_counts_trusted(loaded: &LoadedMetadata) -> bool {
+    !loaded
+        .metadata
+        .properties()
+        .contains_key(iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING)
+}
+
+impl<'a> Planner<'a> {
+    /// Keeps the filters on whole top-level columns of `filters` (keyed by subfield).
+    pub fn top_level_filters(
+        schema: &ScanSchema,
+        filters: &'a BTreeMap<Subfield, Filter>,
+    ) -> BTreeMap<usize, &'a Filter> {
+        filters
+            .iter()
+            .filter(|(s, _)| s.path().is_empty())
+            .filter_map(|(s, f)| {
+                let i = schema.fields.iter().position(|c| c.name() == s.root())?;
+                Some((i, f))
+            })
+            .collect()
+    }
+
+    /// Plans the files of `snapshot` (`None`: an empty table).
+    pub async fn plan(&self, snapshot: Option<&SnapshotRef>) -> Result<Plan> {
+        let mut plan = Plan::default();
+        let Some(snapshot) = snapshot else {
+            return Ok(plan);
+        };
+        for manifest in &self.manifests(snapshot).await? {
+            plan.counts.manifests_total += 1;
+            if !self.manifest_may_match(manifest)? {
+                plan.counts.manifests_pruned += 1;
+                continue;
+            }
+            let bytes = self.read(&manifest.manifest_path, "manifest").await?;
+            let parsed = iceberg::spec::Manifest::parse_avro(&bytes)
+                .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
+            let (entries, meta) = parsed.into_parts();
+            let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
+            for entry in entries {
+                let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
+                if entry.status == ManifestStatus::Deleted {
+                    continue;
+                }
+                match (manifest.content, entry.data_file.content_type()) {
+                    (ManifestContentType::Data, DataContentType::Data) => {
+                        plan.counts.data_files_total += 1;
+                        match self.planned_file(&entry, &spec)? {
+                            Some(file) => plan.files.push(file),
+                            None => plan.counts.data_files_pruned += 1,
+                        }
+                    }
+                    (ManifestContentType::Deletes, kind @ DataContentType::PositionDeletes)
+                    | (ManifestContentType::Deletes, kind @ DataContentType::EqualityDeletes) => {
+                        plan.counts.delete_files_total += 1;
+                        return self.deletes_not_implemented(snapshot, &entry.data_file, kind);
+                    }
+                    (content, kind) => {
+                        return Err(DataFusionError::Execution(format!(
+                            "Iceberg manifest '{}' ({content} manifest) lists file '{}' with \
+                             content {kind:?}",
+                            manifest.manifest_path,
+                            entry.data_file.file_path()
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The manifests of `snapshot`, from its manifest list (or listed inline, in v1).
+    async fn manifests(&self, snapshot: &SnapshotRef) -> Result<Vec<ManifestFile>> {
+        let list_path = snapshot.manifest_list();
+        if list_path.starts_with(INLINE_MANIFESTS) {
+            let paths = self.loaded.inline_manifests.get(&snapshot.snapshot_id());
+            return Ok(paths
+                .into_iter()
+                .flatten()
+                .map(|path| inline_manifest(path, snapshot.snapshot_id()))
+                .collect());
+        }
+        let bytes = self.read(list_path, "manifest list").await?;
+        // A table upgraded to a newer format keeps the manifest lists its older snapshots
+        // were written with: try the table's version, then the older ones.
+        let table_version = self.metadata().format_version();
+        let mut first_error = None;
+        for version in [table_version, FormatVersion::V2, FormatVersion::V1] {
+            if version > table_version {
+                continue;
+            }
+            match ManifestList::parse_with_version(&bytes, version) {
+                Ok(list) => return Ok(list.consume_entries().into_iter().collect()),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(self.corrupt(list_path, "manifest list", e)),
+            None => Ok(vec![]),
+        }
+    }
+
+    fn metadata(&self) -> &TableMetadata {
+        &self.loaded.metadata
+    }
+
+    fn deletes_not_implemented(
+        &self,
+        snapshot: &SnapshotRef,
+        file: &DataFile,
+        kind: DataContentType,
+    ) -> Result<Plan> {
+        let what = match (kind, file.file_format()) {
+            (DataContentType::PositionDeletes, DataFileFormat::Puffin) => "deletion vector",
+            (DataContentType::PositionDeletes, _) => "position delete file",
+            _ => "equality delete file",
+        };
+        not_impl_err!(
+            "Iceberg table '{}', snapshot {}: {what} '{}' applies to the scan; reading Iceberg \
+             deletes is not implemented yet (the rows it deletes would be returned)",
+            self.loaded.file,
+            snapshot.snapshot_id(),
+            file.file_path()
+        )
+    }
+
+    /// The spec a manifest was written with: the table's by id, else the manifest's own.
+    fn spec(&self, id: i32, embedded: &PartitionSpec) -> Arc<PartitionSpec> {
+        match self.metadata().partition_spec_by_id(id) {
+            Some(s) => Arc::clone(s),
+            None => Arc::new(embedded.clone()),
+        }
+    }
+
+    /// False when a summary bound of an identity partition field rules the manifest out.
+    fn manifest_may_match(&self, manifest: &ManifestFile) -> Result<bool> {
+        if manifest.content != ManifestContentType::Data || self.filters.is_empty() {
+            return Ok(true);
+        }
+        let (Some(summaries), Some(spec)) = (
+            &manifest.partitions,
+            self.metadata()
+                .partition_spec_by_id(manifest.partition_spec_id),
+        ) else {
+            return Ok(true);
+        };
+        for (field, summary) in spec.fields().iter().zip(summaries) {
+            let Some((column, filter, source_type)) = self.identity_column(field) else {
+                continue;
+            };
+            let Some(primitive) = source_type.as_primitive_type() else {
+                continue;
+            };
+            let bound = |b: &Option<iceberg::spec::ByteBuf>| -> Option<ScalarValue> {
+                let datum = Datum::try_from_bytes(b.as_ref()?, primitive.clone()).ok()?;
+                datum_to_scalar(&datum).ok()
+            };
+            if is_float(&self.schema.fields[column].data_type().clone())
+                && summary.contains_nan != Some(false)
+            {
+                continue;
+            }
+            let stats = ColumnStats {
+                min: bound(&summary.lower_bound),
+                max: bound(&summary.upper_bound),
+                null_count: (!summary.contains_null).then_some(0),
+                row_count: None,
+            };
+            let no_values = summary.lower_bound.is_none() && summary.upper_bound.is_none();
+            let may = match (no_values, summary.contains_null) {
+                // Every partition value of the manifest is NULL.
+                (true, true) => filter.test_constant(&ScalarValue::Null),
+                _ => filter.may_match(&stats),
+            };
+            if !may {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The column, filter and source type of an identity partition field, when the column
+    /// is filtered.
+    fn identity_column(
+        &self,
+        field: &iceberg::spec::PartitionField,
+    ) -> Option<(usize, &Filter, &Type)> {
+        if field.transform != Transform::Identity {
+            return None;
+        }
+        let column = self.schema.column_of_id(field.source_id)?;
+        let filter = self.filters.get(&column)?;
+        let source = self.schema.iceberg.field_by_id(field.source_id)?;
+        Some((column, *filter, &source.field_type))
+    }
+
+    /// The planned file of a live data entry, or `None` when filters rule it out.
+    fn planned_file(
+        &self,
+        entry: &ManifestEntry,
+        spec: &PartitionSpec,
+    ) -> Result<Option<PlannedFile>> {
+        let file = &entry.data_file;
+        let mut identity_values = vec![];
+        for (i, field) in spec.fields().iter().enumerate() {
+            if field.transform != Transform::Identity {
+                continue;
+            }
+            let (Some(column), Some(source)) = (
+                self.schema.column_of_id(field.source_id),
+                self.schema.iceberg.field_by_id(field.source_id),
+            ) else {
+                continue;
+            };
+            let target = self.schema.fields[column].data_type();
+            let value = match file.partition().fields().get(i) {
+                Some(Some(lit)) => {
+                    literal_to_scalar(lit, &source.field_type, target).map_err(|e| {
+                        DataFusionError::Execution(format!(
+                            "Iceberg data file '{}': partition value of '{}': {e}",
+                            file.file_path(),
+                            field.name
+                        ))
+                    })?
+                }
+                _ => ScalarValue::try_from(target)?,
+            };
+            if let Some(filter) = self.filters.get(&column)
+                && !filter.test_constant(&value)
+            {
+                return Ok(None);
+            }
+            identity_values.push((column, value));
+        }
+        if !self.bounds_may_match(file) {
+            return Ok(None);
+        }
+        Ok(Some(PlannedFile {
+            written_path: file.file_path().to_string(),
+            location: self.paths.resolve(file.file_path())?,
+            format: file.file_format(),
+            record_count: file.record_count(),
+            file_size: file.file_size_in_bytes(),
+            split_offsets: file.split_offsets().map(<[i64]>::to_vec),
+            spec_id: spec.spec_id(),
+            data_sequence_number: entry.sequence_number.unwrap_or(0),
+            identity_values,
+        }))
+    }
+
+    /// False when a filtered column's bounds and counts rule the file out.
+    fn bounds_may_match(&self, file: &DataFile) -> bool {
+        for (&column, filter) in &self.filters {
+            let id = self.schema.field_ids[column];
+            let float = is_float(self.schema.fields[column].data_type());
+            if float && file.nan_value_counts().get(&id).copied() != Some(0) {
+                continue;
+            }
+            if filter.null_result() == NullResult::True && !null_counts_trusted(self.loaded) {
+                continue;
+            }
+            let bound = |b: &HashMap<i32, Datum>| b.get(&id).and_then(|d| datum_to_scalar(d).ok());
+            let stats = ColumnStats {
+                min: bound(file.lower_bounds()),
+                max: bound(file.upper_bounds()),
+                null_count: file.null_value_counts().get(&id).copied(),
+                row_count: file
+                    .value_counts()
+                    .get(&id)
+                    .is_some()
+                    .then_some(file.record_count()),
+            };
+            if !filter.may_match(&stats) {
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn read(&self, written: &str, what: &str) -> Result<bytes::Bytes> {
+        let location = self.paths.resolve(written)?;
+        let store = self.runtime.object_store(&location.store)?;
+        match store.get(&location.path).await {
+            Ok(r) => Ok(r.bytes().await?),
+            Err(object_store::Error::NotFound { .. }) => Err(DataFusionError::Execution(format!(
+                "Iceberg table '{}': {what} '{written}' does not exist",
+                self.loaded.file
+            ))),
+            Err(e) => Err(DataFusionError::Execution(format!(
+                "Iceberg table '{}': cannot read {what} '{written}': {e}",
+                self.loaded.file
+            ))),
+        }
+    }
+
+    fn corrupt(&self, written: &str, what: &str, e: iceberg::Error) -> DataFusionError {
+        DataFusionError::Execution(format!(
+            "Iceberg table '{}': {what} '{written}' is not a valid Avro {what}: {e}",
+            self.loaded.file
+        ))
+    }
+}
+
+/// A v1 manifest listed inline by its snapshot: sequence number 0, its own spec (the
+/// manifest embeds it), no partition summaries.
+fn inline_manifest(path: &str, snapshot_id: i64) -> ManifestFile {
+    ManifestFile {
+        manifest_path: path.to_string(),
+        manifest_length: 0,
+        partition_spec_id: -1,
+        content: ManifestContentType::Data,
+        sequence_number: 0,
+        min_sequence_number: 0,
+        added_snapshot_id: snapshot_id,
+        added_files_count: None,
+        existing_files_count: None,
+        deleted_files_count: None,
+        added_rows_count: None,
+        existing_rows_count: None,
+        deleted_rows_count: None,
+        partitions: None,
+        key_metadata: None,
+        first_row_id: None,
+    }
+}
+
+/// Fills what a manifest entry inherits from its manifest (the spec's inheritance rules;
+/// the crate's own `inherit_data` is private): the snapshot id, and the sequence numbers of
+/// entries added by the manifest's snapshot (or of v1 manifests, sequence number 0).
+fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> ManifestEntry {
+    if entry.snapshot_id.is_none() {
+        entry.snapshot_id = Some(manifest.added_snapshot_id);
+    }
+    let inherits = entry.status == ManifestStatus::Added || manifest.sequence_number == 0;
+    if entry.sequence_number.is_none() && inherits {
+        entry.sequence_number = Some(manifest.sequence_number);
+    }
+    if entry.file_sequence_number.is_none() && inherits {
+        entry.file_sequence_number = Some(manifest.sequence_number);
+    }
+    entry
+}
+
+fn is_float(t: &DataType) -> bool {
+    matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
+}

@@ -1,0 +1,353 @@
+//! [`IcebergTable`]: a `TableProvider` over one snapshot of an Iceberg table.
+//!
+//! `scan` plans, `execute` reads: filters become physical expressions, extracted into
+//! per-column filters and a residual (the same extraction as Hive tables); the planner
+//! ([`crate::plan`]) reads the manifests and prunes manifests and data files with those
+//! filters; each data file becomes byte-range splits (at its `split_offsets` when it has
+//! them) carrying the values of columns it does not store (identity partition values,
+//! `initial-default`s); a `LakeScanExec` reads them with file columns matched by field id.
+
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{DFSchema, Result, not_impl_err};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_expr::utils::conjunction_opt;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
+use iceberg::spec::{DataFileFormat, SnapshotRef};
+use lakescan_core::config::LakeScanOptions;
+use lakescan_core::exec::{LakeScanExec, PlanningStats};
+use lakescan_core::extract::Extraction;
+use lakescan_core::handle::{Assignments, ColumnHandle, TableHandle};
+use lakescan_core::parquet::ParquetSplitReaderFactory;
+use lakescan_core::parquet::field_ids::{FieldIdMatching, MappedName};
+use lakescan_core::split::FileSplit;
+
+use crate::metadata::LoadedMetadata;
+use crate::paths::PathResolver;
+use crate::plan::{PlannedFile, Planner};
+use crate::schema::ScanSchema;
+
+/// One snapshot of an Iceberg table, read with lakescan's scan path.
+#[derive(Debug, Clone)]
+pub struct IcebergTable {
+    loaded: LoadedMetadata,
+    snapshot: Option<SnapshotRef>,
+    schema: ScanSchema,
+    handle: TableHandle,
+    paths: PathResolver,
+    /// Table option; the session's `lakescan.split_size` when `None`.
+    split_size: Option<u64>,
+    /// The store of the metadata file (scans of an empty table read nothing from it).
+    metadata_store: ObjectStoreUrl,
+}
+
+impl IcebergTable {
+    /// A table over `snapshot` of `loaded`, read with `schema`.
+    pub fn try_new(
+        name: impl Into<String>,
+        loaded: LoadedMetadata,
+        snapshot: Option<SnapshotRef>,
+        schema: ScanSchema,
+        paths: PathResolver,
+        split_size: Option<u64>,
+        metadata_store: ObjectStoreUrl,
+    ) -> Result<Self> {
+        let columns: Vec<ColumnHandle> = schema
+            .fields
+            .iter()
+            .zip(&schema.field_ids)
+            .map(|(f, id)| {
+                let mut c = ColumnHandle::regular(f);
+                c.field_id = Some(*id);
+                c
+            })
+            .collect();
+        let mut handle = TableHandle::try_new(name, columns)?;
+        handle.field_ids = Some(Arc::new(FieldIdMatching {
+            table: schema.ids.clone(),
+            name_mapping: name_mapping(&loaded)?,
+        }));
+        Ok(Self {
+            loaded,
+            snapshot,
+            schema,
+            handle,
+            paths,
+            split_size: split_size.map(|b| b.max(1)),
+            metadata_store,
+        })
+    }
+
+    /// The snapshot this table reads (`None`: the table has none yet).
+    pub fn snapshot(&self) -> Option<&SnapshotRef> {
+        self.snapshot.as_ref()
+    }
+
+    /// The metadata file this table was loaded from.
+    pub fn metadata_file(&self) -> &str {
+        &self.loaded.file
+    }
+
+    fn physical_conjuncts(
+        &self,
+        state: &dyn Session,
+        filters: &[Expr],
+    ) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
+        let df_schema = DFSchema::try_from(Arc::clone(self.handle.table_schema()))?;
+        filters
+            .iter()
+            .map(|f| state.create_physical_expr(f.clone(), &df_schema))
+            .collect()
+    }
+
+    /// The splits of the planned files, all in one object store.
+    fn splits(
+        &self,
+        files: Vec<PlannedFile>,
+        split_size: u64,
+    ) -> Result<(ObjectStoreUrl, Vec<FileSplit>)> {
+        let mut store: Option<ObjectStoreUrl> = None;
+        let mut splits = vec![];
+        for file in files {
+            if file.format != DataFileFormat::Parquet {
+                return not_impl_err!(
+                    "Iceberg data file '{}' is stored as {}; lakescan reads Parquet data files \
+                     only (ORC and Avro come later)",
+                    file.written_path,
+                    file.format
+                );
+            }
+            match &store {
+                None => store = Some(file.location.store.clone()),
+                Some(s) if s != &file.location.store => {
+                    return not_impl_err!(
+                        "Iceberg data files of one scan in two object stores ({} and {}) are \
+                         not supported yet",
+                        s.as_str(),
+                        file.location.store.as_str()
+                    );
+                }
+                Some(_) => {}
+            }
+            let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
+            split.missing_values = self.missing_values(&file);
+            splits.extend(
+                split_ranges(&file, split_size)
+                    .into_iter()
+                    .map(|(start, length)| FileSplit {
+                        start,
+                        length,
+                        ..split.clone()
+                    }),
+            );
+        }
+        Ok((store.unwrap_or_else(|| self.metadata_store.clone()), splits))
+    }
+
+    /// Values of the columns `file` may not store: its identity partition values, else the
+    /// columns' `initial-default`s.
+    fn missing_values(&self, file: &PlannedFile) -> Vec<(String, datafusion::common::ScalarValue)> {
+        let mut values: Vec<(String, datafusion::common::ScalarValue)> = file
+            .identity_values
+            .iter()
+            .map(|(i, v)| (self.schema.fields[*i].name().clone(), v.clone()))
+            .collect();
+        for (i, default) in self.schema.defaults.iter().enumerate() {
+            let name = self.schema.fields[i].name();
+            if let Some(v) = default
+                && !values.iter().any(|(n, _)| n == name)
+            {
+                values.push((name.clone(), v.clone()));
+            }
+        }
+        values
+    }
+}
+
+/// The table's name mapping (`schema.name-mapping.default`), for files without field ids.
+fn name_mapping(loaded: &LoadedMetadata) -> Result<Option<Vec<MappedName>>> {
+    let Some(json) = loaded
+        .metadata
+        .properties()
+        .get(iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING)
+    else {
+        return Ok(None);
+    };
+    let mapping: iceberg::spec::NameMapping = serde_json::from_str(json).map_err(|e| {
+        datafusion::common::DataFusionError::Plan(format!(
+            "Iceberg table '{}': property {} is not a valid name mapping: {e}",
+            loaded.file,
+            iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING
+        ))
+    })?;
+    fn convert(fields: &[iceberg::spec::MappedField]) -> Vec<MappedName> {
+        fields
+            .iter()
+            .map(|f| MappedName {
+                field_id: f.field_id(),
+                names: f.names().to_vec(),
+                fields: convert(
+                    &f.fields()
+                        .iter()
+                        .map(|c| c.as_ref().clone())
+                        .collect::<Vec<_>>(),
+                ),
+            })
+            .collect()
+    }
+    Ok(Some(convert(mapping.fields())))
+}
+
+/// Byte ranges of the splits of `file`: runs of row groups (at its `split_offsets`) of about
+/// `target` bytes, or equal cuts when the offsets are missing or do not fit the file.
+fn split_ranges(file: &PlannedFile, target: u64) -> Vec<(u64, u64)> {
+    let size = file.file_size;
+    let offsets: Option<Vec<u64>> = file.split_offsets.as_ref().and_then(|o| {
+        let o: Vec<u64> = o
+            .iter()
+            .map(|v| u64::try_from(*v).ok())
+            .collect::<Option<_>>()?;
+        let valid = !o.is_empty() && o.windows(2).all(|w| w[0] < w[1]) && o[o.len() - 1] < size;
+        valid.then_some(o)
+    });
+    let target = target.max(1);
+    let Some(offsets) = offsets else {
+        return match size <= target {
+            true => vec![(0, size)],
+            false => (0..size)
+                .step_by(usize::try_from(target).unwrap_or(usize::MAX))
+                .map(|start| (start, target.min(size - start)))
+                .collect(),
+        };
+    };
+    // Row group k spans [offsets[k], offsets[k + 1]) (the last one up to the footer): the
+    // midpoint rule assigns it to the range that starts at its offset.
+    let mut ranges = vec![];
+    let mut start = 0;
+    for &offset in &offsets[1..] {
+        if offset - start >= target {
+            ranges.push((start, offset - start));
+            start = offset;
+        }
+    }
+    ranges.push((start, size - start));
+    ranges
+}
+
+#[async_trait]
+impl TableProvider for IcebergTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(self.handle.table_schema())
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let conjuncts = self.physical_conjuncts(state, filters)?;
+        let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
+        let runtime = state.runtime_env();
+        let planner = Planner {
+            runtime,
+            paths: &self.paths,
+            loaded: &self.loaded,
+            schema: &self.schema,
+            filters: Planner::top_level_filters(&self.schema, &extraction.filters),
+        };
+        let plan = planner.plan(self.snapshot.as_ref()).await?;
+        let session = LakeScanOptions::from_config(state.config_options());
+        let split_size = self.split_size.unwrap_or(session.split_size);
+        let counts = plan.counts;
+        let (store, splits) = self.splits(plan.files, split_size)?;
+        let mut handle = self.handle.clone();
+        handle.subfield_filters = extraction.filters;
+        handle.remaining_filter = conjunction_opt(extraction.residual);
+        let all: Vec<usize> = (0..self.handle.columns().len()).collect();
+        let assignments = Assignments::new(projection.cloned().unwrap_or(all));
+        let stats = PlanningStats {
+            extra: vec![
+                ("manifests_total", counts.manifests_total),
+                ("manifests_pruned", counts.manifests_pruned),
+                ("data_files_total", counts.data_files_total),
+                ("data_files_pruned", counts.data_files_pruned),
+                ("delete_files_total", counts.delete_files_total),
+            ],
+            ..PlanningStats::default()
+        };
+        let exec = LakeScanExec::try_new(
+            handle,
+            assignments,
+            splits,
+            store,
+            Arc::new(ParquetSplitReaderFactory),
+            state.config().target_partitions(),
+        )?
+        .with_limit(limit)
+        .with_planning_stats(stats);
+        Ok(Arc::new(exec))
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if f.is_volatile() {
+                    TableProviderFilterPushDown::Unsupported
+                } else {
+                    TableProviderFilterPushDown::Exact
+                }
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(offsets: Option<Vec<i64>>, size: u64) -> PlannedFile {
+        PlannedFile {
+            written_path: "f".into(),
+            location: crate::paths::PathResolver::new(Some("/"))
+                .unwrap()
+                .resolve("/f")
+                .unwrap(),
+            format: DataFileFormat::Parquet,
+            record_count: 1,
+            file_size: size,
+            split_offsets: offsets,
+            spec_id: 0,
+            data_sequence_number: 0,
+            identity_values: vec![],
+        }
+    }
+
+    #[test]
+    fn splits_follow_row_group_offsets() {
+        let f = file(Some(vec![4, 100, 200, 300]), 400);
+        assert_eq!(split_ranges(&f, 150), [(0, 200), (200, 200)]);
+        assert_eq!(split_ranges(&f, 1000), [(0, 400)]);
+        assert_eq!(
+            split_ranges(&f, 1),
+            [(0, 100), (100, 100), (200, 100), (300, 100)]
+        );
+        // Offsets that do not fit the file are ignored.
+        let bad = file(Some(vec![4, 500]), 400);
+        assert_eq!(split_ranges(&bad, 1000), [(0, 400)]);
+        assert_eq!(split_ranges(&file(None, 10), 4), [(0, 4), (4, 4), (8, 2)]);
+    }
+}
