@@ -4,7 +4,8 @@
 `--complete` writes the actual metric values; timings, byte sizes and batch counts vary
 between runs and machines. This keeps every LakeScanExec counter exact except:
   * `elapsed_compute`, `output_bytes` (unless it is `0.0 B`: zero-column scans pin it),
-    `output_batches`, `bytes_read`, `time_opening`, `time_reading` → `<slt:ignore>`;
+    `output_batches`, `bytes_read`, `time_opening`, `time_reading`, `time_loading_deletes`
+    → `<slt:ignore>`;
   * counters that the same plan line in the committed file (`git show HEAD:<file>`) already
     ignored stay ignored (a test that chose not to pin them);
   * a LakeScanExec line that is a pattern as a whole (`LakeScanExec: <slt:ignore>`) is kept;
@@ -18,7 +19,7 @@ import subprocess
 import sys
 
 VARIABLE = ("elapsed_compute", "output_bytes", "output_batches", "bytes_read",
-            "time_opening", "time_reading")
+            "time_opening", "time_reading", "time_loading_deletes")
 
 
 def committed_ignores(path):

@@ -176,7 +176,7 @@ impl SplitBinding {
                     ColumnRole::Regular => {
                         let source = file_source(split, file_schema, &f.handle.name, t)?;
                         let missing = matches!(source, FieldSource::Constant(_));
-                        if missing && spec.is_stage_column(&f.handle.name) {
+                        if missing && spec.is_required_stage_column(&f.handle.name) {
                             return exec_err!(
                                 "file '{}': column '{}', which a batch stage of this split reads \
                                  (bucket conversion, deletes), is missing from the file",

@@ -152,6 +152,45 @@ impl Assignments {
     }
 }
 
+/// Table columns the batch stages of a scan read (Hive bucket keys, Iceberg equality-delete
+/// keys), and what a file without one of them means.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StageColumns {
+    /// Column names.
+    pub names: Vec<String>,
+    /// What a file that does not store one of them means.
+    pub when_missing: MissingStageColumn,
+}
+
+/// What a file that does not store a stage column means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissingStageColumn {
+    /// The file cannot be read (a Hive bucket key: its rows cannot be placed in buckets).
+    #[default]
+    Error,
+    /// The column reads as it does for the query: the split's missing value, else NULL (an
+    /// Iceberg equality key added after the file was written).
+    ReadsAsMissing,
+}
+
+impl StageColumns {
+    /// Columns every file must store.
+    pub fn in_every_file(names: Vec<String>) -> Self {
+        Self {
+            names,
+            when_missing: MissingStageColumn::Error,
+        }
+    }
+
+    /// Columns that read as missing values where a file lacks them.
+    pub fn missing_allowed(names: Vec<String>) -> Self {
+        Self {
+            names,
+            when_missing: MissingStageColumn::ReadsAsMissing,
+        }
+    }
+}
+
 /// Format-specific parts of a table handle (bucketing spec, changelog flag, …): an adapter
 /// stores them here and its split reader factory reads them back.
 pub trait TableExtension: std::any::Any + std::fmt::Debug + Send + Sync {}
@@ -173,7 +212,7 @@ pub struct TableHandle {
     pub parameters: HashMap<String, String>,
     /// Table columns the adapter's batch stages read whole (Hive bucket keys, Iceberg
     /// equality-delete keys): auxiliary channels of `R`, never subfield-pruned, never output.
-    pub stage_columns: Vec<String>,
+    pub stage_columns: StageColumns,
     /// Match file columns by field id (Iceberg) instead of by name (Hive).
     pub field_ids: Option<Arc<FieldIdMatching>>,
     /// Format-specific parts, for adapters.
@@ -197,7 +236,7 @@ impl TableHandle {
             subfield_filters: BTreeMap::new(),
             remaining_filter: None,
             parameters: HashMap::new(),
-            stage_columns: vec![],
+            stage_columns: StageColumns::default(),
             field_ids: None,
             extension: None,
         })

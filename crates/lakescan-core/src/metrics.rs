@@ -20,10 +20,15 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_scanned`                  | rows the reader advanced over (decoded for filtering)    |
 /// | `rows_removed_reader_filters`   | rows dropped by the per-column filters inside the reader |
 /// | `rows_removed_bucket_conversion`| rows of other table buckets dropped by Hive bucket conversion |
+/// | `rows_deleted_position`         | rows of read row groups skipped because a position-delete file lists them (never decoded) |
+/// | `rows_deleted_vector`           | rows of read row groups skipped because the file's deletion vector marks them (never decoded) |
+/// | `rows_deleted_equality`         | rows dropped because an equality-delete file lists their key (Iceberg) |
+/// | `delete_files_loaded`           | delete files read (each once per scan, however many splits use it) |
 /// | `rows_removed_residual`         | rows dropped by the residual expression                  |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection                       |
+/// | `time_loading_deletes`          | reading delete files and building their key sets         |
 #[derive(Debug, Clone)]
 pub struct LakeScanMetrics {
     /// Output rows and compute time.
@@ -53,6 +58,14 @@ pub struct LakeScanMetrics {
     /// See the table above.
     pub rows_removed_bucket_conversion: Count,
     /// See the table above.
+    pub rows_deleted_position: Count,
+    /// See the table above.
+    pub rows_deleted_vector: Count,
+    /// See the table above.
+    pub rows_deleted_equality: Count,
+    /// See the table above.
+    pub delete_files_loaded: Count,
+    /// See the table above.
     pub rows_removed_residual: Count,
     /// See the table above.
     pub bytes_read: Count,
@@ -60,6 +73,8 @@ pub struct LakeScanMetrics {
     pub time_opening: Time,
     /// See the table above.
     pub time_reading: Time,
+    /// See the table above.
+    pub time_loading_deletes: Time,
 }
 
 impl LakeScanMetrics {
@@ -81,10 +96,15 @@ impl LakeScanMetrics {
             rows_scanned: count("rows_scanned"),
             rows_removed_reader_filters: count("rows_removed_reader_filters"),
             rows_removed_bucket_conversion: count("rows_removed_bucket_conversion"),
+            rows_deleted_position: count("rows_deleted_position"),
+            rows_deleted_vector: count("rows_deleted_vector"),
+            rows_deleted_equality: count("rows_deleted_equality"),
+            delete_files_loaded: count("delete_files_loaded"),
             rows_removed_residual: count("rows_removed_residual"),
             bytes_read: count("bytes_read"),
             time_opening: time("time_opening"),
             time_reading: time("time_reading"),
+            time_loading_deletes: time("time_loading_deletes"),
         }
     }
 }

@@ -30,7 +30,7 @@ use datafusion::physical_plan::PhysicalExpr;
 
 pub use crate::adaptive::{AdaptiveState, FilterCost};
 use crate::filter::Filter;
-use crate::handle::{Assignments, ColumnHandle, TableHandle};
+use crate::handle::{Assignments, ColumnHandle, MissingStageColumn, StageColumns, TableHandle};
 use crate::parquet::field_ids::FieldIdMatching;
 use crate::required::{RequiredSubfields, prune_type, required_by};
 use crate::subfield::Subfield;
@@ -155,7 +155,7 @@ pub struct ScanSpec {
     outputs: Vec<OutputSource>,
     residual: Option<Arc<dyn PhysicalExpr>>,
     /// Columns the split's batch stages read (see `TableHandle::stage_columns`).
-    stage_columns: Vec<String>,
+    stage_columns: StageColumns,
     /// See `TableHandle::field_ids`.
     field_ids: Option<Arc<FieldIdMatching>>,
     adaptive: Arc<AdaptiveState>,
@@ -193,7 +193,7 @@ impl ScanSpec {
         for pushed in pushed_filters {
             builder.require(pushed)?;
         }
-        for name in &table.stage_columns {
+        for name in &table.stage_columns.names {
             let Some((column, _)) = table.column(name) else {
                 return plan_err!(
                     "stage input '{name}' is not a column of {}",
@@ -285,9 +285,10 @@ impl ScanSpec {
         self.field_ids.as_deref()
     }
 
-    /// Whether the split's batch stages read column `name` (it must be in every file).
-    pub fn is_stage_column(&self, name: &str) -> bool {
-        self.stage_columns.iter().any(|c| c == name)
+    /// Whether the split's batch stages read column `name` and every file must store it.
+    pub fn is_required_stage_column(&self, name: &str) -> bool {
+        self.stage_columns.when_missing == MissingStageColumn::Error
+            && self.stage_columns.names.iter().any(|c| c == name)
     }
 
     /// Observed filter costs, shared by all splits of this scan.

@@ -122,8 +122,10 @@ pub enum StageSlot {
     BucketConversion,
     /// Iceberg lineage: fill `_row_id` / `_last_updated_sequence_number`.
     LineageFill,
-    /// Filters on filled values, equality deletes.
+    /// Filters on filled values.
     PostReadFilter,
+    /// Iceberg equality deletes: drop rows whose key a delete file lists.
+    EqualityDeletes,
 }
 
 /// A transformation of reader batches (schema `R` in and out; it may drop rows).
@@ -313,8 +315,12 @@ impl FileDataSource {
             let before = batch.num_rows();
             batch = stage.transform.apply(batch)?;
             let removed = before.saturating_sub(batch.num_rows());
-            if stage.slot == StageSlot::BucketConversion {
-                self.metrics.rows_removed_bucket_conversion.add(removed);
+            match stage.slot {
+                StageSlot::BucketConversion => {
+                    self.metrics.rows_removed_bucket_conversion.add(removed);
+                }
+                StageSlot::EqualityDeletes => self.metrics.rows_deleted_equality.add(removed),
+                StageSlot::LineageFill | StageSlot::PostReadFilter => {}
             }
         }
         let reader_rows = batch.num_rows();

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use datafusion::common::ScalarValue;
 use object_store::path::Path;
 
+use crate::deleted_rows::DeletedRows;
+
 /// Format-specific facts an adapter attaches to a split (bucket conversion, delete files…).
 pub trait SplitExtension: Any + fmt::Debug + Send + Sync {}
 
@@ -36,6 +38,9 @@ pub struct FileSplit {
     /// Info column values by key (`$path`, `$file_size`, …; see
     /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
     pub info_columns: Vec<(String, ScalarValue)>,
+    /// Rows of the file deleted by position (Iceberg position deletes, deletion vectors):
+    /// never decoded.
+    pub deleted_rows: Option<Arc<DeletedRows>>,
     /// Adapter-specific facts.
     pub extension: Option<Arc<dyn SplitExtension>>,
 }
@@ -52,6 +57,7 @@ impl FileSplit {
             partition_keys: vec![],
             missing_values: vec![],
             info_columns: vec![],
+            deleted_rows: None,
             extension: None,
         }
     }

@@ -19,7 +19,7 @@ use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::Extraction;
-use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, TableHandle};
+use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
 use lakescan_core::split::FileSplit;
 use object_store::ObjectMeta;
 
@@ -289,7 +289,7 @@ impl TableProvider for HiveTable {
         handle.subfield_filters = extraction.filters;
         handle.remaining_filter = conjunction_opt(extraction.residual);
         if let (true, Some(b)) = (planned.converts, &self.bucketing) {
-            handle.stage_columns = b.column_names();
+            handle.stage_columns = StageColumns::in_every_file(b.column_names());
         }
         let all: Vec<usize> = (0..self.handle.columns().len()).collect();
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));

@@ -10,16 +10,21 @@
 //! | [`paths`]    | paths written in metadata → object store + path                      |
 //! | [`schema`]   | Iceberg types → Arrow, field ids, defaults, Iceberg values → scalars |
 //! | [`plan`]     | manifest list → manifests → data files, pruned                       |
+//! | [`deletes`]  | which delete files apply to a data file; equality deletes            |
+//! | [`reader`]   | split readers: delete loading, the equality-delete stage             |
 //! | [`table`]    | [`IcebergTable`]: the `TableProvider`; files → splits                |
 //!
-//! Not yet: delete files (a scan that would need one is a `NotImplemented` error naming it,
-//! never rows a delete removed), catalogs, ORC/Avro data files, defaults of nested members.
+//! Not yet: position deletes and deletion vectors (a scan that would need one is a
+//! `NotImplemented` error naming it, never rows a delete removed), catalogs, ORC/Avro data
+//! files, defaults of nested members.
 
+pub mod deletes;
 pub mod factory;
 pub mod metadata;
 pub mod options;
 pub mod paths;
 pub mod plan;
+pub mod reader;
 pub mod schema;
 pub mod table;
 

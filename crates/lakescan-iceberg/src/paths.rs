@@ -17,7 +17,7 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 
 /// Where a file lives: the object store and the path inside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FileLocation {
     /// The object store (registered in the session's runtime).
     pub store: ObjectStoreUrl,

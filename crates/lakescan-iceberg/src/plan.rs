@@ -6,7 +6,8 @@
 //!  snapshot.manifest-list ─▶ ManifestFile* ─prune by partition summaries─▶ Manifest
 //!     ─▶ entries: inherit snapshot id / sequence numbers, drop DELETED
 //!     ─▶ data files ─prune by identity partition values and column bounds─▶ PlannedFile*
-//!     ─▶ delete files (not read yet: a live one is NotImplemented, never ignored)
+//!     ─▶ delete files ─▶ DeleteIndex: the equality deletes, position deletes and deletion
+//!        vectors of each data file
 //! ```
 //!
 //! Pruning uses the scan's per-column [`Filter`]s, the same ones the Parquet reader applies
@@ -20,11 +21,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
-use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileFormat, Datum, FormatVersion, ManifestContentType,
-    ManifestEntry, ManifestFile, ManifestList, ManifestStatus, PartitionSpec, SnapshotRef,
+    ManifestEntry, ManifestFile, ManifestList, ManifestStatus, PartitionSpec, SnapshotRef, Struct,
     TableMetadata, Transform, Type,
 };
 use lakescan_core::filter::eval::ColumnStats;
@@ -32,6 +33,7 @@ use lakescan_core::filter::{Filter, NullResult};
 use lakescan_core::subfield::Subfield;
 use object_store::ObjectStoreExt;
 
+use crate::deletes::{DataFileKey, DeleteFile, DeleteIndex, DeleteKind};
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
 use crate::paths::{FileLocation, PathResolver};
 use crate::schema::{ScanSchema, datum_to_scalar, literal_to_scalar};
@@ -58,6 +60,12 @@ pub struct PlannedFile {
     /// Values of columns the file does not store, by column index: identity partition
     /// values of its spec (a column the file lacks reads its partition value).
     pub identity_values: Vec<(usize, ScalarValue)>,
+    /// Its partition under its spec.
+    pub partition: Struct,
+    /// The equality-delete files that apply to it.
+    pub equality_deletes: Vec<Arc<DeleteFile>>,
+    /// The position-delete files and deletion vectors that apply to it.
+    pub position_deletes: Vec<Arc<DeleteFile>>,
 }
 
 /// Counts of one planning pass, shown with the scan's metrics.
@@ -130,6 +138,8 @@ impl<'a> Planner<'a> {
         let Some(snapshot) = snapshot else {
             return Ok(plan);
         };
+        let mut deletes = DeleteIndex::default();
+        let mut files = vec![];
         for manifest in &self.manifests(snapshot).await? {
             plan.counts.manifests_total += 1;
             if !self.manifest_may_match(manifest)? {
@@ -150,14 +160,14 @@ impl<'a> Planner<'a> {
                     (ManifestContentType::Data, DataContentType::Data) => {
                         plan.counts.data_files_total += 1;
                         match self.planned_file(&entry, &spec)? {
-                            Some(file) => plan.files.push(file),
+                            Some(file) => files.push(file),
                             None => plan.counts.data_files_pruned += 1,
                         }
                     }
-                    (ManifestContentType::Deletes, kind @ DataContentType::PositionDeletes)
-                    | (ManifestContentType::Deletes, kind @ DataContentType::EqualityDeletes) => {
+                    (ManifestContentType::Deletes, DataContentType::PositionDeletes)
+                    | (ManifestContentType::Deletes, DataContentType::EqualityDeletes) => {
                         plan.counts.delete_files_total += 1;
-                        return self.deletes_not_implemented(snapshot, &entry.data_file, kind);
+                        deletes.add(self.delete_file(&entry, &spec)?);
                     }
                     (content, kind) => {
                         return Err(DataFusionError::Execution(format!(
@@ -170,7 +180,69 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        for mut file in files {
+            let key = DataFileKey {
+                location: &file.location,
+                sequence_number: file.data_sequence_number,
+                spec_id: file.spec_id,
+                partition: &file.partition,
+            };
+            file.position_deletes = deletes.position_deletes(key);
+            file.equality_deletes = deletes.equality_deletes(key);
+            plan.files.push(file);
+        }
         Ok(plan)
+    }
+
+    /// A live delete entry as the delete index sees it.
+    fn delete_file(&self, entry: &ManifestEntry, spec: &PartitionSpec) -> Result<DeleteFile> {
+        let file = &entry.data_file;
+        let bad = |what: &str| {
+            DataFusionError::Execution(format!(
+                "Iceberg table '{}': delete file '{}' {what}",
+                self.loaded.file,
+                file.file_path()
+            ))
+        };
+        let kind = match (file.content_type(), file.file_format()) {
+            (DataContentType::PositionDeletes, DataFileFormat::Puffin) => {
+                let (Some(offset), Some(length)) =
+                    (file.content_offset(), file.content_size_in_bytes())
+                else {
+                    return Err(bad(
+                        "is a deletion vector without content_offset / content_size_in_bytes",
+                    ));
+                };
+                let (Ok(offset), Ok(length)) = (u64::try_from(offset), u64::try_from(length))
+                else {
+                    return Err(bad(
+                        "has a negative content_offset or content_size_in_bytes",
+                    ));
+                };
+                DeleteKind::DeletionVector { offset, length }
+            }
+            (DataContentType::PositionDeletes, _) => DeleteKind::Position,
+            _ => match file.equality_ids() {
+                Some(ids) if !ids.is_empty() => DeleteKind::Equality { field_ids: ids },
+                _ => return Err(bad("is an equality delete file without equality ids")),
+            },
+        };
+        let referenced_data_file = match file.referenced_data_file() {
+            Some(p) => Some(self.paths.resolve(&p)?),
+            None => None,
+        };
+        Ok(DeleteFile {
+            written_path: file.file_path().to_string(),
+            location: self.paths.resolve(file.file_path())?,
+            kind,
+            sequence_number: entry.sequence_number.unwrap_or(0),
+            spec_id: spec.spec_id(),
+            unpartitioned: spec.is_unpartitioned(),
+            partition: file.partition().clone(),
+            referenced_data_file,
+            record_count: file.record_count(),
+            file_size: file.file_size_in_bytes(),
+        })
     }
 
     /// The manifests of `snapshot`, from its manifest list (or listed inline, in v1).
@@ -208,26 +280,6 @@ impl<'a> Planner<'a> {
 
     fn metadata(&self) -> &TableMetadata {
         &self.loaded.metadata
-    }
-
-    fn deletes_not_implemented(
-        &self,
-        snapshot: &SnapshotRef,
-        file: &DataFile,
-        kind: DataContentType,
-    ) -> Result<Plan> {
-        let what = match (kind, file.file_format()) {
-            (DataContentType::PositionDeletes, DataFileFormat::Puffin) => "deletion vector",
-            (DataContentType::PositionDeletes, _) => "position delete file",
-            _ => "equality delete file",
-        };
-        not_impl_err!(
-            "Iceberg table '{}', snapshot {}: {what} '{}' applies to the scan; reading Iceberg \
-             deletes is not implemented yet (the rows it deletes would be returned)",
-            self.loaded.file,
-            snapshot.snapshot_id(),
-            file.file_path()
-        )
     }
 
     /// The spec a manifest was written with: the table's by id, else the manifest's own.
@@ -351,6 +403,9 @@ impl<'a> Planner<'a> {
             spec_id: spec.spec_id(),
             data_sequence_number: entry.sequence_number.unwrap_or(0),
             identity_values,
+            partition: file.partition().clone(),
+            equality_deletes: vec![],
+            position_deletes: vec![],
         }))
     }
 

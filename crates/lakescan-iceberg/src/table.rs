@@ -5,7 +5,8 @@
 //! ([`crate::plan`]) reads the manifests and prunes manifests and data files with those
 //! filters; each data file becomes byte-range splits (at its `split_offsets` when it has
 //! them) carrying the values of columns it does not store (identity partition values,
-//! `initial-default`s); a `LakeScanExec` reads them with file columns matched by field id.
+//! `initial-default`s) and its equality-delete sets; a `LakeScanExec` reads them with file
+//! columns matched by field id, equality-delete keys as auxiliary channels.
 
 use std::sync::Arc;
 
@@ -21,14 +22,16 @@ use iceberg::spec::{DataFileFormat, SnapshotRef};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::Extraction;
-use lakescan_core::handle::{Assignments, ColumnHandle, TableHandle};
-use lakescan_core::parquet::ParquetSplitReaderFactory;
+use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use lakescan_core::parquet::field_ids::{FieldIdMatching, MappedName};
 use lakescan_core::split::FileSplit;
 
+use crate::deletes::equality::EqualityDeleteSet;
+use crate::deletes::{DeleteFile, DeleteKind};
 use crate::metadata::LoadedMetadata;
 use crate::paths::PathResolver;
 use crate::plan::{PlannedFile, Planner};
+use crate::reader::{IcebergSplit, IcebergSplitReaderFactory};
 use crate::schema::ScanSchema;
 
 /// One snapshot of an Iceberg table, read with lakescan's scan path.
@@ -104,14 +107,12 @@ impl IcebergTable {
             .collect()
     }
 
-    /// The splits of the planned files, all in one object store.
-    fn splits(
-        &self,
-        files: Vec<PlannedFile>,
-        split_size: u64,
-    ) -> Result<(ObjectStoreUrl, Vec<FileSplit>)> {
+    /// The splits of the planned files, all in one object store, and the columns their
+    /// equality deletes compare.
+    fn splits(&self, files: Vec<PlannedFile>, split_size: u64) -> Result<Splits> {
         let mut store: Option<ObjectStoreUrl> = None;
         let mut splits = vec![];
+        let mut key_columns: Vec<String> = vec![];
         for file in files {
             if file.format != DataFileFormat::Parquet {
                 return not_impl_err!(
@@ -133,8 +134,34 @@ impl IcebergTable {
                 }
                 Some(_) => {}
             }
+            for delete in file.equality_deletes.iter().chain(&file.position_deletes) {
+                if delete.location.store != file.location.store {
+                    return not_impl_err!(
+                        "Iceberg delete file '{}' is in another object store than its data file \
+                         '{}'; not supported yet",
+                        delete.written_path,
+                        file.written_path
+                    );
+                }
+            }
             let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
             split.missing_values = self.missing_values(&file);
+            let equality = self.equality_sets(&file)?;
+            for set in &equality {
+                for (name, _) in &set.columns {
+                    if !key_columns.contains(name) {
+                        key_columns.push(name.clone());
+                    }
+                }
+            }
+            if !equality.is_empty() || !file.position_deletes.is_empty() {
+                split.extension = Some(Arc::new(IcebergSplit {
+                    equality,
+                    position_deletes: file.position_deletes.clone(),
+                    data_location: file.location.clone(),
+                    data_written: file.written_path.clone(),
+                }));
+            }
             splits.extend(
                 split_ranges(&file, split_size)
                     .into_iter()
@@ -145,7 +172,59 @@ impl IcebergTable {
                     }),
             );
         }
-        Ok((store.unwrap_or_else(|| self.metadata_store.clone()), splits))
+        Ok(Splits {
+            store: store.unwrap_or_else(|| self.metadata_store.clone()),
+            splits,
+            key_columns,
+        })
+    }
+
+    /// The equality deletes of `file` grouped by key (their equality field ids).
+    fn equality_sets(&self, file: &PlannedFile) -> Result<Vec<Arc<EqualityDeleteSet>>> {
+        let mut sets: Vec<(Vec<i32>, Vec<Arc<DeleteFile>>)> = vec![];
+        for delete in &file.equality_deletes {
+            let DeleteKind::Equality { field_ids } = &delete.kind else {
+                continue;
+            };
+            match sets.iter_mut().find(|(ids, _)| ids == field_ids) {
+                Some((_, files)) => files.push(Arc::clone(delete)),
+                None => sets.push((field_ids.clone(), vec![Arc::clone(delete)])),
+            }
+        }
+        sets.into_iter()
+            .map(|(ids, files)| {
+                let columns = ids
+                    .iter()
+                    .map(|id| self.key_column(*id, &files[0]).map(|name| (name, *id)))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Arc::new(EqualityDeleteSet { columns, files }))
+            })
+            .collect()
+    }
+
+    /// The top-level column an equality id names.
+    fn key_column(&self, id: i32, delete: &DeleteFile) -> Result<String> {
+        if let Some(i) = self.schema.column_of_id(id) {
+            return Ok(self.schema.fields[i].name().clone());
+        }
+        let known = self
+            .loaded
+            .metadata
+            .schemas_iter()
+            .any(|s| s.field_by_id(id).is_some());
+        match known {
+            true => not_impl_err!(
+                "Iceberg equality-delete file '{}' compares field id {id}, which is not a \
+                 top-level column of the schema this scan reads (a struct member or a dropped \
+                 column); not supported yet",
+                delete.written_path
+            ),
+            false => Err(datafusion::common::DataFusionError::Execution(format!(
+                "Iceberg equality-delete file '{}' compares field id {id}, which no schema of \
+                 table '{}' has",
+                delete.written_path, self.loaded.file
+            ))),
+        }
     }
 
     /// Values of the columns `file` may not store: its identity partition values, else the
@@ -166,6 +245,15 @@ impl IcebergTable {
         }
         values
     }
+}
+
+/// What turning planned files into splits produced.
+struct Splits {
+    /// The object store of every file.
+    store: ObjectStoreUrl,
+    splits: Vec<FileSplit>,
+    /// Columns equality deletes compare: read by every split, never output.
+    key_columns: Vec<String>,
 }
 
 /// The table's name mapping (`schema.name-mapping.default`), for files without field ids.
@@ -269,10 +357,15 @@ impl TableProvider for IcebergTable {
         let session = LakeScanOptions::from_config(state.config_options());
         let split_size = self.split_size.unwrap_or(session.split_size);
         let counts = plan.counts;
-        let (store, splits) = self.splits(plan.files, split_size)?;
+        let Splits {
+            store,
+            splits,
+            key_columns,
+        } = self.splits(plan.files, split_size)?;
         let mut handle = self.handle.clone();
         handle.subfield_filters = extraction.filters;
         handle.remaining_filter = conjunction_opt(extraction.residual);
+        handle.stage_columns = StageColumns::missing_allowed(key_columns);
         let all: Vec<usize> = (0..self.handle.columns().len()).collect();
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));
         let stats = PlanningStats {
@@ -290,7 +383,7 @@ impl TableProvider for IcebergTable {
             assignments,
             splits,
             store,
-            Arc::new(ParquetSplitReaderFactory),
+            Arc::new(IcebergSplitReaderFactory::new(self.paths.clone())),
             state.config().target_partitions(),
         )?
         .with_limit(limit)
@@ -333,6 +426,9 @@ mod tests {
             spec_id: 0,
             data_sequence_number: 0,
             identity_values: vec![],
+            partition: iceberg::spec::Struct::empty(),
+            equality_deletes: vec![],
+            position_deletes: vec![],
         }
     }
 

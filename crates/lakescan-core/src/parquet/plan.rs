@@ -93,7 +93,7 @@ impl ReadPlan {
     pub fn try_new(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<Self> {
         let bound = &chosen.bound;
         let (pushed, post) = place_filters(context, chosen)?;
-        let selection = selection(context, chosen, pushed.iter().chain(&post))?;
+        let selection = selection(context, split, chosen, pushed.iter().chain(&post))?;
         let mut output_leaves = output_leaves(context, &bound.binding, &bound.leaves);
         for c in &post {
             output_leaves.extend(filter_leaves(&bound.leaves, c));
@@ -292,10 +292,11 @@ fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<Gene
     out
 }
 
-/// Page-index selections of the file filters and the row-index filter, intersected; each
-/// kind's skipped rows are counted in its own metric.
+/// Page-index selections of the file filters, the row-index filter and the rows deleted by
+/// position, intersected; each kind's skipped rows are counted in its own metric.
 fn selection<'a>(
     context: &SplitContext,
+    split: &FileSplit,
     chosen: &Chosen,
     filtered: impl Iterator<Item = &'a FilteredColumn<'a>>,
 ) -> Result<Option<RowSelection>> {
@@ -330,7 +331,19 @@ fn selection<'a>(
     let skipped = |s: &Option<RowSelection>| s.as_ref().map_or(0, |s| s.skipped_row_count());
     metrics.rows_pruned_page_index.add(skipped(&pages));
     metrics.rows_pruned_row_index.add(skipped(&rows));
-    Ok(intersect(pages, rows).filter(|s| s.skipped_row_count() > 0))
+    let mut deleted = None;
+    if let Some(d) = split.deleted_rows.as_ref().filter(|d| !d.is_empty()) {
+        let (s, counts) = d.selection(metadata.metadata(), row_groups);
+        metrics
+            .rows_deleted_position
+            .add(counts.position_deletes as usize);
+        metrics
+            .rows_deleted_vector
+            .add(counts.deletion_vector as usize);
+        deleted = Some(s);
+    }
+    let selection = intersect(intersect(pages, rows), deleted);
+    Ok(selection.filter(|s| s.skipped_row_count() > 0))
 }
 
 fn intersect(a: Option<RowSelection>, b: Option<RowSelection>) -> Option<RowSelection> {

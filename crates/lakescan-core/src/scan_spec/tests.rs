@@ -130,7 +130,7 @@ fn stage_columns_and_filtered_generated_columns_get_channels() {
         ),
     ];
     let mut t = TableHandle::try_new("t", cols).unwrap();
-    t.stage_columns = vec!["k".to_string()];
+    t.stage_columns = crate::handle::StageColumns::in_every_file(vec!["k".to_string()]);
     let lt = Filter::compare(&DataType::Int64, Operator::Lt, &5i64.into()).unwrap();
     t.subfield_filters
         .insert(Subfield::column("$row_index"), lt);

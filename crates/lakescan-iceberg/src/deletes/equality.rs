@@ -1,0 +1,246 @@
+//! Equality deletes (seed §10.2, §15.10): rows whose key equals a row of an applicable
+//! equality-delete file are removed after decoding, in the `EqualityDeletes` stage.
+//!
+//! ```text
+//!  table [c0 BIGINT, key BIGINT] (ids 10, 20), query P = [c0], delete file ids [20] = {7}
+//!  R = [c0, key]   (key read as an auxiliary channel, never output)
+//!  rows (100, 7) (200, 8) (300, 7)  ─ key ∈ {7}? ─▶  (200, 8)  ─▶  P = [200]; rows_scanned = 3
+//! ```
+//!
+//! * The delete files of one split that share a key (the same equality field ids) form an
+//!   [`EqualityDeleteSet`]; its [`KeySet`] is read once per scan and shared by every split
+//!   with the same files (a cache in [`crate::reader::IcebergSplitReaderFactory`]).
+//! * Keys are compared as Arrow row encodings of the key columns in the reader's types (the
+//!   delete file's columns are cast to them: files written before a type promotion match),
+//!   so NULL equals NULL, as the spec says for equality deletes, and a match is exact, never
+//!   a hash collision.
+//! * Key columns the query does not read are auxiliary channels of `R` (the table handle's
+//!   stage columns); a key column a data file does not store reads its missing value
+//!   (identity-partition value, `initial-default`, NULL), like any column.
+//!
+//! Hand-written: no library applies Iceberg equality deletes to Arrow batches (iceberg-rust
+//! 0.10.1 turns each deleted key into a predicate, O(rows × keys)).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, RecordBatch};
+use arrow::compute::{and, cast, filter_record_batch};
+use arrow::datatypes::DataType;
+use arrow::row::{RowConverter, SortField};
+use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
+use futures::TryStreamExt;
+use lakescan_core::scan_spec::ScanSpec;
+use lakescan_core::source::BatchTransform;
+use object_store::ObjectStore;
+use parquet::arrow::async_reader::ParquetObjectReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+use tokio::sync::OnceCell;
+
+use super::DeleteFile;
+
+/// The equality-delete files of a split that share one key.
+#[derive(Debug, Clone)]
+pub struct EqualityDeleteSet {
+    /// Key columns: table column name and field id, in the files' equality-id order.
+    pub columns: Vec<(String, i32)>,
+    /// The files.
+    pub files: Vec<Arc<DeleteFile>>,
+}
+
+impl EqualityDeleteSet {
+    /// Identifies the set (its key and files) for sharing its key set.
+    pub fn cache_key(&self) -> Vec<String> {
+        let mut key: Vec<String> = self.columns.iter().map(|(n, _)| n.clone()).collect();
+        key.push(String::new());
+        key.extend(self.files.iter().map(|f| f.written_path.clone()));
+        key
+    }
+}
+
+/// The deleted keys of one [`EqualityDeleteSet`], loaded once and shared.
+pub type SharedKeySet = Arc<OnceCell<Arc<KeySet>>>;
+
+/// The keys of a set of equality-delete files, as Arrow row encodings.
+#[derive(Debug)]
+pub struct KeySet {
+    converter: RowConverter,
+    keys: HashSet<Box<[u8]>>,
+}
+
+impl KeySet {
+    /// Number of distinct deleted keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no key is deleted.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Per row of `columns` (the key columns, in the set's types): true when deleted.
+    fn deleted(&self, columns: &[ArrayRef]) -> Result<Vec<bool>> {
+        let rows = self.converter.convert_columns(columns)?;
+        Ok(rows
+            .iter()
+            .map(|row| self.keys.contains(row.as_ref()))
+            .collect())
+    }
+}
+
+/// The types the key columns of `set` have in the reader schema of `spec`.
+pub fn key_types(set: &EqualityDeleteSet, spec: &ScanSpec) -> Result<Vec<DataType>> {
+    set.columns
+        .iter()
+        .map(|(name, _)| {
+            let Some(channel) = spec.field(name).and_then(|(_, f)| f.channel) else {
+                return internal_err!(
+                    "equality-delete key column '{name}' is not read by the scan"
+                );
+            };
+            Ok(spec.reader_schema().field(channel).data_type().clone())
+        })
+        .collect()
+}
+
+/// Reads the delete files of `set` and builds their key set.
+pub async fn load_key_set(
+    store: &Arc<dyn ObjectStore>,
+    set: &EqualityDeleteSet,
+    types: &[DataType],
+) -> Result<KeySet> {
+    let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+    let converter = RowConverter::new(fields)?;
+    let mut keys = HashSet::new();
+    for file in &set.files {
+        let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
+        let (mut stream, order) = open(store, file, &ids).await?;
+        while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
+            let columns = order
+                .iter()
+                .zip(types)
+                .map(|(&c, t)| cast(batch.column(c), t))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| bad(file, e))?;
+            let rows = converter.convert_columns(&columns)?;
+            keys.extend(rows.iter().map(|r| Box::<[u8]>::from(r.as_ref())));
+        }
+    }
+    Ok(KeySet { converter, keys })
+}
+
+fn bad(file: &DeleteFile, e: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "cannot read Iceberg equality-delete file '{}': {e}",
+        file.written_path
+    ))
+}
+
+/// A stream over the key columns of `file`, and where the column of each of `ids` is in its
+/// batches.
+async fn open(
+    store: &Arc<dyn ObjectStore>,
+    file: &DeleteFile,
+    ids: &[i32],
+) -> Result<(
+    parquet::arrow::async_reader::ParquetRecordBatchStream<ParquetObjectReader>,
+    Vec<usize>,
+)> {
+    let reader = ParquetObjectReader::new(Arc::clone(store), file.location.path.clone());
+    let builder = ParquetRecordBatchStreamBuilder::new(reader)
+        .await
+        .map_err(|e| bad(file, e))?;
+    let descr = builder.metadata().file_metadata().schema_descr_ptr();
+    let roots = descr.root_schema().get_fields();
+    let mut indices = vec![];
+    for id in ids {
+        let found = roots
+            .iter()
+            .position(|f| f.get_basic_info().has_id() && f.get_basic_info().id() == *id);
+        match found {
+            Some(i) => indices.push(i),
+            None => {
+                return exec_err!(
+                    "Iceberg equality-delete file '{}' has no top-level column with field id {id}, \
+                     one of its equality ids",
+                    file.written_path
+                );
+            }
+        }
+    }
+    let mut sorted = indices.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != indices.len() {
+        return exec_err!(
+            "Iceberg equality-delete file '{}' lists an equality id twice",
+            file.written_path
+        );
+    }
+    let mask = ProjectionMask::roots(&descr, indices.iter().copied());
+    let stream = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| bad(file, e))?;
+    // The projection keeps file order: where each key column is in a decoded batch (every
+    // index is in `sorted`, which holds them all once).
+    let order = indices
+        .iter()
+        .map(|i| sorted.iter().position(|s| s == i).unwrap_or(0))
+        .collect();
+    Ok((stream, order))
+}
+
+/// Drops the rows of a batch whose key is in a key set (one per equality-id set).
+pub struct EqualityDeleteStage {
+    /// Per set: the channels of `R` holding its key columns, and its keys.
+    sets: Vec<(Vec<usize>, SharedKeySet)>,
+    file: String,
+}
+
+impl EqualityDeleteStage {
+    /// A stage over `sets`, whose key sets the split reader loads before the first batch.
+    pub fn new(sets: Vec<(Vec<usize>, SharedKeySet)>, file: String) -> Self {
+        Self { sets, file }
+    }
+}
+
+impl BatchTransform for EqualityDeleteStage {
+    fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        if batch.num_rows() == 0 {
+            return Ok(batch);
+        }
+        let mut keep: Option<BooleanArray> = None;
+        for (channels, cell) in &self.sets {
+            let Some(keys) = cell.get() else {
+                return internal_err!(
+                    "equality deletes of '{}' were not loaded before reading",
+                    self.file
+                );
+            };
+            if keys.is_empty() {
+                continue;
+            }
+            let columns: Vec<ArrayRef> = channels
+                .iter()
+                .map(|&c| Arc::clone(batch.column(c)))
+                .collect();
+            let kept: BooleanArray = keys
+                .deleted(&columns)?
+                .into_iter()
+                .map(|d| Some(!d))
+                .collect();
+            keep = Some(match keep {
+                Some(k) => and(&k, &kept)?,
+                None => kept,
+            });
+        }
+        match keep {
+            Some(mask) if mask.true_count() < batch.num_rows() => {
+                Ok(filter_record_batch(&batch, &mask)?)
+            }
+            _ => Ok(batch),
+        }
+    }
+}

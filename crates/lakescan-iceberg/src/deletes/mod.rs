@@ -1,0 +1,214 @@
+//! Delete files (seed §10.2–§10.3; the Iceberg spec's "Scan Planning" and "Delete Formats"):
+//! which delete files apply to which data file, by the sequence-number and partition rules.
+//!
+//! | kind              | applies to a data file when                                        |
+//! |-------------------|--------------------------------------------------------------------|
+//! | equality delete   | delete seq **>** data seq, and the delete's spec is unpartitioned (a global delete) or it has the data file's spec and partition |
+//! | position delete   | delete seq **>=** data seq, and its `referenced_data_file` is the data file, or (none referenced) it has the data file's spec and partition, or its spec is unpartitioned |
+//! | deletion vector   | delete seq **>=** data seq, and its `referenced_data_file` is the data file |
+//!
+//! [`DeleteIndex`] answers these per planned data file; the reader never reads a manifest.
+//! Equality deletes are applied by [`equality`] after decoding; position deletes and
+//! deletion vectors by [`position`], as a row selection before decoding.
+
+pub mod equality;
+pub mod position;
+
+use std::sync::Arc;
+
+use iceberg::spec::Struct;
+
+use crate::paths::FileLocation;
+
+/// What a delete file deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeleteKind {
+    /// Rows by (file path, position), in a Parquet/ORC/Avro file.
+    Position,
+    /// Rows by position of one data file, as a Puffin `deletion-vector-v1` blob.
+    DeletionVector {
+        /// Where the blob starts in the Puffin file.
+        offset: u64,
+        /// Its length.
+        length: u64,
+    },
+    /// Rows whose values of these field ids equal a row of the delete file.
+    Equality {
+        /// The key's field ids.
+        field_ids: Vec<i32>,
+    },
+}
+
+/// One live delete file of the snapshot.
+#[derive(Debug, Clone)]
+pub struct DeleteFile {
+    /// The path as the manifest wrote it.
+    pub written_path: String,
+    /// Where it is.
+    pub location: FileLocation,
+    /// What it deletes.
+    pub kind: DeleteKind,
+    /// Its data sequence number.
+    pub sequence_number: i64,
+    /// The spec it was written with.
+    pub spec_id: i32,
+    /// Whether that spec is unpartitioned (its deletes are global).
+    pub unpartitioned: bool,
+    /// Its partition.
+    pub partition: Struct,
+    /// The one data file it applies to, when the writer said so.
+    pub referenced_data_file: Option<FileLocation>,
+    /// Rows (or deleted positions) it holds.
+    pub record_count: u64,
+    /// Its size in bytes.
+    pub file_size: u64,
+}
+
+/// A data file as the delete rules see it.
+#[derive(Debug, Clone, Copy)]
+pub struct DataFileKey<'a> {
+    /// Where it is.
+    pub location: &'a FileLocation,
+    /// Its data sequence number.
+    pub sequence_number: i64,
+    /// Its spec.
+    pub spec_id: i32,
+    /// Its partition.
+    pub partition: &'a Struct,
+}
+
+/// The live delete files of a snapshot, by the data files they apply to.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteIndex {
+    files: Vec<Arc<DeleteFile>>,
+}
+
+impl DeleteIndex {
+    /// Adds a live delete file.
+    pub fn add(&mut self, file: DeleteFile) {
+        self.files.push(Arc::new(file));
+    }
+
+    /// Number of delete files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The equality deletes that apply to `data`, in the order the manifests list them.
+    pub fn equality_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
+        self.files
+            .iter()
+            .filter(|d| {
+                matches!(d.kind, DeleteKind::Equality { .. })
+                    && d.sequence_number > data.sequence_number
+                    && (d.unpartitioned || same_partition(d, data))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The position deletes and deletion vectors that apply to `data`.
+    pub fn position_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
+        self.files
+            .iter()
+            .filter(|d| {
+                let positional = match d.kind {
+                    DeleteKind::Position => true,
+                    DeleteKind::DeletionVector { .. } => true,
+                    DeleteKind::Equality { .. } => false,
+                };
+                if !positional || d.sequence_number < data.sequence_number {
+                    return false;
+                }
+                match (&d.referenced_data_file, &d.kind) {
+                    (Some(referenced), _) => referenced == data.location,
+                    // A deletion vector names its data file; one that does not is read (and
+                    // rejected by its footer check) like any other that might apply.
+                    (None, DeleteKind::DeletionVector { .. }) => true,
+                    (None, _) => d.unpartitioned || same_partition(d, data),
+                }
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+fn same_partition(d: &DeleteFile, data: DataFileKey<'_>) -> bool {
+    d.spec_id == data.spec_id && &d.partition == data.partition
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::PathResolver;
+    use iceberg::spec::Literal;
+
+    fn location(p: &str) -> FileLocation {
+        PathResolver::new(Some("/")).unwrap().resolve(p).unwrap()
+    }
+
+    fn delete(kind: DeleteKind, seq: i64, part: Option<&str>) -> DeleteFile {
+        DeleteFile {
+            written_path: "d".into(),
+            location: location("/d"),
+            kind,
+            sequence_number: seq,
+            spec_id: i32::from(part.is_some()),
+            unpartitioned: part.is_none(),
+            partition: match part {
+                Some(p) => Struct::from_iter([Some(Literal::string(p))]),
+                None => Struct::empty(),
+            },
+            referenced_data_file: None,
+            record_count: 1,
+            file_size: 1,
+        }
+    }
+
+    #[test]
+    fn sequence_number_and_partition_rules() {
+        let eq = || DeleteKind::Equality { field_ids: vec![1] };
+        let mut index = DeleteIndex::default();
+        index.add(delete(eq(), 2, None)); // global
+        index.add(delete(eq(), 3, Some("a")));
+        index.add(delete(eq(), 1, None)); // older than the data: does not apply
+        let data_location = location("/f");
+        let part_a = Struct::from_iter([Some(Literal::string("a"))]);
+        let part_b = Struct::from_iter([Some(Literal::string("b"))]);
+        let key = |partition| DataFileKey {
+            location: &data_location,
+            sequence_number: 1,
+            spec_id: 1,
+            partition,
+        };
+        let seqs = |files: Vec<Arc<DeleteFile>>| -> Vec<i64> {
+            files.iter().map(|f| f.sequence_number).collect()
+        };
+        assert_eq!(seqs(index.equality_deletes(key(&part_a))), [2, 3]);
+        assert_eq!(seqs(index.equality_deletes(key(&part_b))), [2]);
+        // Same sequence number: an equality delete does not apply, a position delete does.
+        let mut same = DeleteIndex::default();
+        same.add(delete(eq(), 1, None));
+        same.add(delete(DeleteKind::Position, 1, None));
+        assert!(same.equality_deletes(key(&part_a)).is_empty());
+        assert_eq!(same.position_deletes(key(&part_a)).len(), 1);
+        // A deletion vector applies only to the file it references.
+        let mut dv = delete(
+            DeleteKind::DeletionVector {
+                offset: 4,
+                length: 40,
+            },
+            5,
+            None,
+        );
+        dv.referenced_data_file = Some(location("/other"));
+        let mut dvs = DeleteIndex::default();
+        dvs.add(dv);
+        assert!(dvs.position_deletes(key(&part_a)).is_empty());
+    }
+}

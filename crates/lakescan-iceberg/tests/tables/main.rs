@@ -1,0 +1,9 @@
+//! Iceberg tables written by the fixture builder ([`fixture`]), read through SQL: deletes of
+//! every kind with their sequence-number rules, and the seed's scenarios.
+
+// Test code: a failed step is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod equality_deletes;
+mod fixture;
+mod position_deletes;

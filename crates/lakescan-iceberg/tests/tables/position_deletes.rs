@@ -1,0 +1,157 @@
+//! Position deletes and deletion vectors on tables written by the fixture builder.
+
+use std::sync::Arc;
+
+use crate::fixture::Fixture;
+use arrow::array::{ArrayRef, Int64Array};
+use arrow::util::pretty::pretty_format_batches;
+use datafusion::prelude::SessionContext;
+use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
+use lakescan_iceberg::IcebergTableFactory;
+
+fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(values))
+}
+
+fn table() -> Fixture {
+    let schema = Schema::builder()
+        .with_fields(vec![Arc::new(NestedField::optional(
+            1,
+            "v",
+            Type::Primitive(PrimitiveType::Long),
+        ))])
+        .build()
+        .unwrap();
+    Fixture::new(schema)
+}
+
+async fn query(metadata: &str, sql: &str) -> datafusion::error::Result<String> {
+    let ctx = SessionContext::new();
+    ctx.state_ref()
+        .write()
+        .table_factories_mut()
+        .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{metadata}'"
+    ))
+    .await?;
+    let batches = ctx.sql(sql).await?.collect().await?;
+    Ok(pretty_format_batches(&batches)?.to_string())
+}
+
+/// The values of a one-column result, in order.
+fn column(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("| ")?.strip_suffix(" |"))
+        .map(|v| v.trim().to_string())
+        .skip(1)
+        .collect()
+}
+
+#[tokio::test]
+async fn position_deletes_remove_rows_before_decoding() {
+    let mut t = table();
+    let a = t.data_file(vec![("v", 1, longs(0..10))]);
+    let b = t.data_file(vec![("v", 1, longs(100..105))]);
+    let (a_path, b_path) = (a.file_path().to_string(), b.file_path().to_string());
+    t.commit(vec![a, b], vec![]).await;
+    // One delete file for both data files (positions are file positions).
+    let deletes = t.position_delete_file(vec![
+        (a_path.as_str(), 0),
+        (a_path.as_str(), 5),
+        (b_path.as_str(), 4),
+        ("/elsewhere/other.parquet", 1),
+    ]);
+    let metadata = t.commit(vec![], vec![deletes]).await;
+    let out = query(&metadata, "SELECT v FROM t ORDER BY v")
+        .await
+        .unwrap();
+    let expected: Vec<String> = [1, 2, 3, 4, 6, 7, 8, 9, 100, 101, 102, 103]
+        .iter()
+        .map(i64::to_string)
+        .collect();
+    assert_eq!(column(&out), expected);
+    let plan = query(&metadata, "EXPLAIN ANALYZE SELECT v FROM t")
+        .await
+        .unwrap();
+    for metric in [
+        "rows_deleted_position=3",
+        "rows_scanned=12",
+        "delete_files_loaded=1",
+    ] {
+        assert!(plan.contains(metric), "{metric} not in\n{plan}");
+    }
+}
+
+#[tokio::test]
+async fn position_deletes_of_the_same_sequence_number_apply() {
+    let mut t = table();
+    let a = t.data_file(vec![("v", 1, longs(0..3))]);
+    let a_path = a.file_path().to_string();
+    let deletes = t.position_delete_file(vec![(a_path.as_str(), 1)]);
+    let metadata = t.commit(vec![a], vec![deletes]).await;
+    let out = query(&metadata, "SELECT v FROM t ORDER BY v")
+        .await
+        .unwrap();
+    assert_eq!(column(&out), ["0", "2"]);
+}
+
+#[tokio::test]
+async fn deletion_vectors_remove_rows_and_are_checked() {
+    let mut t = table();
+    let a = t.data_file(vec![("v", 1, longs(0..10))]);
+    let a_path = a.file_path().to_string();
+    t.commit(vec![a], vec![]).await;
+    let dv = t.deletion_vector(&a_path, &a_path, &[1, 3, 5, 7, 9]);
+    let metadata = t.commit(vec![], vec![dv]).await;
+    let out = query(&metadata, "SELECT v FROM t ORDER BY v")
+        .await
+        .unwrap();
+    assert_eq!(column(&out), ["0", "2", "4", "6", "8"]);
+    let plan = query(&metadata, "EXPLAIN ANALYZE SELECT v FROM t WHERE v >= 4")
+        .await
+        .unwrap();
+    assert!(plan.contains("rows_deleted_vector=5"), "{plan}");
+
+    // A blob whose footer names another data file is an error, not rows.
+    let mut t = table();
+    let a = t.data_file(vec![("v", 1, longs(0..10))]);
+    let a_path = a.file_path().to_string();
+    t.commit(vec![a], vec![]).await;
+    let dv = t.deletion_vector(&a_path, "/somewhere/else.parquet", &[1]);
+    let metadata = t.commit(vec![], vec![dv]).await;
+    let err = query(&metadata, "SELECT v FROM t")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("belongs to data file '/somewhere/else.parquet'"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_position_delete_file_with_the_wrong_schema_is_an_error() {
+    let mut t = table();
+    let a = t.data_file(vec![("v", 1, longs(0..3))]);
+    t.commit(vec![a], vec![]).await;
+    // An equality-shaped file registered as position deletes: no file_path / pos columns.
+    let mut bad = t.equality_delete_file(vec![1], vec![("v", 1, longs([1]))]);
+    let wrong = iceberg::spec::DataFileBuilder::default()
+        .content(iceberg::spec::DataContentType::PositionDeletes)
+        .file_path(bad.file_path().to_string())
+        .file_format(iceberg::spec::DataFileFormat::Parquet)
+        .record_count(1)
+        .file_size_in_bytes(bad.file_size_in_bytes())
+        .partition(iceberg::spec::Struct::empty())
+        .partition_spec_id(0)
+        .build()
+        .unwrap();
+    bad = wrong;
+    let metadata = t.commit(vec![], vec![bad]).await;
+    let err = query(&metadata, "SELECT v FROM t")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a position-delete file"), "{err}");
+}
