@@ -286,7 +286,8 @@ impl ExecutionPlan for LakeScanExec {
             self.pushed_filters.clone(),
             metrics.clone(),
             options,
-        );
+        )
+        .with_memory_pool(Arc::clone(context.memory_pool()));
         let state = PartitionState {
             source,
             queue: self.queue.start_partition()?,

@@ -22,6 +22,7 @@ use arrow::array::{Array, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow::compute::{filter_record_batch, prep_null_mask_filter};
 use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
+use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
 use datafusion::physical_expr::utils::conjunction_opt;
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_plan::PhysicalExpr;
@@ -81,6 +82,8 @@ pub struct SplitContext {
     pub metrics: LakeScanMetrics,
     /// How to read.
     pub options: ReadOptions,
+    /// Where readers reserve the memory they hold across batches (equality-delete keys).
+    pub memory_pool: Arc<dyn MemoryPool>,
 }
 
 /// Settings of one execution that shape reading (not results).
@@ -211,6 +214,7 @@ pub struct FileDataSource {
     pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
     metrics: LakeScanMetrics,
     options: ReadOptions,
+    memory_pool: Arc<dyn MemoryPool>,
     current: Option<CurrentSplit>,
 }
 
@@ -243,8 +247,15 @@ impl FileDataSource {
             pushed_filters,
             metrics,
             options,
+            memory_pool: Arc::new(UnboundedMemoryPool::default()),
             current: None,
         }
+    }
+
+    /// Reserves readers' memory in `pool` (the task's pool) instead of an unbounded one.
+    pub fn with_memory_pool(mut self, pool: Arc<dyn MemoryPool>) -> Self {
+        self.memory_pool = pool;
+        self
     }
 
     /// Prepares `split`; returns false (and counts why) when it has nothing to read.
@@ -264,6 +275,7 @@ impl FileDataSource {
             constants,
             metrics: self.metrics.clone(),
             options: self.options,
+            memory_pool: Arc::clone(&self.memory_pool),
         };
         let mut stages = self.factory.stages(&split, &self.spec)?;
         stages.sort_by_key(|s| s.slot);

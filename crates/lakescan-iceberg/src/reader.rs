@@ -195,7 +195,7 @@ impl SplitReader for IcebergSplitReader {
             cell.get_or_try_init(|| async {
                 let _timer = context.metrics.time_loading_deletes.timer();
                 let types = key_types(set, &context.spec)?;
-                let keys = load_key_set(&context.store, set, &types).await?;
+                let keys = load_key_set(&context.store, set, &types, &context.memory_pool).await?;
                 context.metrics.delete_files_loaded.add(set.files.len());
                 Ok::<_, datafusion::error::DataFusionError>(Arc::new(keys))
             })

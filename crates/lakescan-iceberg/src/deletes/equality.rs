@@ -29,6 +29,7 @@ use arrow::compute::{and, cast, filter_record_batch};
 use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, SortField};
 use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
 use futures::TryStreamExt;
 use lakescan_core::scan_spec::ScanSpec;
 use lakescan_core::source::BatchTransform;
@@ -61,11 +62,13 @@ impl EqualityDeleteSet {
 /// The deleted keys of one [`EqualityDeleteSet`], loaded once and shared.
 pub type SharedKeySet = Arc<OnceCell<Arc<KeySet>>>;
 
-/// The keys of a set of equality-delete files, as Arrow row encodings.
+/// The keys of a set of equality-delete files, as Arrow row encodings; their memory is
+/// reserved in the scan's memory pool for as long as the set is held.
 #[derive(Debug)]
 pub struct KeySet {
     converter: RowConverter,
     keys: HashSet<Box<[u8]>>,
+    _reservation: MemoryReservation,
 }
 
 impl KeySet {
@@ -104,15 +107,21 @@ pub fn key_types(set: &EqualityDeleteSet, spec: &ScanSpec) -> Result<Vec<DataTyp
         .collect()
 }
 
-/// Reads the delete files of `set` and builds their key set.
+/// Bytes a key set holds per key beyond the key's encoding (hash slot, box).
+const PER_KEY_OVERHEAD: usize = 3 * std::mem::size_of::<usize>();
+
+/// Reads the delete files of `set` and builds their key set, reserving its memory in `pool`
+/// as it grows (a memory limit fails the query with `ResourcesExhausted`, not the process).
 pub async fn load_key_set(
     store: &Arc<dyn ObjectStore>,
     set: &EqualityDeleteSet,
     types: &[DataType],
+    pool: &Arc<dyn MemoryPool>,
 ) -> Result<KeySet> {
     let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
     let converter = RowConverter::new(fields)?;
-    let mut keys = HashSet::new();
+    let mut keys: HashSet<Box<[u8]>> = HashSet::new();
+    let reservation = MemoryConsumer::new("lakescan equality-delete keys").register(pool);
     for file in &set.files {
         let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
         let (mut stream, order) = open(store, file, &ids).await?;
@@ -124,10 +133,19 @@ pub async fn load_key_set(
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|e| bad(file, e))?;
             let rows = converter.convert_columns(&columns)?;
+            let grown: usize = rows
+                .iter()
+                .map(|r| r.as_ref().len() + PER_KEY_OVERHEAD)
+                .sum();
+            reservation.try_grow(grown)?;
             keys.extend(rows.iter().map(|r| Box::<[u8]>::from(r.as_ref())));
         }
     }
-    Ok(KeySet { converter, keys })
+    Ok(KeySet {
+        converter,
+        keys,
+        _reservation: reservation,
+    })
 }
 
 fn bad(file: &DeleteFile, e: impl std::fmt::Display) -> DataFusionError {

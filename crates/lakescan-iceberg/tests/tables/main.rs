@@ -4,6 +4,8 @@
 // Test code: a failed step is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bad_input;
 mod equality_deletes;
 mod fixture;
 mod position_deletes;
+mod seed_15_7;

@@ -13,7 +13,7 @@ fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))
 }
 
-fn table() -> Fixture {
+pub fn table() -> Fixture {
     let schema = Schema::builder()
         .with_fields(vec![Arc::new(NestedField::optional(
             1,
@@ -25,7 +25,7 @@ fn table() -> Fixture {
     Fixture::new(schema)
 }
 
-async fn query(metadata: &str, sql: &str) -> datafusion::error::Result<String> {
+pub async fn query(metadata: &str, sql: &str) -> datafusion::error::Result<String> {
     let ctx = SessionContext::new();
     ctx.state_ref()
         .write()
@@ -40,7 +40,7 @@ async fn query(metadata: &str, sql: &str) -> datafusion::error::Result<String> {
 }
 
 /// The values of a one-column result, in order.
-fn column(out: &str) -> Vec<String> {
+pub fn column(out: &str) -> Vec<String> {
     out.lines()
         .filter_map(|l| l.strip_prefix("| ")?.strip_suffix(" |"))
         .map(|v| v.trim().to_string())

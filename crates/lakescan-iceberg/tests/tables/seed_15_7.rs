@@ -1,0 +1,55 @@
+//! Seed §15.7, Iceberg variant: a filter-only column missing from the first file and present
+//! in the next. Missing, it reads its `initial-default` (not NULL: seed §10.1), so the filter
+//! tests the default; present, it reads the file's values again.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array};
+use iceberg::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
+
+use crate::fixture::Fixture;
+use crate::position_deletes::{column, query};
+
+fn longs(values: &[i64]) -> ArrayRef {
+    Arc::new(Int64Array::from(values.to_vec()))
+}
+
+#[tokio::test]
+async fn seed_15_7_filter_only_column_missing_then_present() {
+    let schema = Schema::builder()
+        .with_fields(vec![
+            Arc::new(NestedField::optional(
+                1,
+                "a",
+                Type::Primitive(PrimitiveType::Long),
+            )),
+            Arc::new(
+                NestedField::optional(2, "b", Type::Primitive(PrimitiveType::Long))
+                    .with_initial_default(Literal::long(5)),
+            ),
+        ])
+        .build()
+        .unwrap();
+    let mut t = Fixture::new(schema);
+    // Written before b existed.
+    let old = t.data_file(vec![("a", 1, longs(&[1, 2]))]);
+    t.commit(vec![old], vec![]).await;
+    let new = t.data_file(vec![("a", 1, longs(&[3, 4])), ("b", 2, longs(&[5, 6]))]);
+    let metadata = t.commit(vec![new], vec![]).await;
+
+    let out = query(&metadata, "SELECT a FROM t WHERE b = 5 ORDER BY a")
+        .await
+        .unwrap();
+    assert_eq!(column(&out), ["1", "2", "3"]);
+    let out = query(&metadata, "SELECT a FROM t WHERE b = 6 ORDER BY a")
+        .await
+        .unwrap();
+    assert_eq!(column(&out), ["4"]);
+    let out = query(&metadata, "SELECT a, b FROM t ORDER BY a")
+        .await
+        .unwrap();
+    assert!(
+        out.contains("| 1 | 5 |") && out.contains("| 4 | 6 |"),
+        "{out}"
+    );
+}
