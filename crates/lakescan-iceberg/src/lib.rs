@@ -10,6 +10,7 @@
 //! | [`paths`]    | paths written in metadata → object store + path                      |
 //! | [`schema`]   | Iceberg types → Arrow, field ids, defaults, Iceberg values → scalars |
 //! | [`plan`]     | manifest list → manifests → data files, pruned                       |
+//! | [`transforms`] | what a partition value of a transform says about its source column |
 //! | [`deletes`]  | which delete files apply to a data file; equality deletes            |
 //! | [`reader`]   | split readers: delete loading, the equality-delete stage             |
 //! | [`table`]    | [`IcebergTable`]: the `TableProvider`; files → splits                |
@@ -27,6 +28,7 @@ pub mod plan;
 pub mod reader;
 pub mod schema;
 pub mod table;
+pub mod transforms;
 
 pub use factory::{IcebergTableBuilder, IcebergTableFactory};
 pub use options::{IcebergOptions, SnapshotSelector};

@@ -11,9 +11,10 @@
 //! ```
 //!
 //! Pruning uses the scan's per-column [`Filter`]s, the same ones the Parquet reader applies
-//! to row groups: a manifest is skipped when an identity partition field's summary bounds
-//! cannot match its column's filter, a data file when its identity partition value or its
-//! column bounds cannot. Bounds of floating-point columns are used only when the file counts
+//! to row groups: a manifest is skipped when a partition field's summary bounds (identity,
+//! or the source values of an order-preserving transform) cannot match its column's filter,
+//! a data file when a partition value (identity, or through [`transforms`]: temporal,
+//! truncate, bucket) or its column bounds cannot. Bounds of floating-point columns are used only when the file counts
 //! no NaN (Iceberg bounds leave NaN out). Hand-written: the `iceberg` crate's manifest and
 //! metrics evaluators are private to it.
 
@@ -37,6 +38,7 @@ use crate::deletes::{DataFileKey, DeleteFile, DeleteIndex, DeleteKind};
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
 use crate::paths::{FileLocation, PathResolver};
 use crate::schema::{ScanSchema, datum_to_scalar, literal_to_scalar};
+use crate::transforms;
 
 /// One data file a scan reads, with the facts of it that reading needs.
 #[derive(Debug, Clone)]
@@ -303,6 +305,9 @@ impl<'a> Planner<'a> {
             return Ok(true);
         };
         for (field, summary) in spec.fields().iter().zip(summaries) {
+            if !self.transform_summary_may_match(field, summary) {
+                return Ok(false);
+            }
             let Some((column, filter, source_type)) = self.identity_column(field) else {
                 continue;
             };
@@ -337,6 +342,59 @@ impl<'a> Planner<'a> {
         Ok(true)
     }
 
+    /// False when the summary of a field of an order-preserving transform (year, month,
+    /// day, hour, truncate) rules the manifest out ([`transforms::range_may_match`]).
+    fn transform_summary_may_match(
+        &self,
+        field: &iceberg::spec::PartitionField,
+        summary: &iceberg::spec::FieldSummary,
+    ) -> bool {
+        if matches!(field.transform, Transform::Identity | Transform::Bucket(_)) {
+            return true;
+        }
+        let Some((column, filter, source_type)) = self.source_column(field) else {
+            return true;
+        };
+        let Some(result) = field
+            .transform
+            .result_type(source_type)
+            .ok()
+            .and_then(|t| t.as_primitive_type().cloned())
+        else {
+            return true;
+        };
+        let bound = |b: &Option<iceberg::spec::ByteBuf>| {
+            Datum::try_from_bytes(b.as_ref()?, result.clone()).ok()
+        };
+        let source = self.schema.fields[column].data_type();
+        match (bound(&summary.lower_bound), bound(&summary.upper_bound)) {
+            (Some(lo), Some(hi)) => {
+                let values = transforms::range_may_match(
+                    &field.transform,
+                    source,
+                    lo.literal(),
+                    hi.literal(),
+                    filter,
+                );
+                values || (summary.contains_null && filter.test_constant(&ScalarValue::Null))
+            }
+            (None, None) if summary.contains_null => filter.test_constant(&ScalarValue::Null),
+            _ => true,
+        }
+    }
+
+    /// The column, filter and source type of a partition field's source, when the column is
+    /// filtered.
+    fn source_column(
+        &self,
+        field: &iceberg::spec::PartitionField,
+    ) -> Option<(usize, &Filter, &Type)> {
+        let column = self.schema.column_of_id(field.source_id)?;
+        let filter = self.filters.get(&column)?;
+        let source = self.schema.iceberg.field_by_id(field.source_id)?;
+        Some((column, *filter, &source.field_type))
+    }
+
     /// The column, filter and source type of an identity partition field, when the column
     /// is filtered.
     fn identity_column(
@@ -362,6 +420,23 @@ impl<'a> Planner<'a> {
         let mut identity_values = vec![];
         for (i, field) in spec.fields().iter().enumerate() {
             if field.transform != Transform::Identity {
+                if let Some((column, filter, _)) = self.source_column(field) {
+                    let value = file.partition().fields().get(i).and_then(|v| v.as_ref());
+                    let literal = value.and_then(|v| v.as_primitive_literal());
+                    let source = self.schema.fields[column].data_type();
+                    let known = value.is_none() || literal.is_some();
+                    if known
+                        && field.transform != Transform::Void
+                        && !transforms::may_match(
+                            &field.transform,
+                            source,
+                            literal.as_ref(),
+                            filter,
+                        )
+                    {
+                        return Ok(None);
+                    }
+                }
                 continue;
             }
             let (Some(column), Some(source)) = (

@@ -11,7 +11,7 @@ use arrow::datatypes::{Field, Schema};
 use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileBuilder, DataFileFormat, ManifestFile, ManifestListWriter,
-    ManifestWriterBuilder, PartitionSpec, Schema as IcebergSchema, Struct,
+    ManifestWriterBuilder, PartitionSpec, Schema as IcebergSchema, Struct, Transform,
 };
 use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
 
@@ -31,14 +31,23 @@ pub struct Fixture {
 impl Fixture {
     /// An unpartitioned table with `schema`.
     pub fn new(schema: IcebergSchema) -> Self {
+        Self::partitioned(schema, vec![])
+    }
+
+    /// A table with `schema` partitioned by `fields` (source column name, partition field
+    /// name, transform).
+    pub fn partitioned(schema: IcebergSchema, fields: Vec<(&str, &str, Transform)>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("metadata")).unwrap();
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
         let schema = Arc::new(schema);
-        let spec = PartitionSpec::builder(Arc::clone(&schema))
-            .with_spec_id(0)
-            .build()
-            .unwrap();
+        let mut builder = PartitionSpec::builder(Arc::clone(&schema)).with_spec_id(0);
+        for (source, name, transform) in fields {
+            builder = builder
+                .add_partition_field(source, name, transform)
+                .unwrap();
+        }
+        let spec = builder.build().unwrap();
         Self {
             dir,
             io: FileIO::new_with_fs(),
@@ -86,6 +95,15 @@ impl Fixture {
 
     /// A data file holding `columns`.
     pub fn data_file(&mut self, columns: Vec<(&str, i32, ArrayRef)>) -> DataFile {
+        self.data_file_in(Struct::empty(), columns)
+    }
+
+    /// A data file of `partition` holding `columns`.
+    pub fn data_file_in(
+        &mut self,
+        partition: Struct,
+        columns: Vec<(&str, i32, ArrayRef)>,
+    ) -> DataFile {
         let (path, size, rows) = self.write_parquet(columns);
         DataFileBuilder::default()
             .content(DataContentType::Data)
@@ -93,7 +111,7 @@ impl Fixture {
             .file_format(DataFileFormat::Parquet)
             .record_count(rows)
             .file_size_in_bytes(size)
-            .partition(Struct::empty())
+            .partition(partition)
             .partition_spec_id(0)
             .build()
             .unwrap()
@@ -275,8 +293,8 @@ impl Fixture {
             "current-schema-id": 0,
             "schemas": [serde_json::to_value(self.schema.as_ref()).unwrap()],
             "default-spec-id": 0,
-            "partition-specs": [{"spec-id": 0, "fields": []}],
-            "last-partition-id": 999,
+            "partition-specs": [serde_json::to_value(&self.spec).unwrap()],
+            "last-partition-id": self.spec.highest_field_id().unwrap_or(999),
             "default-sort-order-id": 0,
             "sort-orders": [{"order-id": 0, "fields": []}],
             "properties": {},

@@ -7,5 +7,6 @@
 mod bad_input;
 mod equality_deletes;
 mod fixture;
+mod partition_transforms;
 mod position_deletes;
 mod seed_15_7;
