@@ -14,6 +14,7 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_plan::PhysicalExpr;
 
+use crate::defaults::MemberDefaults;
 use crate::filter::Filter;
 use crate::parquet::field_ids::FieldIdMatching;
 use crate::subfield::Subfield;
@@ -63,6 +64,8 @@ pub struct ColumnHandle {
     pub nullable: bool,
     /// Identity of the column in formats that track it (Iceberg field id); `None` for Hive.
     pub field_id: Option<i32>,
+    /// Values of its struct members where a file does not store them (Iceberg).
+    pub member_defaults: Option<Arc<MemberDefaults>>,
 }
 
 impl ColumnHandle {
@@ -79,6 +82,7 @@ impl ColumnHandle {
             data_type: field.data_type().clone(),
             nullable: field.is_nullable(),
             field_id: None,
+            member_defaults: None,
         }
     }
 

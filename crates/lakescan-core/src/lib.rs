@@ -23,6 +23,7 @@
 pub mod adaptive;
 pub mod binding;
 pub mod config;
+pub mod defaults;
 pub mod deleted_rows;
 pub mod exec;
 pub mod extract;

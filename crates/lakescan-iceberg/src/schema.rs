@@ -22,6 +22,7 @@ use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err, pla
 use iceberg::spec::{
     Datum, Literal, NestedField, PrimitiveLiteral, PrimitiveType, Schema as IcebergSchema, Type,
 };
+use lakescan_core::defaults::{MemberDefault, MemberDefaults};
 use lakescan_core::parquet::field_ids::{FieldIdNode, FieldIds, NestedIds};
 
 /// The zone of Iceberg's `timestamptz` in Arrow.
@@ -40,6 +41,8 @@ pub struct ScanSchema {
     pub ids: FieldIds,
     /// `initial-default` of top-level columns, by column index.
     pub defaults: Vec<Option<ScalarValue>>,
+    /// `initial-default`s of struct members, by column index.
+    pub member_defaults: Vec<Option<Arc<MemberDefaults>>>,
 }
 
 impl ScanSchema {
@@ -48,14 +51,20 @@ impl ScanSchema {
         let mut fields = vec![];
         let mut field_ids = vec![];
         let mut defaults = vec![];
+        let mut member_defaults = vec![];
         for f in schema.as_struct().fields() {
             let data_type = arrow_type(&f.field_type, view_types)?;
-            if let Some(path) = nested_default(&f.field_type, &f.name) {
+            if let Some(path) = default_below_collection(&f.field_type, &f.name, false) {
                 return not_impl_err!(
-                    "struct member '{path}' has an initial-default; reading defaults of nested \
-                     members is not implemented yet"
+                    "member '{path}' of a list or map has an initial-default; reading those \
+                     is not implemented yet"
                 );
             }
+            let members = match &f.field_type.as_ref() {
+                Type::Struct(s) => struct_defaults(s.fields())?,
+                _ => MemberDefaults::default(),
+            };
+            member_defaults.push((!members.is_empty()).then(|| Arc::new(members)));
             let default = match &f.initial_default {
                 Some(lit) => Some(literal_to_scalar(lit, &f.field_type, &data_type)?),
                 None => None,
@@ -71,6 +80,7 @@ impl ScanSchema {
             field_ids,
             ids,
             defaults,
+            member_defaults,
         })
     }
 
@@ -80,21 +90,47 @@ impl ScanSchema {
     }
 }
 
-/// The first nested member (dotted path) that has an `initial-default`.
-fn nested_default(t: &Type, path: &str) -> Option<String> {
-    let children: Vec<&NestedField> = match t {
+/// The first member (dotted path) inside a list or map that has an `initial-default`
+/// (`in_collection`: `t` is already below one).
+fn default_below_collection(t: &Type, path: &str, in_collection: bool) -> Option<String> {
+    let (children, below): (Vec<&NestedField>, bool) = match t {
         Type::Primitive(_) => return None,
-        Type::Struct(s) => s.fields().iter().map(|f| f.as_ref()).collect(),
-        Type::List(l) => vec![l.element_field.as_ref()],
-        Type::Map(m) => vec![m.key_field.as_ref(), m.value_field.as_ref()],
+        Type::Struct(s) => (
+            s.fields().iter().map(|f| f.as_ref()).collect(),
+            in_collection,
+        ),
+        Type::List(l) => (vec![l.element_field.as_ref()], true),
+        Type::Map(m) => (vec![m.key_field.as_ref(), m.value_field.as_ref()], true),
     };
     children.into_iter().find_map(|f| {
         let here = format!("{path}.{}", f.name);
-        match f.initial_default {
-            Some(_) => Some(here),
-            None => nested_default(&f.field_type, &here),
+        match (&f.initial_default, below) {
+            (Some(_), true) => Some(here),
+            _ => default_below_collection(&f.field_type, &here, below),
         }
     })
+}
+
+/// The `initial-default`s of the members of a struct (and of their own members).
+fn struct_defaults(fields: &[Arc<NestedField>]) -> Result<MemberDefaults> {
+    let mut out = vec![];
+    for f in fields {
+        let value = match &f.initial_default {
+            Some(lit) => {
+                let t = arrow_type(&f.field_type, false)?;
+                Some(literal_to_scalar(lit, &f.field_type, &t)?)
+            }
+            None => None,
+        };
+        let members = match f.field_type.as_ref() {
+            Type::Struct(s) => struct_defaults(s.fields())?,
+            _ => MemberDefaults::default(),
+        };
+        if value.is_some() || !members.is_empty() {
+            out.push((f.name.clone(), MemberDefault { value, members }));
+        }
+    }
+    Ok(MemberDefaults::new(out))
 }
 
 fn level_ids(fields: &[Arc<NestedField>]) -> FieldIds {

@@ -63,9 +63,11 @@ impl IcebergTable {
             .fields
             .iter()
             .zip(&schema.field_ids)
-            .map(|(f, id)| {
+            .zip(&schema.member_defaults)
+            .map(|((f, id), member_defaults)| {
                 let mut c = ColumnHandle::regular(f);
                 c.field_id = Some(*id);
+                c.member_defaults = member_defaults.clone();
                 c
             })
             .collect();

@@ -14,7 +14,7 @@
 //!   dictionary encoding, `Utf8` for `Utf8View`: cast.
 //!
 //! Struct members are matched by name, so a file whose struct lacks a member (schema
-//! evolution) reads it as NULL.
+//! evolution) reads it as NULL, or as its default ([`crate::defaults`]).
 
 use std::sync::Arc;
 
@@ -26,14 +26,25 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{Result, ScalarValue, exec_err};
 
+use crate::defaults::{MemberDefault, MemberDefaults};
+
 /// `decoded` in the table type `target` (see the module docs).
 pub fn adapt_array(decoded: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    adapt_with_defaults(decoded, target, None)
+}
+
+/// [`adapt_array`], where struct members the file does not store read their `defaults`.
+pub fn adapt_with_defaults(
+    decoded: &ArrayRef,
+    target: &DataType,
+    defaults: Option<&MemberDefaults>,
+) -> Result<ArrayRef> {
     if decoded.data_type() == target {
         return Ok(Arc::clone(decoded));
     }
     match (decoded.data_type(), target) {
         (DataType::Struct(_), DataType::Struct(fields)) => {
-            adapt_struct(decoded.as_struct(), fields)
+            adapt_struct(decoded.as_struct(), fields, defaults)
         }
         (DataType::List(_), DataType::List(field)) => {
             adapt_list(decoded.as_list::<i32>(), field).map(|a| Arc::new(a) as ArrayRef)
@@ -72,13 +83,29 @@ pub fn adapt_array(decoded: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
     }
 }
 
-fn adapt_struct(decoded: &StructArray, fields: &Fields) -> Result<ArrayRef> {
+fn adapt_struct(
+    decoded: &StructArray,
+    fields: &Fields,
+    defaults: Option<&MemberDefaults>,
+) -> Result<ArrayRef> {
     let len = decoded.len();
     let columns = fields
         .iter()
-        .map(|field| match decoded.column_by_name(field.name()) {
-            Some(child) => adapt_array(child, field.data_type()),
-            None => placeholder(field, len),
+        .map(|field| {
+            let default = defaults.and_then(|d| d.get(field.name()));
+            match (decoded.column_by_name(field.name()), default) {
+                (Some(child), _) => {
+                    adapt_with_defaults(child, field.data_type(), default.map(|d| &d.members))
+                }
+                (None, Some(MemberDefault { value: Some(v), .. })) => {
+                    let v = match &v.data_type() == field.data_type() {
+                        true => v.clone(),
+                        false => v.cast_to(field.data_type())?,
+                    };
+                    v.to_array_of_size(len)
+                }
+                (None, _) => placeholder(field, len),
+            }
         })
         .collect::<Result<Vec<_>>>()?;
     let nulls = decoded.nulls().cloned();

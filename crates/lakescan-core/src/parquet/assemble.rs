@@ -17,10 +17,11 @@ use arrow::compute::{cast, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
-use super::adapt::adapt_array;
+use super::adapt::adapt_with_defaults;
 use super::plan::ROW_NUMBER_COLUMN;
 use super::row_filter::ColumnPredicate;
 use crate::binding::{FieldSource, MemberSource, SplitBinding};
+use crate::defaults::MemberDefaults;
 use crate::filter::Filter;
 use crate::source::SplitContext;
 use crate::split::FileSplit;
@@ -47,11 +48,13 @@ pub struct GeneratedFilter {
 
 /// Where one channel of `R` comes from in the decoded batches.
 enum ChannelSource {
-    /// The decoded root column `name` (index bound once the decoder exists), in `table_type`.
+    /// The decoded root column `name` (index bound once the decoder exists), in `table_type`;
+    /// struct members the file lacks read their `defaults`.
     Column {
         name: String,
         index: Option<usize>,
         table_type: DataType,
+        defaults: Option<Arc<MemberDefaults>>,
     },
     /// The same value in every row.
     Constant(ScalarValue),
@@ -108,6 +111,7 @@ impl Assembler {
                         name: file_schema.field(*root).name().clone(),
                         index: None,
                         table_type,
+                        defaults: field.handle.member_defaults.clone(),
                     }
                 }
                 FieldSource::File { .. } => ChannelSource::Constant(absent(reader_field)?),
@@ -225,12 +229,15 @@ impl Assembler {
                 index: Some(i),
                 table_type,
                 name,
-            } => adapt_array(decoded.column(*i), table_type).or_else(|e| {
-                exec_err!(
-                    "file '{}': column '{name}' cannot be read as {table_type}: {e}",
-                    self.file
-                )
-            }),
+                defaults,
+            } => adapt_with_defaults(decoded.column(*i), table_type, defaults.as_deref()).or_else(
+                |e| {
+                    exec_err!(
+                        "file '{}': column '{name}' cannot be read as {table_type}: {e}",
+                        self.file
+                    )
+                },
+            ),
             ChannelSource::Constant(v) => v.to_array_of_size(rows),
             ChannelSource::RowIndex {
                 index: Some(i),

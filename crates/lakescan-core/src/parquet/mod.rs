@@ -153,11 +153,24 @@ impl ParquetSplitReader {
             };
             let value = match &binding.sources()[i] {
                 FieldSource::Constant(v) => constant_subfield(v, subfield),
-                // A struct member this file does not have reads as NULL in every row.
+                // A struct member this file does not have reads its default, else NULL, in
+                // every row where the struct is present (and NULL where it is not).
                 FieldSource::File { root, file_type }
                     if plan::member_missing(&leaves, *root, file_type, subfield) =>
                 {
-                    Some(datafusion::common::ScalarValue::Null)
+                    let defaults = spec.fields()[i].handle.member_defaults.as_deref();
+                    let null = datafusion::common::ScalarValue::Null;
+                    match defaults.and_then(|d| d.at(subfield.path())) {
+                        Some(default) => {
+                            // Rows where the struct is present read the default, rows
+                            // where it is NULL read NULL: skip only when both fail (the
+                            // reader filters the rest on the default-filled struct).
+                            let (on_default, on_null) =
+                                (filter.test_constant(default), filter.test_constant(&null));
+                            (!on_default && !on_null).then_some(null)
+                        }
+                        None => Some(null),
+                    }
                 }
                 _ => None,
             };

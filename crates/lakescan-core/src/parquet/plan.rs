@@ -50,6 +50,8 @@ struct FilteredColumn<'a> {
     filter: &'a Filter,
     root: usize,
     table_type: DataType,
+    /// A struct member the file lacks (tested on its default after decoding).
+    missing_member: bool,
 }
 
 /// What to decode from the chosen row groups, and how.
@@ -161,6 +163,10 @@ fn place_filters<'a>(
     let estimates = keep_estimates(context, chosen)?;
     let max_keep = context.options.pushdown_max_keep_ratio;
     Ok(filtered.into_iter().partition(|c| {
+        // A member the file lacks has no leaf to filter in the decoder.
+        if c.missing_member {
+            return false;
+        }
         let estimate = estimates.get(c.subfield).copied();
         let key = c.subfield.to_string();
         row_filter::runs_in_decoder(spec.adaptive(), &key, estimate, max_keep)
@@ -234,8 +240,15 @@ fn file_filters<'a>(
         if let FieldSource::File { root, file_type } = &binding.sources()[i] {
             let root = *root;
             // A member the file lacks is NULL in every row: `bind` tested NULL against the
-            // filter already (the split would have been skipped if it failed).
-            if member_missing(leaves, root, file_type, subfield) {
+            // filter already (the split would have been skipped if it failed). One with a
+            // default is filtered on the struct with its defaults filled in.
+            let has_default = field
+                .handle
+                .member_defaults
+                .as_deref()
+                .is_some_and(|d| d.at(subfield.path()).is_some());
+            let missing_member = member_missing(leaves, root, file_type, subfield);
+            if missing_member && !has_default {
                 continue;
             }
             out.push(FilteredColumn {
@@ -243,6 +256,7 @@ fn file_filters<'a>(
                 filter,
                 root,
                 table_type: field.handle.data_type.clone(),
+                missing_member,
             });
         }
     }
@@ -368,6 +382,7 @@ fn output_leaves(
             out.extend(leaves.select(*root, &field.required));
             continue;
         };
+        let before = out.len();
         for path in paths {
             let found = leaves.select(*root, &RequiredSubfields::Paths([path.clone()].into()));
             // No leaf for a path the file's type has: the file's layout is one the path
@@ -376,6 +391,16 @@ fn output_leaves(
                 out.extend(leaves.select(*root, &RequiredSubfields::Whole));
             }
             out.extend(found);
+        }
+        // Only members this file lacks are read, and they have defaults: one leaf tells in
+        // which rows the struct is present (there the members read their defaults).
+        if out.len() == before && field.handle.member_defaults.is_some() {
+            out.extend(
+                leaves
+                    .select(*root, &RequiredSubfields::Whole)
+                    .into_iter()
+                    .take(1),
+            );
         }
     }
     out
@@ -407,6 +432,10 @@ fn predicate(
         adaptive: Arc::clone(context.spec.adaptive()),
         rows_scanned,
         table_type: c.table_type.clone(),
+        defaults: context
+            .spec
+            .field(c.subfield.root())
+            .and_then(|(_, f)| f.handle.member_defaults.clone()),
     }
 }
 

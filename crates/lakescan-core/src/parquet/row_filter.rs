@@ -21,7 +21,9 @@ use arrow::error::ArrowError;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ArrowPredicate;
 
+use crate::defaults::MemberDefaults;
 use crate::filter::Filter;
+use crate::parquet::adapt::adapt_with_defaults;
 use crate::scan_spec::AdaptiveState;
 use crate::subfield::Subfield;
 
@@ -61,6 +63,8 @@ pub struct ColumnPredicate {
     pub rows_scanned: Option<Arc<AtomicU64>>,
     /// Type the table declares (the file column is cast to it before the filter runs).
     pub table_type: DataType,
+    /// Defaults of struct members the file may lack (filled in before a member is tested).
+    pub defaults: Option<Arc<MemberDefaults>>,
 }
 
 impl ArrowPredicate for ColumnPredicate {
@@ -87,10 +91,19 @@ impl ColumnPredicate {
     /// the struct with the filtered leaves) and records the cost. `true` keeps the row.
     pub fn keep(&self, root: &ArrayRef) -> Result<BooleanArray, ArrowError> {
         let started = Instant::now();
+        let external =
+            |e: datafusion::error::DataFusionError| ArrowError::ExternalError(Box::new(e));
         let column = if !self.subfield.path().is_empty() {
-            self.subfield
-                .extract(root)
-                .map_err(|e| ArrowError::ExternalError(Box::new(e)))?
+            let filled;
+            let root = match &self.defaults {
+                Some(defaults) => {
+                    filled = adapt_with_defaults(root, &self.table_type, Some(defaults))
+                        .map_err(external)?;
+                    &filled
+                }
+                None => root,
+            };
+            self.subfield.extract(root).map_err(external)?
         } else if root.data_type() == &self.table_type {
             Arc::clone(root)
         } else {
