@@ -67,6 +67,11 @@ impl Runner {
         })
     }
 
+    /// The session statements run in.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
     /// Runs every statement in `sql` in order, stopping at the first error.
     pub async fn run_script(&self, sql: &str) -> CliResult<()> {
         for statement in split_statements(sql) {

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
+use datafusion::error::DataFusionError;
 use tokio::runtime::Runtime;
 
 use crate::demo::DemoOptions;
@@ -54,6 +55,13 @@ struct Cli {
     /// Print only query results (no timing lines).
     #[arg(short, long)]
     quiet: bool,
+
+    /// Register an Iceberg catalog as NAME (tables are NAME.namespace.table); may be repeated.
+    /// URI: sqlite:///abs/catalog.db[?warehouse=/abs/wh] (created if missing),
+    /// memory://?warehouse=/abs/wh, or http(s)://host/… (a REST catalog; query parameters
+    /// such as warehouse, token, credential are passed on).
+    #[arg(long = "iceberg-catalog", value_name = "NAME=URI")]
+    iceberg_catalogs: Vec<String>,
 }
 
 /// Sub commands.
@@ -97,6 +105,18 @@ fn run(cli: Cli, matches: &ArgMatches) -> CliResult<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let runner = Runner::new(cli.format, cli.quiet)?;
+    for spec in &cli.iceberg_catalogs {
+        let Some((name, uri)) = spec.split_once('=') else {
+            return Err(CliError::DataFusion(DataFusionError::Plan(format!(
+                "--iceberg-catalog takes NAME=URI, got '{spec}'"
+            ))));
+        };
+        runtime.block_on(lakescan::iceberg::catalog::register_catalog(
+            runner.context(),
+            name,
+            uri,
+        ))?;
+    }
     let inputs = ordered_inputs(&cli, matches);
     if inputs.is_empty() {
         let failed = repl::run(&runtime, &runner)?;

@@ -76,6 +76,19 @@ fn errors_exit_with_code_one() {
 }
 
 #[test]
+fn iceberg_catalogs_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = format!("ice=sqlite://{}", dir.path().join("c.db").display());
+    // An empty SQLite catalog (created on first use) registers; its namespaces are listed.
+    let output = lakescan(&["-q", "--iceberg-catalog", &uri, "-c", "SELECT 1 AS one"]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(dir.path().join("c.db").exists());
+    let output = lakescan(&["-q", "--iceberg-catalog", "nameless", "-c", "SELECT 1"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("NAME=URI"), "{}", stderr(&output));
+}
+
+#[test]
 fn reads_statements_from_stdin() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lakescan"))
         .args(["-q", "--format", "csv"])

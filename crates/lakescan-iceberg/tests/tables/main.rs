@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bad_input;
+mod catalogs;
 mod equality_deletes;
 mod fixture;
 mod partition_transforms;

@@ -1,0 +1,215 @@
+//! Iceberg catalogs as DataFusion catalogs, so `catalog.namespace.table` works.
+//!
+//! | URI                                             | catalog                                   |
+//! |-------------------------------------------------|-------------------------------------------|
+//! | `sqlite:///abs/catalog.db[?warehouse=/abs/wh]`  | the SQL catalog on an embedded SQLite file (created if missing; the warehouse defaults to the file's directory) — no server needed |
+//! | `memory://?warehouse=/abs/wh`                   | an in-memory catalog (tables registered from Rust live as long as the session) |
+//! | `http://host:port/prefix[?warehouse=…&token=…&credential=…]`, `https://…` | a REST catalog; query parameters are passed as catalog properties |
+//!
+//! Catalog metadata (namespaces, table pointers, metadata files) is read through the `iceberg`
+//! crate's own I/O, with its local-file-system storage: metadata files must be local paths
+//! (`file://` or absolute). The tables' data, manifest and delete files are read through the
+//! session's `object_store` registry, like `STORED AS ICEBERG` tables.
+//!
+//! Namespaces and table names are listed when the catalog is registered; a table's metadata is
+//! loaded when a query names it (its current snapshot then).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
+use datafusion::common::{DataFusionError, Result, plan_err};
+use datafusion::prelude::SessionContext;
+use iceberg::io::LocalFsStorageFactory;
+use iceberg::{Catalog, CatalogBuilder, NamespaceIdent, TableIdent};
+
+use crate::metadata::{parse_metadata, select_snapshot};
+use crate::options::SnapshotSelector;
+use crate::paths::PathResolver;
+use crate::schema::ScanSchema;
+use crate::table::IcebergTable;
+
+fn iceberg_error(what: &str, e: iceberg::Error) -> DataFusionError {
+    DataFusionError::External(format!("Iceberg catalog: {what}: {e}").into())
+}
+
+/// Connects to the catalog at `uri` (see the module docs), named `name`.
+pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
+    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let mut props: HashMap<String, String> = query
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let local = Arc::new(LocalFsStorageFactory);
+    if let Some(file) = base.strip_prefix("sqlite://") {
+        if file.is_empty() || !file.starts_with('/') {
+            return plan_err!(
+                "Iceberg catalog URI '{uri}': a SQLite catalog is sqlite:///absolute/path.db"
+            );
+        }
+        let warehouse = props.remove("warehouse").unwrap_or_else(|| {
+            std::path::Path::new(file)
+                .parent()
+                .map_or_else(|| "/".to_string(), |p| p.to_string_lossy().into_owned())
+        });
+        let catalog = iceberg_catalog_sql::SqlCatalogBuilder::default()
+            .uri(format!("sqlite:{file}?mode=rwc"))
+            .warehouse_location(warehouse)
+            .props(props)
+            .with_storage_factory(local)
+            .load(name, HashMap::new())
+            .await
+            .map_err(|e| iceberg_error(&format!("cannot open '{uri}'"), e))?;
+        return Ok(Arc::new(catalog));
+    }
+    if let Some(rest) = base.strip_prefix("memory://") {
+        if !rest.is_empty() && !props.contains_key("warehouse") {
+            props.insert("warehouse".into(), rest.to_string());
+        }
+        if !props.contains_key("warehouse") {
+            return plan_err!(
+                "Iceberg catalog URI '{uri}': a memory catalog needs a warehouse \
+                 (memory://?warehouse=/abs/path)"
+            );
+        }
+        let catalog = iceberg::memory::MemoryCatalogBuilder::default()
+            .with_storage_factory(local)
+            .load(name, props)
+            .await
+            .map_err(|e| iceberg_error(&format!("cannot create '{uri}'"), e))?;
+        return Ok(Arc::new(catalog));
+    }
+    if base.starts_with("http://") || base.starts_with("https://") {
+        props.insert("uri".into(), base.to_string());
+        let catalog = iceberg_catalog_rest::RestCatalogBuilder::default()
+            .with_storage_factory(local)
+            .load(name, props)
+            .await
+            .map_err(|e| iceberg_error(&format!("cannot connect to '{uri}'"), e))?;
+        return Ok(Arc::new(catalog));
+    }
+    plan_err!(
+        "Iceberg catalog URI '{uri}' is not one of sqlite:///path.db, memory://?warehouse=…, \
+         http(s)://host/…"
+    )
+}
+
+/// Connects to the catalog at `uri` and registers it in `ctx` as catalog `name`.
+pub async fn register_catalog(ctx: &SessionContext, name: &str, uri: &str) -> Result<()> {
+    let catalog = connect(name, uri).await?;
+    let provider = IcebergCatalogProvider::try_new(catalog, view_types(ctx)).await?;
+    ctx.register_catalog(name, Arc::new(provider));
+    Ok(())
+}
+
+fn view_types(ctx: &SessionContext) -> bool {
+    ctx.state()
+        .config_options()
+        .execution
+        .parquet
+        .schema_force_view_types
+}
+
+/// A DataFusion catalog over an Iceberg catalog: one schema per namespace.
+#[derive(Debug)]
+pub struct IcebergCatalogProvider {
+    schemas: HashMap<String, Arc<IcebergSchemaProvider>>,
+}
+
+impl IcebergCatalogProvider {
+    /// Lists the namespaces (nested ones as `a.b`) and their tables.
+    pub async fn try_new(catalog: Arc<dyn Catalog>, view_types: bool) -> Result<Self> {
+        let mut schemas = HashMap::new();
+        let mut pending = catalog
+            .list_namespaces(None)
+            .await
+            .map_err(|e| iceberg_error("cannot list namespaces", e))?;
+        while let Some(namespace) = pending.pop() {
+            let children = catalog
+                .list_namespaces(Some(&namespace))
+                .await
+                .unwrap_or_default();
+            pending.extend(children.into_iter().filter(|c| c != &namespace));
+            let tables = catalog
+                .list_tables(&namespace)
+                .await
+                .map_err(|e| iceberg_error("cannot list tables", e))?
+                .into_iter()
+                .map(|t| t.name().to_string())
+                .collect();
+            let name = namespace.join(".");
+            let provider = IcebergSchemaProvider {
+                catalog: Arc::clone(&catalog),
+                namespace,
+                tables,
+                view_types,
+            };
+            schemas.insert(name, Arc::new(provider));
+        }
+        Ok(Self { schemas })
+    }
+}
+
+impl CatalogProvider for IcebergCatalogProvider {
+    fn schema_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.schemas.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        self.schemas
+            .get(name)
+            .map(|s| Arc::clone(s) as Arc<dyn SchemaProvider>)
+    }
+}
+
+/// The tables of one namespace.
+#[derive(Debug)]
+pub struct IcebergSchemaProvider {
+    catalog: Arc<dyn Catalog>,
+    namespace: NamespaceIdent,
+    tables: Vec<String>,
+    view_types: bool,
+}
+
+#[async_trait]
+impl SchemaProvider for IcebergSchemaProvider {
+    fn table_names(&self) -> Vec<String> {
+        self.tables.clone()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if !self.table_exist(name) {
+            return Ok(None);
+        }
+        let ident = TableIdent::new(self.namespace.clone(), name.to_string());
+        let table = self
+            .catalog
+            .load_table(&ident)
+            .await
+            .map_err(|e| iceberg_error(&format!("cannot load table {ident}"), e))?;
+        let location = table.metadata_location().unwrap_or_default().to_string();
+        // The crate parsed the metadata already; its JSON is read again for the refs the
+        // crate does not expose.
+        let json = serde_json::to_vec(table.metadata())
+            .map_err(|e| DataFusionError::External(format!("Iceberg table {ident}: {e}").into()))?;
+        let loaded = parse_metadata(&json, &location)?;
+        let (snapshot, schema) = select_snapshot(&loaded, &SnapshotSelector::Current)?;
+        let schema = ScanSchema::try_new(schema, self.view_types)?;
+        let paths = PathResolver::new(None)?;
+        let metadata_store = paths.resolve(&location)?.store;
+        let table =
+            IcebergTable::try_new(name, loaded, snapshot, schema, paths, None, metadata_store)?;
+        Ok(Some(Arc::new(table)))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.tables.iter().any(|t| t == name)
+    }
+}

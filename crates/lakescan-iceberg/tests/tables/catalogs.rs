@@ -1,0 +1,85 @@
+//! Iceberg catalogs registered as DataFusion catalogs: `catalog.namespace.table`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array};
+use arrow::util::pretty::pretty_format_batches;
+use datafusion::prelude::SessionContext;
+use iceberg::{NamespaceIdent, TableIdent};
+use lakescan_iceberg::catalog::{IcebergCatalogProvider, connect, register_catalog};
+
+use crate::position_deletes::{column, table};
+
+async fn fixture_table() -> (crate::fixture::Fixture, String) {
+    let mut t = table();
+    let a = t.data_file(vec![(
+        "v",
+        1,
+        Arc::new(Int64Array::from(vec![3, 1, 2])) as ArrayRef,
+    )]);
+    let metadata = t.commit(vec![a], vec![]).await;
+    (t, metadata)
+}
+
+async fn rows(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    pretty_format_batches(&batches).unwrap().to_string()
+}
+
+#[tokio::test]
+async fn sqlite_catalog_tables_by_three_part_names() {
+    let (t, metadata) = fixture_table().await;
+    let db = t.path().join("catalog.db");
+    let uri = format!("sqlite://{}", db.display());
+    let catalog = connect("ice", &uri).await.unwrap();
+    let ns = NamespaceIdent::new("db".into());
+    catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
+    catalog
+        .register_table(&TableIdent::new(ns, "t".into()), metadata)
+        .await
+        .unwrap();
+    drop(catalog);
+
+    // A new connection to the same file sees the table.
+    let ctx = SessionContext::new();
+    register_catalog(&ctx, "ice", &uri).await.unwrap();
+    let out = rows(&ctx, "SELECT v FROM ice.db.t ORDER BY v").await;
+    assert_eq!(column(&out), ["1", "2", "3"]);
+    let err = ctx
+        .sql("SELECT * FROM ice.db.nope")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nope"), "{err}");
+}
+
+#[tokio::test]
+async fn memory_catalog_and_bad_uris() {
+    let (t, metadata) = fixture_table().await;
+    let uri = format!("memory://?warehouse={}", t.path().display());
+    let catalog = connect("mem", &uri).await.unwrap();
+    let ns = NamespaceIdent::new("ns".into());
+    catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
+    catalog
+        .register_table(&TableIdent::new(ns, "t".into()), metadata)
+        .await
+        .unwrap();
+    let ctx = SessionContext::new();
+    let provider = IcebergCatalogProvider::try_new(catalog, true)
+        .await
+        .unwrap();
+    ctx.register_catalog("mem", Arc::new(provider));
+    let out = rows(&ctx, "SELECT count(*) AS n FROM mem.ns.t").await;
+    assert_eq!(column(&out), ["3"]);
+
+    let err = connect("x", "ftp://nowhere").await.unwrap_err().to_string();
+    assert!(err.contains("sqlite:///path.db"), "{err}");
+    let err = connect("x", "sqlite://relative.db")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("absolute"), "{err}");
+    let err = connect("x", "memory://").await.unwrap_err().to_string();
+    assert!(err.contains("warehouse"), "{err}");
+}
