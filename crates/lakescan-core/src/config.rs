@@ -27,3 +27,13 @@ impl LakeScanOptions {
         config.extensions.get::<Self>().cloned().unwrap_or_default()
     }
 }
+
+/// Parses a table's `split_size` option: a positive number of bytes.
+pub fn parse_split_size(value: &str) -> datafusion::common::Result<u64> {
+    match value.trim().parse::<u64>() {
+        Ok(bytes) if bytes > 0 => Ok(bytes),
+        _ => datafusion::common::plan_err!(
+            "option split_size must be a positive number of bytes, got '{value}'"
+        ),
+    }
+}

@@ -29,6 +29,35 @@ use datafusion::physical_plan::PhysicalExpr;
 use crate::filter::Filter;
 use crate::subfield::Subfield;
 
+/// The `WHERE` conjuncts DataFusion hands a table provider's `scan`, as physical expressions
+/// over the table schema (what [`Extraction::from_conjuncts`] takes).
+pub fn physical_conjuncts(
+    state: &dyn datafusion::catalog::Session,
+    table_schema: &arrow::datatypes::SchemaRef,
+    filters: &[datafusion::logical_expr::Expr],
+) -> datafusion::common::Result<Vec<Arc<dyn PhysicalExpr>>> {
+    let df_schema = datafusion::common::DFSchema::try_from(Arc::clone(table_schema))?;
+    filters
+        .iter()
+        .map(|f| state.create_physical_expr(f.clone(), &df_schema))
+        .collect()
+}
+
+/// How lakescan tables answer `supports_filters_pushdown`: every deterministic filter is
+/// evaluated exactly by the scan (filters, residual), volatile ones stay above it.
+pub fn exact_pushdown(
+    filters: &[&datafusion::logical_expr::Expr],
+) -> Vec<datafusion::logical_expr::TableProviderFilterPushDown> {
+    use datafusion::logical_expr::TableProviderFilterPushDown;
+    filters
+        .iter()
+        .map(|f| match f.is_volatile() {
+            true => TableProviderFilterPushDown::Unsupported,
+            false => TableProviderFilterPushDown::Exact,
+        })
+        .collect()
+}
+
 /// The result of extraction: filters keyed by subfield, and what is left.
 #[derive(Debug, Default, Clone)]
 pub struct Extraction {

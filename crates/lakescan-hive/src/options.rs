@@ -112,17 +112,9 @@ impl HiveOptions {
             }
         }
         let get = |k: &str| values.get(k).copied();
-        let split_size = match get("split_size") {
-            None => None,
-            Some(v) => match v.parse::<u64>() {
-                Ok(bytes) if bytes > 0 => Some(bytes),
-                _ => {
-                    return plan_err!(
-                        "option split_size must be a positive number of bytes, got '{v}'"
-                    );
-                }
-            },
-        };
+        let split_size = get("split_size")
+            .map(lakescan_core::config::parse_split_size)
+            .transpose()?;
         let row_id = RowIdOptions {
             metadata_version: get("row_id.metadata_version")
                 .map(|v| number("row_id.metadata_version", v))

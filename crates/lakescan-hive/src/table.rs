@@ -11,14 +11,14 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DFSchema, Result};
+use datafusion::common::Result;
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::{collect_columns, conjunction_opt};
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
-use lakescan_core::extract::Extraction;
+use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
 use lakescan_core::split::FileSplit;
 use object_store::ObjectMeta;
@@ -105,18 +105,6 @@ impl HiveTable {
     /// The hidden columns the schema shows.
     pub fn hidden_columns(&self) -> &[HiddenColumn] {
         &self.hidden
-    }
-
-    fn physical_conjuncts(
-        &self,
-        state: &dyn Session,
-        filters: &[Expr],
-    ) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
-        let df_schema = DFSchema::try_from(Arc::clone(self.handle.table_schema()))?;
-        filters
-            .iter()
-            .map(|f| state.create_physical_expr(f.clone(), &df_schema))
-            .collect()
     }
 
     /// Conjuncts that only use partition columns, rebound to the partition schema.
@@ -275,7 +263,7 @@ impl TableProvider for HiveTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let conjuncts = self.physical_conjuncts(state, filters)?;
+        let conjuncts = physical_conjuncts(state, self.handle.table_schema(), filters)?;
         let partition_filters = self.partition_filters(&conjuncts)?;
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
         let bucket_filter = match &self.bucketing {
@@ -311,15 +299,6 @@ impl TableProvider for HiveTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
-            .iter()
-            .map(|f| {
-                if f.is_volatile() {
-                    TableProviderFilterPushDown::Unsupported
-                } else {
-                    TableProviderFilterPushDown::Exact
-                }
-            })
-            .collect())
+        Ok(exact_pushdown(filters))
     }
 }

@@ -96,17 +96,9 @@ impl IcebergOptions {
         } else {
             SnapshotSelector::Current
         };
-        let split_size = match get("split_size") {
-            None => None,
-            Some(v) => match v.parse::<u64>() {
-                Ok(bytes) if bytes > 0 => Some(bytes),
-                _ => {
-                    return plan_err!(
-                        "option split_size must be a positive number of bytes, got '{v}'"
-                    );
-                }
-            },
-        };
+        let split_size = get("split_size")
+            .map(lakescan_core::config::parse_split_size)
+            .transpose()?;
         Ok(Self {
             snapshot,
             split_size,

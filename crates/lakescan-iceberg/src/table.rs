@@ -13,15 +13,15 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DFSchema, Result, not_impl_err};
+use datafusion::common::{Result, not_impl_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::conjunction_opt;
-use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
+use datafusion::physical_plan::ExecutionPlan;
 use iceberg::spec::{DataFileFormat, SnapshotRef};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
-use lakescan_core::extract::Extraction;
+use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use lakescan_core::parquet::field_ids::{FieldIdMatching, MappedName};
 use lakescan_core::split::FileSplit;
@@ -95,18 +95,6 @@ impl IcebergTable {
     /// The metadata file this table was loaded from.
     pub fn metadata_file(&self) -> &str {
         &self.loaded.file
-    }
-
-    fn physical_conjuncts(
-        &self,
-        state: &dyn Session,
-        filters: &[Expr],
-    ) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
-        let df_schema = DFSchema::try_from(Arc::clone(self.handle.table_schema()))?;
-        filters
-            .iter()
-            .map(|f| state.create_physical_expr(f.clone(), &df_schema))
-            .collect()
     }
 
     /// The splits of the planned files, all in one object store, and the columns their
@@ -345,7 +333,7 @@ impl TableProvider for IcebergTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let conjuncts = self.physical_conjuncts(state, filters)?;
+        let conjuncts = physical_conjuncts(state, self.handle.table_schema(), filters)?;
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
         let runtime = state.runtime_env();
         let planner = Planner {
@@ -397,16 +385,7 @@ impl TableProvider for IcebergTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
-            .iter()
-            .map(|f| {
-                if f.is_volatile() {
-                    TableProviderFilterPushDown::Unsupported
-                } else {
-                    TableProviderFilterPushDown::Exact
-                }
-            })
-            .collect())
+        Ok(exact_pushdown(filters))
     }
 }
 

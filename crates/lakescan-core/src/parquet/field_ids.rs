@@ -26,11 +26,10 @@ use std::sync::Arc;
 
 use datafusion::common::{Result, internal_err};
 use parquet::basic::{ConvertedType, LogicalType};
-use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData};
-use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
+use parquet::file::metadata::ParquetMetaData;
+use parquet::schema::types::{Type, TypePtr};
 
-/// The key of the Arrow schema a Parquet writer embeds (dropped: it has the file's names).
-const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
+use super::leaves::with_schema;
 
 /// Prefix of the names given to file columns that match no table field.
 pub const UNMATCHED_PREFIX: &str = "__lakescan_field_";
@@ -114,30 +113,7 @@ pub fn rename_by_field_id(
         matching.name_mapping.as_deref(),
     )?;
     let renamed = rebuild(root, root.name(), fields)?;
-    let descr = Arc::new(SchemaDescriptor::new(renamed));
-    let key_values: Option<Vec<KeyValue>> = file.key_value_metadata().map(|kvs| {
-        kvs.iter()
-            .filter(|kv| kv.key != ARROW_SCHEMA_KEY)
-            .cloned()
-            .collect()
-    });
-    let file_metadata = FileMetaData::new(
-        file.version(),
-        file.num_rows(),
-        file.created_by().map(str::to_string),
-        key_values,
-        descr,
-        file.column_orders().cloned(),
-    );
-    let mut builder = metadata.clone().into_builder();
-    let row_groups = builder.take_row_groups();
-    Ok(Some(
-        ParquetMetaData::new(file_metadata, row_groups)
-            .into_builder()
-            .set_column_index(builder.take_column_index())
-            .set_offset_index(builder.take_offset_index())
-            .build(),
-    ))
+    Ok(Some(with_schema(metadata, renamed)))
 }
 
 fn has_ids(t: &Type) -> bool {

@@ -292,7 +292,14 @@ pub fn reannotate_maps(
     let file = metadata.file_metadata();
     let root = file.schema_descr().root_schema_ptr();
     let rewritten = rewrite(&root, &mut vec![], paths)?;
-    let descr = Arc::new(SchemaDescriptor::new(rewritten));
+    Ok(with_schema(metadata, rewritten))
+}
+
+/// `metadata` over another schema of the same leaves (renamed or re-annotated), without the
+/// embedded Arrow schema (it describes the old one); row groups and page indexes are kept.
+pub fn with_schema(metadata: &ParquetMetaData, root: TypePtr) -> ParquetMetaData {
+    let file = metadata.file_metadata();
+    let descr = Arc::new(SchemaDescriptor::new(root));
     let key_values: Option<Vec<KeyValue>> = file.key_value_metadata().map(|kvs| {
         kvs.iter()
             .filter(|kv| kv.key != ARROW_SCHEMA_KEY)
@@ -309,11 +316,11 @@ pub fn reannotate_maps(
     );
     let mut builder = metadata.clone().into_builder();
     let row_groups = builder.take_row_groups();
-    Ok(ParquetMetaData::new(file_metadata, row_groups)
+    ParquetMetaData::new(file_metadata, row_groups)
         .into_builder()
         .set_column_index(builder.take_column_index())
         .set_offset_index(builder.take_offset_index())
-        .build())
+        .build()
 }
 
 fn rewrite(t: &TypePtr, path: &mut Vec<String>, maps: &[Vec<String>]) -> Result<TypePtr> {
