@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod catalogs;
+mod differential;
 mod equality_deletes;
 mod fixture;
 mod partition_transforms;
