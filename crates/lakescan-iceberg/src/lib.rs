@@ -11,6 +11,7 @@
 //! | [`paths`]    | paths written in metadata → object store + path                      |
 //! | [`schema`]   | Iceberg types → Arrow, field ids, defaults, Iceberg values → scalars |
 //! | [`plan`]     | manifest list → manifests → data files, pruned                       |
+//! | [`file_statistics`] | manifest column statistics as DataFusion `PruningStatistics`  |
 //! | [`transforms`] | what a partition value of a transform says about its source column |
 //! | [`deletes`]  | which delete files apply to a data file; equality deletes            |
 //! | [`reader`]   | split readers: delete loading, the equality-delete stage             |
@@ -23,6 +24,7 @@
 pub mod catalog;
 pub mod deletes;
 pub mod factory;
+pub mod file_statistics;
 pub mod metadata;
 pub mod options;
 pub mod paths;

@@ -35,10 +35,12 @@ use lakescan_core::subfield::Subfield;
 use object_store::ObjectStoreExt;
 
 use crate::deletes::{DataFileKey, DeleteFile, DeleteIndex, DeleteKind};
+use crate::file_statistics::FileStatistics;
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
 use crate::paths::{FileLocation, PathResolver};
 use crate::schema::{ScanSchema, datum_to_scalar, literal_to_scalar};
 use crate::transforms;
+use datafusion::physical_optimizer::pruning::PruningPredicate;
 
 /// One data file a scan reads, with the facts of it that reading needs.
 #[derive(Debug, Clone)]
@@ -106,6 +108,8 @@ pub struct Planner<'a> {
     pub schema: &'a ScanSchema,
     /// The scan's filters on top-level columns, by column index.
     pub filters: BTreeMap<usize, &'a Filter>,
+    /// The residual as a pruning predicate over the table schema, when it has one.
+    pub residual_pruning: Option<PruningPredicate>,
 }
 
 /// Whether manifest null counts describe what a scan reads. Not when the table has a name
@@ -153,6 +157,7 @@ impl<'a> Planner<'a> {
                 .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
             let (entries, meta) = parsed.into_parts();
             let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
+            let mut candidates: Vec<(DataFile, PlannedFile)> = vec![];
             for entry in entries {
                 let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
                 if entry.status == ManifestStatus::Deleted {
@@ -162,7 +167,7 @@ impl<'a> Planner<'a> {
                     (ManifestContentType::Data, DataContentType::Data) => {
                         plan.counts.data_files_total += 1;
                         match self.planned_file(&entry, &spec)? {
-                            Some(file) => files.push(file),
+                            Some(file) => candidates.push((entry.data_file, file)),
                             None => plan.counts.data_files_pruned += 1,
                         }
                     }
@@ -179,6 +184,13 @@ impl<'a> Planner<'a> {
                             entry.data_file.file_path()
                         )));
                     }
+                }
+            }
+            let kept = self.prune_by_residual(&candidates);
+            for ((_, file), keep) in candidates.into_iter().zip(kept) {
+                match keep {
+                    true => files.push(file),
+                    false => plan.counts.data_files_pruned += 1,
                 }
             }
         }
@@ -482,6 +494,22 @@ impl<'a> Planner<'a> {
             equality_deletes: vec![],
             position_deletes: vec![],
         }))
+    }
+
+    /// Whether each candidate may hold a row the residual's AND/OR tree accepts, by its
+    /// manifest statistics ([`FileStatistics`] under `PruningPredicate`).
+    fn prune_by_residual(&self, candidates: &[(DataFile, PlannedFile)]) -> Vec<bool> {
+        let all = vec![true; candidates.len()];
+        let (Some(predicate), false) = (&self.residual_pruning, candidates.is_empty()) else {
+            return all;
+        };
+        let stats = FileStatistics {
+            schema: self.schema,
+            files: candidates.iter().map(|(f, _)| f).collect(),
+            null_counts_trusted: null_counts_trusted(self.loaded),
+        };
+        // Pruning is an optimization: statistics it cannot compare keep every file.
+        predicate.prune(&stats).unwrap_or(all)
     }
 
     /// False when a filtered column's bounds and counts rule the file out.

@@ -17,6 +17,7 @@ use datafusion::common::{Result, not_impl_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::conjunction_opt;
+use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::ExecutionPlan;
 use iceberg::spec::{DataFileFormat, SnapshotRef};
 use lakescan_core::config::LakeScanOptions;
@@ -342,6 +343,9 @@ impl TableProvider for IcebergTable {
             loaded: &self.loaded,
             schema: &self.schema,
             filters: Planner::top_level_filters(&self.schema, &extraction.filters),
+            residual_pruning: conjunction_opt(extraction.residual.clone()).and_then(|r| {
+                PruningPredicate::try_new(r, Arc::clone(self.handle.table_schema())).ok()
+            }),
         };
         let plan = planner.plan(self.snapshot.as_ref()).await?;
         let session = LakeScanOptions::from_config(state.config_options());

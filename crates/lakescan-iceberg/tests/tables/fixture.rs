@@ -98,6 +98,29 @@ impl Fixture {
         self.data_file_in(Struct::empty(), columns)
     }
 
+    /// A data file holding `columns`, with manifest bounds (field id, lower, upper).
+    pub fn data_file_with_bounds(
+        &mut self,
+        columns: Vec<(&str, i32, ArrayRef)>,
+        bounds: Vec<(i32, iceberg::spec::Datum, iceberg::spec::Datum)>,
+    ) -> DataFile {
+        let (path, size, rows) = self.write_parquet(columns);
+        let lower = bounds.iter().map(|(id, lo, _)| (*id, lo.clone())).collect();
+        let upper = bounds.iter().map(|(id, _, hi)| (*id, hi.clone())).collect();
+        DataFileBuilder::default()
+            .content(DataContentType::Data)
+            .file_path(path)
+            .file_format(DataFileFormat::Parquet)
+            .record_count(rows)
+            .file_size_in_bytes(size)
+            .partition(Struct::empty())
+            .partition_spec_id(0)
+            .lower_bounds(lower)
+            .upper_bounds(upper)
+            .build()
+            .unwrap()
+    }
+
     /// A data file of `partition` holding `columns`.
     pub fn data_file_in(
         &mut self,

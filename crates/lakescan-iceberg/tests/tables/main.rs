@@ -11,4 +11,5 @@ mod equality_deletes;
 mod fixture;
 mod partition_transforms;
 mod position_deletes;
+mod residual_pruning;
 mod seed_15_7;
