@@ -1,5 +1,6 @@
 //! `lakescan demo`: writes a small Hive-partitioned warehouse with DataFusion,
-//! registers it through lakescan and shows how much each query prunes.
+//! registers it through lakescan and shows how much each query prunes; then the Iceberg
+//! part ([`crate::demo_iceberg`]).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -68,7 +69,7 @@ pub async fn run(options: &DemoOptions) -> CliResult<()> {
     for query in demo_queries(rows) {
         run_query(&ctx, &query).await?;
     }
-    Ok(())
+    crate::demo_iceberg::run(&dir).await
 }
 
 fn prepare_dir(dir: &Path) -> CliResult<PathBuf> {
@@ -278,9 +279,11 @@ impl Progress {
 
 /// One demo query with a short description.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct DemoQuery {
-    title: &'static str,
-    sql: String,
+pub struct DemoQuery {
+    /// What the query shows.
+    pub title: &'static str,
+    /// The SQL.
+    pub sql: String,
 }
 
 /// The demo queries; `rows` is the table size (ids are `1..=rows`).
@@ -318,7 +321,7 @@ fn demo_queries(rows: usize) -> Vec<DemoQuery> {
     ]
 }
 
-async fn run_query(ctx: &SessionContext, query: &DemoQuery) -> CliResult<()> {
+pub async fn run_query(ctx: &SessionContext, query: &DemoQuery) -> CliResult<()> {
     let executed = execute(ctx, &query.sql).await?;
     let rows = row_count(&executed.batches);
     let summary = ScanSummary::from_plan(&executed.plan);

@@ -8,6 +8,7 @@
 //! ```
 
 mod demo;
+mod demo_iceberg;
 mod error;
 mod exec;
 mod print;
@@ -67,7 +68,8 @@ struct Cli {
 /// Sub commands.
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Write a demo Hive-partitioned table and show how lakescan prunes it.
+    /// Write a demo Hive-partitioned table and an Iceberg table with deletes (in a SQLite
+    /// catalog), and show how lakescan prunes and deletes.
     Demo {
         /// Directory for the demo warehouse [default: <tmp>/lakescan-demo].
         dir: Option<PathBuf>,

@@ -38,6 +38,8 @@ pub struct ScanSummary {
     pub scan_output_rows: Option<usize>,
     /// Bytes read from storage.
     pub bytes_read: Option<usize>,
+    /// Rows removed by Iceberg deletes: position deletes, deletion vectors, equality deletes.
+    pub rows_deleted: [Option<usize>; 3],
 }
 
 impl ScanSummary {
@@ -84,6 +86,14 @@ impl ScanSummary {
         add_to(&mut self.rows_removed_by_residual, residual);
         add_to(&mut self.scan_output_rows, metrics.output_rows());
         add_to(&mut self.bytes_read, count_metric(metrics, "bytes_read"));
+        let deletes = [
+            "rows_deleted_position",
+            "rows_deleted_vector",
+            "rows_deleted_equality",
+        ];
+        for (acc, name) in self.rows_deleted.iter_mut().zip(deletes) {
+            add_to(acc, count_metric(metrics, name));
+        }
     }
 
     /// Renders the summary as an indented block; `rows_returned` is the
@@ -142,6 +152,14 @@ impl fmt::Display for SummaryDisplay<'_> {
             self.rows_returned,
             opt(s.scan_output_rows)
         )?;
+        let [position, vector, equality] = s.rows_deleted.map(|d| d.unwrap_or(0));
+        if position + vector + equality > 0 {
+            writeln!(
+                f,
+                "  rows deleted      : {position} by position deletes, {vector} by deletion \
+                 vectors (never decoded), {equality} by equality deletes"
+            )?;
+        }
         writeln!(
             f,
             "  bytes read        : {}",

@@ -133,6 +133,15 @@ fn demo_prints_queries_and_pruning_summaries() {
     );
     assert!(text.contains("partitions pruned : 10 of 35"), "{text}");
     assert!(text.contains("row groups pruned"), "{text}");
+    // The Iceberg part: 1000 orders less 10 position-deleted, 5 in a deletion vector and
+    // the 246 other orders of the equality-deleted customer.
+    assert!(text.contains("FROM ice.db.orders"), "{text}");
+    assert!(text.contains("| 739    |"), "{text}");
+    assert!(
+        text.contains("rows deleted      : 10 by position deletes, 5 by deletion vectors"),
+        "{text}"
+    );
+    assert!(!text.contains("| globex"), "{text}");
 
     // A second run reuses the table instead of writing it again.
     let again = lakescan(&["demo", demo_dir, "--rows", "20000"]);

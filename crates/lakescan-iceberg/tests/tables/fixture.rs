@@ -1,337 +1,76 @@
-//! A fixture builder for Iceberg tables (format v2), written with the `iceberg` crate's
-//! manifest and manifest-list writers: data files and equality-delete files as Parquet with
-//! field ids, one snapshot per commit with its own sequence number, metadata JSON per commit.
+//! Test tables in a temporary directory, written by [`TableWriter`]; every step unwraps.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
-use arrow::array::{ArrayRef, RecordBatch};
-use arrow::datatypes::{Field, Schema};
-use iceberg::io::FileIO;
-use iceberg::spec::{
-    DataContentType, DataFile, DataFileBuilder, DataFileFormat, ManifestFile, ManifestListWriter,
-    ManifestWriterBuilder, PartitionSpec, Schema as IcebergSchema, Struct, Transform,
-};
-use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
+use arrow::array::ArrayRef;
+use iceberg::spec::{DataFile, Datum, Schema, Struct, Transform};
+use lakescan_iceberg::writer::TableWriter;
 
-/// One Iceberg table under construction in a temporary directory.
+/// A table under construction in a temporary directory.
 pub struct Fixture {
-    pub dir: tempfile::TempDir,
-    io: FileIO,
-    schema: Arc<IcebergSchema>,
-    spec: PartitionSpec,
-    /// Live manifests of the current snapshot.
-    manifests: Vec<ManifestFile>,
-    /// (snapshot id, sequence number, manifest list, timestamp) per commit.
-    snapshots: Vec<(i64, i64, String, i64)>,
-    files_written: usize,
+    _dir: tempfile::TempDir,
+    writer: TableWriter,
 }
 
 impl Fixture {
-    /// An unpartitioned table with `schema`.
-    pub fn new(schema: IcebergSchema) -> Self {
+    pub fn new(schema: Schema) -> Self {
         Self::partitioned(schema, vec![])
     }
 
-    /// A table with `schema` partitioned by `fields` (source column name, partition field
-    /// name, transform).
-    pub fn partitioned(schema: IcebergSchema, fields: Vec<(&str, &str, Transform)>) -> Self {
+    pub fn partitioned(schema: Schema, fields: Vec<(&str, &str, Transform)>) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("metadata")).unwrap();
-        std::fs::create_dir_all(dir.path().join("data")).unwrap();
-        let schema = Arc::new(schema);
-        let mut builder = PartitionSpec::builder(Arc::clone(&schema)).with_spec_id(0);
-        for (source, name, transform) in fields {
-            builder = builder
-                .add_partition_field(source, name, transform)
-                .unwrap();
-        }
-        let spec = builder.build().unwrap();
-        Self {
-            dir,
-            io: FileIO::new_with_fs(),
-            schema,
-            spec,
-            manifests: vec![],
-            snapshots: vec![],
-            files_written: 0,
-        }
+        let writer = TableWriter::partitioned(dir.path(), schema, fields).unwrap();
+        Self { _dir: dir, writer }
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        self.writer.path()
     }
 
-    /// Writes `columns` (name, field id, values) as a Parquet file with field ids.
-    fn write_parquet(&mut self, columns: Vec<(&str, i32, ArrayRef)>) -> (String, u64, u64) {
-        self.files_written += 1;
-        let path: PathBuf = self
-            .path()
-            .join("data")
-            .join(format!("f{:03}.parquet", self.files_written));
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|(name, id, values)| {
-                Field::new(*name, values.data_type().clone(), true).with_metadata(HashMap::from([
-                    (PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string()),
-                ]))
-            })
-            .collect();
-        let schema = Arc::new(Schema::new(fields));
-        let batch = RecordBatch::try_new(
-            Arc::clone(&schema),
-            columns.into_iter().map(|c| c.2).collect(),
-        )
-        .unwrap();
-        let rows = batch.num_rows() as u64;
-        let mut writer =
-            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
-        writer.write(&batch).unwrap();
-        writer.close().unwrap();
-        let size = std::fs::metadata(&path).unwrap().len();
-        (path.to_string_lossy().into_owned(), size, rows)
-    }
-
-    /// A data file holding `columns`.
     pub fn data_file(&mut self, columns: Vec<(&str, i32, ArrayRef)>) -> DataFile {
-        self.data_file_in(Struct::empty(), columns)
+        self.writer.data_file(columns).unwrap()
     }
 
-    /// A data file holding `columns`, with manifest bounds (field id, lower, upper).
-    pub fn data_file_with_bounds(
-        &mut self,
-        columns: Vec<(&str, i32, ArrayRef)>,
-        bounds: Vec<(i32, iceberg::spec::Datum, iceberg::spec::Datum)>,
-    ) -> DataFile {
-        let (path, size, rows) = self.write_parquet(columns);
-        let lower = bounds.iter().map(|(id, lo, _)| (*id, lo.clone())).collect();
-        let upper = bounds.iter().map(|(id, _, hi)| (*id, hi.clone())).collect();
-        DataFileBuilder::default()
-            .content(DataContentType::Data)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(rows)
-            .file_size_in_bytes(size)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .lower_bounds(lower)
-            .upper_bounds(upper)
-            .build()
-            .unwrap()
-    }
-
-    /// A data file of `partition` holding `columns`.
     pub fn data_file_in(
         &mut self,
         partition: Struct,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> DataFile {
-        let (path, size, rows) = self.write_parquet(columns);
-        DataFileBuilder::default()
-            .content(DataContentType::Data)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(rows)
-            .file_size_in_bytes(size)
-            .partition(partition)
-            .partition_spec_id(0)
-            .build()
-            .unwrap()
+        self.writer.data_file_in(partition, columns).unwrap()
     }
 
-    /// An equality-delete file over `ids` holding the deleted keys `columns`.
+    pub fn data_file_with_bounds(
+        &mut self,
+        columns: Vec<(&str, i32, ArrayRef)>,
+        bounds: Vec<(i32, Datum, Datum)>,
+    ) -> DataFile {
+        self.writer.data_file_with_bounds(columns, bounds).unwrap()
+    }
+
     pub fn equality_delete_file(
         &mut self,
         ids: Vec<i32>,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> DataFile {
-        let (path, size, rows) = self.write_parquet(columns);
-        DataFileBuilder::default()
-            .content(DataContentType::EqualityDeletes)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(rows)
-            .file_size_in_bytes(size)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .equality_ids(Some(ids))
-            .build()
-            .unwrap()
+        self.writer.equality_delete_file(ids, columns).unwrap()
     }
 
-    /// A position-delete file deleting `(data file path, position)` rows.
     pub fn position_delete_file(&mut self, rows: Vec<(&str, i64)>) -> DataFile {
-        let paths: ArrayRef = Arc::new(arrow::array::StringArray::from(
-            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
-        ));
-        let positions: ArrayRef = Arc::new(arrow::array::Int64Array::from(
-            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-        ));
-        let (path, size, count) = self.write_parquet(vec![
-            ("file_path", 2147483546, paths),
-            ("pos", 2147483545, positions),
-        ]);
-        DataFileBuilder::default()
-            .content(DataContentType::PositionDeletes)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(count)
-            .file_size_in_bytes(size)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .build()
-            .unwrap()
+        self.writer.position_delete_file(rows).unwrap()
     }
 
-    /// A Puffin file with one deletion vector of `data_file` deleting `positions`;
-    /// `footer_file` is the data file its footer names (normally `data_file`).
     pub fn deletion_vector(
         &mut self,
         data_file: &str,
         footer_file: &str,
         positions: &[u64],
     ) -> DataFile {
-        let bitmap: roaring::RoaringTreemap = positions.iter().copied().collect();
-        let mut body = vec![0xD1, 0xD3, 0x39, 0x64];
-        bitmap.serialize_into(&mut body).unwrap();
-        let mut blob = (body.len() as u32).to_be_bytes().to_vec();
-        blob.extend(&body);
-        blob.extend(crc32fast::hash(&body).to_be_bytes());
-        let footer = serde_json::json!({"blobs": [{
-            "type": "deletion-vector-v1", "fields": [2147483645], "snapshot-id": -1,
-            "sequence-number": -1, "offset": 4, "length": blob.len(),
-            "properties": {"referenced-data-file": footer_file,
-                           "cardinality": bitmap.len().to_string()}
-        }]});
-        let payload = serde_json::to_vec(&footer).unwrap();
-        let mut puffin = b"PFA1".to_vec();
-        puffin.extend(&blob);
-        puffin.extend(b"PFA1");
-        puffin.extend(&payload);
-        puffin.extend((payload.len() as u32).to_le_bytes());
-        puffin.extend([0, 0, 0, 0]);
-        puffin.extend(b"PFA1");
-        self.files_written += 1;
-        let path = self
-            .path()
-            .join("data")
-            .join(format!("dv{:03}.puffin", self.files_written));
-        std::fs::write(&path, &puffin).unwrap();
-        DataFileBuilder::default()
-            .content(DataContentType::PositionDeletes)
-            .file_path(path.to_string_lossy().into_owned())
-            .file_format(DataFileFormat::Puffin)
-            .record_count(bitmap.len())
-            .file_size_in_bytes(puffin.len() as u64)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .referenced_data_file(Some(data_file.to_string()))
-            .content_offset(Some(4))
-            .content_size_in_bytes(Some(blob.len() as i64))
-            .build()
+        self.writer
+            .deletion_vector(data_file, footer_file, positions)
             .unwrap()
     }
 
-    /// Commits a snapshot adding `data` and `deletes` at the next sequence number; writes
-    /// its metadata file and returns its path.
     pub async fn commit(&mut self, data: Vec<DataFile>, deletes: Vec<DataFile>) -> String {
-        let seq = self.snapshots.len() as i64 + 1;
-        let snapshot_id = 1000 + seq;
-        let metadata_dir = self.path().join("metadata");
-        let manifest_path = |kind: &str| {
-            metadata_dir
-                .join(format!("m-{seq}-{kind}.avro"))
-                .to_string_lossy()
-                .into_owned()
-        };
-        for (files, kind) in [(data, "data"), (deletes, "deletes")] {
-            if files.is_empty() {
-                continue;
-            }
-            let output = self.io.new_output(manifest_path(kind)).unwrap();
-            let builder = ManifestWriterBuilder::new(
-                output,
-                Some(snapshot_id),
-                Arc::clone(&self.schema),
-                self.spec.clone(),
-            );
-            let mut writer = match kind {
-                "data" => builder.build_v2_data(),
-                _ => builder.build_v2_deletes(),
-            };
-            for f in files {
-                writer.add_file(f, seq).unwrap();
-            }
-            let mut manifest = writer.write_manifest_file().await.unwrap();
-            manifest.sequence_number = seq;
-            manifest.min_sequence_number = seq;
-            self.manifests.push(manifest);
-        }
-        let list = metadata_dir
-            .join(format!("snap-{snapshot_id}.avro"))
-            .to_string_lossy()
-            .into_owned();
-        let out = self.io.new_output(&list).unwrap().writer().await.unwrap();
-        let parent = self.snapshots.last().map(|s| s.0);
-        let mut list_writer = ManifestListWriter::v2(out, snapshot_id, parent, seq);
-        list_writer
-            .add_manifests(self.manifests.clone().into_iter())
-            .unwrap();
-        list_writer.close().await.unwrap();
-        let timestamp = 1_700_000_000_000 + seq * 1000;
-        self.snapshots.push((snapshot_id, seq, list, timestamp));
-        self.write_metadata()
-    }
-
-    fn write_metadata(&self) -> String {
-        let (current, last_seq, _, last_ts) = self.snapshots.last().cloned().unwrap();
-        let snapshots: Vec<serde_json::Value> = self
-            .snapshots
-            .iter()
-            .enumerate()
-            .map(|(i, (id, seq, list, ts))| {
-                let mut s = serde_json::json!({
-                    "snapshot-id": id, "sequence-number": seq, "timestamp-ms": ts,
-                    "manifest-list": list, "summary": {"operation": "append"}, "schema-id": 0
-                });
-                if i > 0 {
-                    s["parent-snapshot-id"] = self.snapshots[i - 1].0.into();
-                }
-                s
-            })
-            .collect();
-        let log: Vec<serde_json::Value> = self
-            .snapshots
-            .iter()
-            .map(|(id, _, _, ts)| serde_json::json!({"snapshot-id": id, "timestamp-ms": ts}))
-            .collect();
-        let metadata = serde_json::json!({
-            "format-version": 2,
-            "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
-            "location": self.path().to_string_lossy(),
-            "last-sequence-number": last_seq,
-            "last-updated-ms": last_ts,
-            "last-column-id": self.schema.highest_field_id(),
-            "current-schema-id": 0,
-            "schemas": [serde_json::to_value(self.schema.as_ref()).unwrap()],
-            "default-spec-id": 0,
-            "partition-specs": [serde_json::to_value(&self.spec).unwrap()],
-            "last-partition-id": self.spec.highest_field_id().unwrap_or(999),
-            "default-sort-order-id": 0,
-            "sort-orders": [{"order-id": 0, "fields": []}],
-            "properties": {},
-            "current-snapshot-id": current,
-            "refs": {"main": {"snapshot-id": current, "type": "branch"}},
-            "snapshots": snapshots,
-            "snapshot-log": log,
-            "metadata-log": []
-        });
-        let path = self
-            .path()
-            .join("metadata")
-            .join(format!("v{}.metadata.json", self.snapshots.len()));
-        std::fs::write(&path, serde_json::to_vec_pretty(&metadata).unwrap()).unwrap();
-        path.to_string_lossy().into_owned()
+        self.writer.commit(data, deletes).await.unwrap()
     }
 }
