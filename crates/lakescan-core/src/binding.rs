@@ -61,7 +61,8 @@ impl FieldSource {
     }
 }
 
-/// The values of a split's constant fields (partition keys, info columns), aligned with
+/// The values of a split's constant fields (partition keys, info columns, regular columns
+/// whose value the split knows), aligned with
 /// [`ScanSpec::fields`]; `None` for fields that are not split constants.
 #[derive(Debug, Clone)]
 pub struct SplitConstants {
@@ -82,6 +83,17 @@ impl SplitConstants {
                         parse_constant(split, name, value, t).map(Some)
                     }
                     ColumnRole::Synthesized(key) => info_constant(split, name, key, t).map(Some),
+                    ColumnRole::Regular => match split.known_value(name) {
+                        Some(v) if &v.data_type() == t => Ok(Some(v.clone())),
+                        Some(v) => v.cast_to(t).map(Some).or_else(|e| {
+                            exec_err!(
+                                "file '{}': the value {v} every row has in column '{name}' \
+                                 cannot be read as {t}: {e}",
+                                split.file_path
+                            )
+                        }),
+                        None => Ok(None),
+                    },
                     _ => Ok(None),
                 }
             })

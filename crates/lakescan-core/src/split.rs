@@ -35,6 +35,10 @@ pub struct FileSplit {
     /// identity partition value of its spec, else the column's `initial-default`); a column
     /// missing from the file and not listed here reads as NULL.
     pub missing_values: Vec<(String, ScalarValue)>,
+    /// Values every row of the file has in these regular columns, stored or not (Iceberg
+    /// identity-partition values): read as constants, never decoded, and tested against the
+    /// filters before the file is opened.
+    pub known_values: Vec<(String, ScalarValue)>,
     /// Info column values by key (`$path`, `$file_size`, …; see
     /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
     pub info_columns: Vec<(String, ScalarValue)>,
@@ -56,6 +60,7 @@ impl FileSplit {
             file_size,
             partition_keys: vec![],
             missing_values: vec![],
+            known_values: vec![],
             info_columns: vec![],
             deleted_rows: None,
             extension: None,
@@ -88,6 +93,14 @@ impl FileSplit {
         self.info_columns
             .iter()
             .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The value every row of the file has in regular column `name`, when it is known.
+    pub fn known_value(&self, name: &str) -> Option<&ScalarValue> {
+        self.known_values
+            .iter()
+            .find(|(k, _)| k == name)
             .map(|(_, v)| v)
     }
 

@@ -136,7 +136,12 @@ impl IcebergTable {
                 }
             }
             let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
-            split.missing_values = self.missing_values(&file);
+            split.missing_values = self.missing_values();
+            split.known_values = file
+                .identity_values
+                .iter()
+                .map(|(i, v)| (self.schema.fields[*i].name().clone(), v.clone()))
+                .collect();
             let equality = self.equality_sets(&file)?;
             for set in &equality {
                 for (name, _) in &set.columns {
@@ -218,23 +223,17 @@ impl IcebergTable {
         }
     }
 
-    /// Values of the columns `file` may not store: its identity partition values, else the
-    /// columns' `initial-default`s.
-    fn missing_values(&self, file: &PlannedFile) -> Vec<(String, datafusion::common::ScalarValue)> {
-        let mut values: Vec<(String, datafusion::common::ScalarValue)> = file
-            .identity_values
+    /// Values of the columns a file may not store: their `initial-default`s. (Identity
+    /// partition columns are `known_values` of the split: every row has the partition value,
+    /// stored or not, so they are never decoded and their filters run before the file is
+    /// opened.)
+    fn missing_values(&self) -> Vec<(String, datafusion::common::ScalarValue)> {
+        self.schema
+            .defaults
             .iter()
-            .map(|(i, v)| (self.schema.fields[*i].name().clone(), v.clone()))
-            .collect();
-        for (i, default) in self.schema.defaults.iter().enumerate() {
-            let name = self.schema.fields[i].name();
-            if let Some(v) = default
-                && !values.iter().any(|(n, _)| n == name)
-            {
-                values.push((name.clone(), v.clone()));
-            }
-        }
-        values
+            .zip(&self.schema.fields)
+            .filter_map(|(default, field)| Some((field.name().clone(), default.clone()?)))
+            .collect()
     }
 }
 

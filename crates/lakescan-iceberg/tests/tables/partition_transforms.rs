@@ -97,3 +97,33 @@ async fn bucket_partitions_prune_point_lookups() {
     let sql = "SELECT id FROM t WHERE id IN (7, 34) ORDER BY id";
     assert_eq!(column(&query(&metadata, sql).await.unwrap()), ["7", "34"]);
 }
+
+/// An identity-partitioned column is the partition value in every row, stored in the file or
+/// not: it is never decoded, and its filters skip files before they are opened.
+#[tokio::test]
+async fn identity_partition_columns_are_split_constants() {
+    let mut t = Fixture::partitioned(schema(), vec![("id", "id", Transform::Identity)]);
+    let a = t.data_file_in(
+        Struct::from_iter([Some(Literal::long(1))]),
+        columns(&[1, 1], &[0, 1]),
+    );
+    let b = t.data_file_in(
+        Struct::from_iter([Some(Literal::long(2))]),
+        columns(&[2], &[2]),
+    );
+    let metadata = t.commit(vec![a, b], vec![]).await;
+    let sql = "SELECT id FROM t ORDER BY id";
+    assert_eq!(
+        column(&query(&metadata, sql).await.unwrap()),
+        ["1", "1", "2"]
+    );
+    let plan = query(&metadata, &format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .unwrap();
+    assert!(plan.contains("leaves_decoded=0"), "{plan}");
+    let sql = "SELECT ts FROM t WHERE id = 2";
+    assert_eq!(
+        column(&query(&metadata, sql).await.unwrap()),
+        ["1970-01-01T00:00:00.000002"]
+    );
+}
