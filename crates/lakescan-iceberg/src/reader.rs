@@ -165,7 +165,7 @@ async fn load_position_deletes(
     )
     .await?;
     metrics.delete_files_loaded.add(loaded);
-    split.deleted_rows = Some(Arc::new(rows));
+    split.deleted_rows = Some(rows);
     Ok(())
 }
 

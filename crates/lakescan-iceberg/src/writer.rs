@@ -37,6 +37,27 @@ pub struct TableWriter {
     files_written: usize,
 }
 
+/// A builder of a file's manifest entry with what every file of this writer has (written
+/// with spec 0, unpartitioned unless set).
+fn described(
+    content: DataContentType,
+    path: String,
+    format: DataFileFormat,
+    rows: u64,
+    size: u64,
+) -> DataFileBuilder {
+    let mut builder = DataFileBuilder::default();
+    builder
+        .content(content)
+        .file_path(path)
+        .file_format(format)
+        .record_count(rows)
+        .file_size_in_bytes(size)
+        .partition(Struct::empty())
+        .partition_spec_id(0);
+    builder
+}
+
 impl TableWriter {
     /// An unpartitioned table with `schema` in directory `root`.
     pub fn new(root: impl Into<PathBuf>, schema: IcebergSchema) -> Result<Self> {
@@ -122,18 +143,17 @@ impl TableWriter {
         let (path, size, rows) = self.write_parquet(columns)?;
         let lower = bounds.iter().map(|(id, lo, _)| (*id, lo.clone())).collect();
         let upper = bounds.iter().map(|(id, _, hi)| (*id, hi.clone())).collect();
-        DataFileBuilder::default()
-            .content(DataContentType::Data)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(rows)
-            .file_size_in_bytes(size)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .lower_bounds(lower)
-            .upper_bounds(upper)
-            .build()
-            .map_err(err)
+        described(
+            DataContentType::Data,
+            path,
+            DataFileFormat::Parquet,
+            rows,
+            size,
+        )
+        .lower_bounds(lower)
+        .upper_bounds(upper)
+        .build()
+        .map_err(err)
     }
 
     /// A data file of `partition` holding `columns`.
@@ -143,16 +163,16 @@ impl TableWriter {
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<DataFile> {
         let (path, size, rows) = self.write_parquet(columns)?;
-        DataFileBuilder::default()
-            .content(DataContentType::Data)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(rows)
-            .file_size_in_bytes(size)
-            .partition(partition)
-            .partition_spec_id(0)
-            .build()
-            .map_err(err)
+        described(
+            DataContentType::Data,
+            path,
+            DataFileFormat::Parquet,
+            rows,
+            size,
+        )
+        .partition(partition)
+        .build()
+        .map_err(err)
     }
 
     /// An equality-delete file over `ids` holding the deleted keys `columns`.
@@ -162,17 +182,16 @@ impl TableWriter {
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<DataFile> {
         let (path, size, rows) = self.write_parquet(columns)?;
-        DataFileBuilder::default()
-            .content(DataContentType::EqualityDeletes)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(rows)
-            .file_size_in_bytes(size)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .equality_ids(Some(ids))
-            .build()
-            .map_err(err)
+        described(
+            DataContentType::EqualityDeletes,
+            path,
+            DataFileFormat::Parquet,
+            rows,
+            size,
+        )
+        .equality_ids(Some(ids))
+        .build()
+        .map_err(err)
     }
 
     /// A position-delete file deleting `(data file path, position)` rows.
@@ -187,16 +206,15 @@ impl TableWriter {
             ("file_path", 2147483546, paths),
             ("pos", 2147483545, positions),
         ])?;
-        DataFileBuilder::default()
-            .content(DataContentType::PositionDeletes)
-            .file_path(path)
-            .file_format(DataFileFormat::Parquet)
-            .record_count(count)
-            .file_size_in_bytes(size)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .build()
-            .map_err(err)
+        described(
+            DataContentType::PositionDeletes,
+            path,
+            DataFileFormat::Parquet,
+            count,
+            size,
+        )
+        .build()
+        .map_err(err)
     }
 
     /// A Puffin file with one deletion vector of `data_file` deleting `positions`;
@@ -233,19 +251,18 @@ impl TableWriter {
             .join("data")
             .join(format!("dv{:03}.puffin", self.files_written));
         std::fs::write(&path, &puffin).map_err(err)?;
-        DataFileBuilder::default()
-            .content(DataContentType::PositionDeletes)
-            .file_path(path.to_string_lossy().into_owned())
-            .file_format(DataFileFormat::Puffin)
-            .record_count(bitmap.len())
-            .file_size_in_bytes(puffin.len() as u64)
-            .partition(Struct::empty())
-            .partition_spec_id(0)
-            .referenced_data_file(Some(data_file.to_string()))
-            .content_offset(Some(4))
-            .content_size_in_bytes(Some(blob.len() as i64))
-            .build()
-            .map_err(err)
+        described(
+            DataContentType::PositionDeletes,
+            path.to_string_lossy().into_owned(),
+            DataFileFormat::Puffin,
+            bitmap.len(),
+            puffin.len() as u64,
+        )
+        .referenced_data_file(Some(data_file.to_string()))
+        .content_offset(Some(4))
+        .content_size_in_bytes(Some(blob.len() as i64))
+        .build()
+        .map_err(err)
     }
 
     /// Commits a snapshot adding `data` and `deletes` at the next sequence number; writes

@@ -38,7 +38,7 @@ use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use tokio::sync::OnceCell;
 
-use super::DeleteFile;
+use super::{DeleteFile, root_with_field_id};
 
 /// The equality-delete files of a split that share one key.
 #[derive(Debug, Clone)]
@@ -173,10 +173,7 @@ async fn open(
     let roots = descr.root_schema().get_fields();
     let mut indices = vec![];
     for id in ids {
-        let found = roots
-            .iter()
-            .position(|f| f.get_basic_info().has_id() && f.get_basic_info().id() == *id);
-        match found {
+        match root_with_field_id(roots, *id) {
             Some(i) => indices.push(i),
             None => {
                 return exec_err!(

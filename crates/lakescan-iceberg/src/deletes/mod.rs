@@ -138,6 +138,14 @@ impl DeleteIndex {
     }
 }
 
+/// The top-level column of a delete file's Parquet schema with field id `id`.
+fn root_with_field_id(roots: &[parquet::schema::types::TypePtr], id: i32) -> Option<usize> {
+    roots.iter().position(|f| {
+        let info = f.get_basic_info();
+        info.has_id() && info.id() == id
+    })
+}
+
 fn same_partition(d: &DeleteFile, data: DataFileKey<'_>) -> bool {
     d.spec_id == data.spec_id && &d.partition == data.partition
 }

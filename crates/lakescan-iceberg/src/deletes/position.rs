@@ -30,7 +30,7 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::{RoaringBitmap, RoaringTreemap};
 use tokio::sync::OnceCell;
 
-use super::{DeleteFile, DeleteKind};
+use super::{DeleteFile, DeleteKind, root_with_field_id};
 use crate::paths::{FileLocation, PathResolver};
 
 /// Field id of `file_path` in position-delete files.
@@ -45,26 +45,49 @@ const DV_MAGIC: [u8; 4] = [0xD1, 0xD3, 0x39, 0x64];
 /// Positions of one position-delete file, by data file.
 type PositionsByFile = HashMap<FileLocation, RoaringTreemap>;
 
-/// Position-delete files read during one scan, each once.
+/// What one scan read of position deletes, each once: every position-delete file (shared by
+/// the data files it lists), and the deleted rows of every data file (shared by its splits).
 #[derive(Debug, Default)]
 pub struct PositionDeleteCache {
     files: Mutex<HashMap<String, Arc<OnceCell<Arc<PositionsByFile>>>>>,
+    data_files: Mutex<HashMap<FileLocation, Arc<OnceCell<Arc<DeletedRows>>>>>,
 }
 
-impl PositionDeleteCache {
-    fn cell(&self, file: &DeleteFile) -> Result<Arc<OnceCell<Arc<PositionsByFile>>>> {
-        let Ok(mut files) = self.files.lock() else {
-            return internal_err!("the position-delete cache was poisoned by a panic");
-        };
-        Ok(Arc::clone(
-            files.entry(file.written_path.clone()).or_default(),
-        ))
-    }
+/// The cell of `key` in `map`, created empty the first time.
+fn cell_of<K: std::hash::Hash + Eq, V>(
+    map: &Mutex<HashMap<K, Arc<OnceCell<V>>>>,
+    key: K,
+) -> Result<Arc<OnceCell<V>>> {
+    let Ok(mut cells) = map.lock() else {
+        return internal_err!("the position-delete cache was poisoned by a panic");
+    };
+    Ok(Arc::clone(cells.entry(key).or_default()))
 }
 
-/// The rows of the data file at `data` (written as `data_written`) that `deletes` remove.
-/// Returns the rows and the number of delete files read now (not from the cache).
+/// The rows of the data file at `data` (written as `data_written`) that `deletes` remove,
+/// read once per scan. Returns the rows and the number of delete files read now.
 pub async fn deleted_rows(
+    store: &Arc<dyn ObjectStore>,
+    paths: &PathResolver,
+    cache: &PositionDeleteCache,
+    data: &FileLocation,
+    data_written: &str,
+    deletes: &[Arc<DeleteFile>],
+) -> Result<(Arc<DeletedRows>, usize)> {
+    let mut loaded = 0;
+    let cell = cell_of(&cache.data_files, data.clone())?;
+    let rows = cell
+        .get_or_try_init(|| async {
+            let (rows, read) =
+                read_deleted_rows(store, paths, cache, data, data_written, deletes).await?;
+            loaded = read;
+            Ok::<_, DataFusionError>(Arc::new(rows))
+        })
+        .await?;
+    Ok((Arc::clone(rows), loaded))
+}
+
+async fn read_deleted_rows(
     store: &Arc<dyn ObjectStore>,
     paths: &PathResolver,
     cache: &PositionDeleteCache,
@@ -77,7 +100,7 @@ pub async fn deleted_rows(
     for delete in deletes {
         match &delete.kind {
             DeleteKind::Position => {
-                let cell = cache.cell(delete)?;
+                let cell = cell_of(&cache.files, delete.written_path.clone())?;
                 let by_file = cell
                     .get_or_try_init(|| async {
                         loaded += 1;
@@ -129,10 +152,7 @@ async fn read_position_deletes(
     let descr = builder.metadata().file_metadata().schema_descr_ptr();
     let roots = descr.root_schema().get_fields();
     let find = |id: i32, name: &str| {
-        roots
-            .iter()
-            .position(|f| f.get_basic_info().has_id() && f.get_basic_info().id() == id)
-            .or_else(|| roots.iter().position(|f| f.name() == name))
+        root_with_field_id(roots, id).or_else(|| roots.iter().position(|f| f.name() == name))
     };
     let (Some(path_col), Some(pos_col)) = (find(FILE_PATH_ID, "file_path"), find(POS_ID, "pos"))
     else {
