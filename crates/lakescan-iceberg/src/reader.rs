@@ -33,9 +33,18 @@ use crate::deletes::equality::{
 use crate::deletes::position::{PositionDeleteCache, deleted_rows};
 use crate::paths::{FileLocation, PathResolver};
 
-/// What an Iceberg split carries besides the core split: its delete files.
+/// What an Iceberg split carries besides the core split: what its manifest entry says of
+/// its data file, and its delete files.
 #[derive(Debug, Clone)]
 pub struct IcebergSplit {
+    /// The data file's data sequence number (0 in v1 tables).
+    pub data_sequence_number: i64,
+    /// The partition spec the data file was written with.
+    pub spec_id: i32,
+    /// The data file's partition under that spec.
+    pub partition: iceberg::spec::Struct,
+    /// The row id of the data file's first row (v3 row lineage), assigned or inherited.
+    pub first_row_id: Option<i64>,
     /// Equality-delete files that apply to the split's data file, by key.
     pub equality: Vec<Arc<EqualityDeleteSet>>,
     /// Position-delete files and deletion vectors that apply to it.

@@ -150,14 +150,16 @@ impl IcebergTable {
                     }
                 }
             }
-            if !equality.is_empty() || !file.position_deletes.is_empty() {
-                split.extension = Some(Arc::new(IcebergSplit {
-                    equality,
-                    position_deletes: file.position_deletes.clone(),
-                    data_location: file.location.clone(),
-                    data_written: file.written_path.clone(),
-                }));
-            }
+            split.extension = Some(Arc::new(IcebergSplit {
+                data_sequence_number: file.data_sequence_number,
+                spec_id: file.spec_id,
+                partition: file.partition.clone(),
+                first_row_id: file.first_row_id,
+                equality,
+                position_deletes: file.position_deletes.clone(),
+                data_location: file.location.clone(),
+                data_written: file.written_path.clone(),
+            }));
             splits.extend(
                 split_ranges(&file, split_size)
                     .into_iter()
@@ -409,6 +411,7 @@ mod tests {
             split_offsets: offsets,
             spec_id: 0,
             data_sequence_number: 0,
+            first_row_id: None,
             identity_values: vec![],
             partition: iceberg::spec::Struct::empty(),
             equality_deletes: vec![],

@@ -1,11 +1,12 @@
-//! [`TableWriter`]: a small writer of Iceberg tables (format v2) in a local directory, for
-//! the CLI demo and the tests: data files, position-delete and equality-delete files as
-//! Parquet with field ids, deletion vectors in Puffin files, one snapshot per commit with its
-//! own sequence number, a metadata file per commit. Manifests and manifest lists are written
+//! [`TableWriter`]: a small writer of Iceberg tables (format v1, v2 or v3) in a local
+//! directory, for the CLI demo, the tests and the benchmark: data files, position-delete and
+//! equality-delete files as Parquet with field ids, deletion vectors in Puffin files, schema
+//! and partition evolution, one snapshot per commit with its own sequence number (v3: and
+//! its first row id), a metadata file per commit. Manifests and manifest lists are written
 //! by the `iceberg` crate's writers; the Parquet, Puffin and metadata-JSON framing here (the
 //! crate has no position-delete, deletion-vector or table-directory writer).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,8 +15,9 @@ use arrow::datatypes::{Field, Schema};
 use datafusion::common::{DataFusionError, Result, internal_err};
 use iceberg::io::FileIO;
 use iceberg::spec::{
-    DataContentType, DataFile, DataFileBuilder, DataFileFormat, ManifestFile, ManifestListWriter,
-    ManifestWriterBuilder, PartitionSpec, Schema as IcebergSchema, Struct, Transform,
+    DataContentType, DataFile, DataFileBuilder, DataFileFormat, FormatVersion, ManifestContentType,
+    ManifestFile, ManifestListWriter, ManifestWriterBuilder, PartitionField, PartitionSpec,
+    Schema as IcebergSchema, Struct, Transform, UnboundPartitionField,
 };
 use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
 
@@ -28,44 +30,43 @@ fn err(e: impl std::fmt::Display) -> DataFusionError {
 pub struct TableWriter {
     root: PathBuf,
     io: FileIO,
-    schema: Arc<IcebergSchema>,
-    spec: PartitionSpec,
+    version: FormatVersion,
+    /// Every schema of the table, the current one last (ids 0, 1, …).
+    schemas: Vec<Arc<IcebergSchema>>,
+    /// Every partition spec of the table, the default one last (ids 0, 1, …).
+    specs: Vec<PartitionSpec>,
+    /// Table properties (`schema.name-mapping.default`, …).
+    properties: BTreeMap<String, String>,
     /// Live manifests of the current snapshot.
     manifests: Vec<ManifestFile>,
-    /// (snapshot id, sequence number, manifest list, timestamp) per commit.
-    snapshots: Vec<(i64, i64, String, i64)>,
+    snapshots: Vec<Committed>,
+    /// The table's next row id (v3 row lineage).
+    next_row_id: u64,
     files_written: usize,
+    /// The spec id of each file described, by path.
+    file_specs: HashMap<String, i32>,
 }
 
-/// A builder of a file's manifest entry with what every file of this writer has (written
-/// with spec 0, unpartitioned unless set).
-fn described(
-    content: DataContentType,
-    path: String,
-    format: DataFileFormat,
-    rows: u64,
-    size: u64,
-) -> DataFileBuilder {
-    let mut builder = DataFileBuilder::default();
-    builder
-        .content(content)
-        .file_path(path)
-        .file_format(format)
-        .record_count(rows)
-        .file_size_in_bytes(size)
-        .partition(Struct::empty())
-        .partition_spec_id(0);
-    builder
+/// One commit of a [`TableWriter`].
+#[derive(Debug, Clone)]
+struct Committed {
+    id: i64,
+    sequence_number: i64,
+    manifest_list: String,
+    timestamp_ms: i64,
+    schema_id: i32,
+    /// v3: the first row id the snapshot assigned, and the rows it assigned ids to.
+    row_ids: Option<(u64, u64)>,
 }
 
 impl TableWriter {
-    /// An unpartitioned table with `schema` in directory `root`.
+    /// An unpartitioned format-v2 table with `schema` in directory `root`.
     pub fn new(root: impl Into<PathBuf>, schema: IcebergSchema) -> Result<Self> {
         Self::partitioned(root, schema, vec![])
     }
 
-    /// A table with `schema` partitioned by `fields` (source column name, partition field
-    /// name, transform).
+    /// A format-v2 table with `schema` partitioned by `fields` (source column name,
+    /// partition field name, transform).
     pub fn partitioned(
         root: impl Into<PathBuf>,
         schema: IcebergSchema,
@@ -74,23 +75,119 @@ impl TableWriter {
         let root = root.into();
         std::fs::create_dir_all(root.join("metadata")).map_err(err)?;
         std::fs::create_dir_all(root.join("data")).map_err(err)?;
-        let schema = Arc::new(schema);
-        let mut builder = PartitionSpec::builder(Arc::clone(&schema)).with_spec_id(0);
-        for (source, name, transform) in fields {
-            builder = builder
-                .add_partition_field(source, name, transform)
-                .map_err(err)?;
-        }
-        let spec = builder.build().map_err(err)?;
-        Ok(Self {
+        let schema = Arc::new(
+            schema
+                .into_builder()
+                .with_schema_id(0)
+                .build()
+                .map_err(err)?,
+        );
+        let mut writer = Self {
             root,
             io: FileIO::new_with_fs(),
-            schema,
-            spec,
+            version: FormatVersion::V2,
+            schemas: vec![schema],
+            specs: vec![],
+            properties: BTreeMap::new(),
             manifests: vec![],
             snapshots: vec![],
+            next_row_id: 0,
             files_written: 0,
-        })
+            file_specs: HashMap::new(),
+        };
+        writer.evolve_partitioning(fields)?;
+        Ok(writer)
+    }
+
+    /// The table's format version (v2 unless set; set it before the first commit). v1
+    /// tables have no delete files and no sequence numbers; v3 tables assign row ids.
+    pub fn with_format_version(mut self, version: FormatVersion) -> Result<Self> {
+        if !self.snapshots.is_empty() {
+            return internal_err!("the format version is set before the first commit");
+        }
+        self.version = version;
+        Ok(self)
+    }
+
+    /// Sets a table property (for example `schema.name-mapping.default`).
+    pub fn set_property(&mut self, key: &str, value: &str) {
+        self.properties.insert(key.to_string(), value.to_string());
+    }
+
+    /// Makes `schema` the current schema (schema evolution); it gets the next schema id.
+    /// Field ids are the caller's: a renamed column keeps its id, an added one takes a new id.
+    pub fn evolve_schema(&mut self, schema: IcebergSchema) -> Result<()> {
+        let id = self.schemas.len() as i32;
+        let schema = schema
+            .into_builder()
+            .with_schema_id(id)
+            .build()
+            .map_err(err)?;
+        self.schemas.push(Arc::new(schema));
+        Ok(())
+    }
+
+    /// Makes a spec of `fields` the default spec (partition evolution); it gets the next spec
+    /// id. A field with the name, source and transform of an earlier spec's field keeps that
+    /// field's id; a new field takes the next partition field id.
+    pub fn evolve_partitioning(&mut self, fields: Vec<(&str, &str, Transform)>) -> Result<()> {
+        let schema = Arc::clone(self.schema());
+        let earlier: Vec<&PartitionField> = self.specs.iter().flat_map(|s| s.fields()).collect();
+        let last_id = earlier.iter().map(|f| f.field_id).max().unwrap_or(999);
+        let mut builder = PartitionSpec::builder(Arc::clone(&schema))
+            .with_spec_id(self.specs.len() as i32)
+            .with_last_assigned_field_id(last_id);
+        for (source, name, transform) in fields {
+            let Some(source_id) = schema.field_id_by_name(source) else {
+                return internal_err!("partition source column '{source}' is not in the schema");
+            };
+            let kept = earlier
+                .iter()
+                .find(|f| f.name == name && f.source_id == source_id && f.transform == transform);
+            let field = UnboundPartitionField {
+                source_id,
+                field_id: kept.map(|f| f.field_id),
+                name: name.to_string(),
+                transform,
+            };
+            builder = builder.add_unbound_field(field).map_err(err)?;
+        }
+        self.specs.push(builder.build().map_err(err)?);
+        Ok(())
+    }
+
+    /// A builder of a file's manifest entry with what every file of the writer has: the
+    /// default spec (the file is unpartitioned unless its partition is set).
+    fn described(
+        &mut self,
+        content: DataContentType,
+        path: String,
+        format: DataFileFormat,
+        rows: u64,
+        size: u64,
+    ) -> DataFileBuilder {
+        let spec_id = self.spec().spec_id();
+        self.file_specs.insert(path.clone(), spec_id);
+        let mut builder = DataFileBuilder::default();
+        builder
+            .content(content)
+            .file_path(path)
+            .file_format(format)
+            .record_count(rows)
+            .file_size_in_bytes(size)
+            .partition(Struct::empty())
+            .partition_spec_id(spec_id);
+        builder
+    }
+
+    fn schema(&self) -> &Arc<IcebergSchema> {
+        // `schemas` starts with one schema and only grows.
+        &self.schemas[self.schemas.len() - 1]
+    }
+
+    fn spec(&self) -> &PartitionSpec {
+        // `partitioned` pushes the first spec and `specs` only grows.
+        &self.specs[self.specs.len() - 1]
     }
 
     /// The table directory.
@@ -143,7 +240,7 @@ impl TableWriter {
         let (path, size, rows) = self.write_parquet(columns)?;
         let lower = bounds.iter().map(|(id, lo, _)| (*id, lo.clone())).collect();
         let upper = bounds.iter().map(|(id, _, hi)| (*id, hi.clone())).collect();
-        described(
+        self.described(
             DataContentType::Data,
             path,
             DataFileFormat::Parquet,
@@ -163,7 +260,7 @@ impl TableWriter {
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<DataFile> {
         let (path, size, rows) = self.write_parquet(columns)?;
-        described(
+        self.described(
             DataContentType::Data,
             path,
             DataFileFormat::Parquet,
@@ -175,20 +272,33 @@ impl TableWriter {
         .map_err(err)
     }
 
-    /// An equality-delete file over `ids` holding the deleted keys `columns`.
+    /// An equality-delete file over `ids` holding the deleted keys `columns` (unpartitioned:
+    /// it applies to every partition of the table).
     pub fn equality_delete_file(
         &mut self,
         ids: Vec<i32>,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<DataFile> {
+        self.equality_delete_file_in(Struct::empty(), ids, columns)
+    }
+
+    /// An equality-delete file of `partition` (under the default spec) over `ids` holding
+    /// the deleted keys `columns`.
+    pub fn equality_delete_file_in(
+        &mut self,
+        partition: Struct,
+        ids: Vec<i32>,
+        columns: Vec<(&str, i32, ArrayRef)>,
+    ) -> Result<DataFile> {
         let (path, size, rows) = self.write_parquet(columns)?;
-        described(
+        self.described(
             DataContentType::EqualityDeletes,
             path,
             DataFileFormat::Parquet,
             rows,
             size,
         )
+        .partition(partition)
         .equality_ids(Some(ids))
         .build()
         .map_err(err)
@@ -206,7 +316,7 @@ impl TableWriter {
             ("file_path", 2147483546, paths),
             ("pos", 2147483545, positions),
         ])?;
-        described(
+        self.described(
             DataContentType::PositionDeletes,
             path,
             DataFileFormat::Parquet,
@@ -251,7 +361,7 @@ impl TableWriter {
             .join("data")
             .join(format!("dv{:03}.puffin", self.files_written));
         std::fs::write(&path, &puffin).map_err(err)?;
-        described(
+        self.described(
             DataContentType::PositionDeletes,
             path.to_string_lossy().into_owned(),
             DataFileFormat::Puffin,
@@ -265,42 +375,83 @@ impl TableWriter {
         .map_err(err)
     }
 
+    /// Describes an existing Parquet file of `partition` (under the default spec) as a data
+    /// file of this table, without copying it: record count, size and row-group offsets
+    /// from its footer. For tables over files another tool wrote (the benchmark's TPC-H
+    /// files); files without field ids need a name mapping ([`Self::set_property`]).
+    pub fn existing_data_file(&mut self, path: &Path, partition: Struct) -> Result<DataFile> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| err(format!("cannot open '{}': {e}", path.display())))?;
+        let size = file.metadata().map_err(err)?.len();
+        let reader = parquet::file::reader::SerializedFileReader::new(file)
+            .map_err(|e| err(format!("'{}' is not a Parquet file: {e}", path.display())))?;
+        let metadata = parquet::file::reader::FileReader::metadata(&reader);
+        let rows = metadata.file_metadata().num_rows() as u64;
+        let offsets: Vec<i64> = metadata
+            .row_groups()
+            .iter()
+            .map(|rg| {
+                let first = rg.column(0);
+                first
+                    .dictionary_page_offset()
+                    .unwrap_or(first.data_page_offset())
+            })
+            .collect();
+        self.described(
+            DataContentType::Data,
+            path.to_string_lossy().into_owned(),
+            DataFileFormat::Parquet,
+            rows,
+            size,
+        )
+        .partition(partition)
+        .split_offsets(Some(offsets))
+        .build()
+        .map_err(err)
+    }
+
     /// Commits a snapshot adding `data` and `deletes` at the next sequence number; writes
-    /// its metadata file and returns its path.
+    /// its metadata file and returns its path. Files are grouped into one manifest per
+    /// partition spec and content.
     pub async fn commit(&mut self, data: Vec<DataFile>, deletes: Vec<DataFile>) -> Result<String> {
+        if self.version == FormatVersion::V1 && !deletes.is_empty() {
+            return internal_err!("a format-v1 table has no delete files");
+        }
         let seq = self.snapshots.len() as i64 + 1;
         let snapshot_id = 1000 + seq;
-        let metadata_dir = self.path().join("metadata");
-        let manifest_path = |kind: &str| {
-            metadata_dir
-                .join(format!("m-{seq}-{kind}.avro"))
-                .to_string_lossy()
-                .into_owned()
-        };
-        for (files, kind) in [(data, "data"), (deletes, "deletes")] {
-            if files.is_empty() {
-                continue;
-            }
-            let output = self.io.new_output(manifest_path(kind)).map_err(err)?;
-            let builder = ManifestWriterBuilder::new(
-                output,
-                Some(snapshot_id),
-                Arc::clone(&self.schema),
-                self.spec.clone(),
-            );
-            let mut writer = match kind {
-                "data" => builder.build_v2_data(),
-                _ => builder.build_v2_deletes(),
-            };
+        let first_row_id = self.next_row_id;
+        let mut new_manifests = vec![];
+        for (files, content) in [
+            (data, DataContentType::Data),
+            (deletes, DataContentType::PositionDeletes),
+        ] {
+            let mut by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
             for f in files {
-                writer.add_file(f, seq).map_err(err)?;
+                // `DataFile` does not expose its spec id; the writer recorded it.
+                let spec_id = self.file_specs.get(f.file_path()).copied().unwrap_or(0);
+                by_spec.entry(spec_id).or_default().push(f);
             }
-            let mut manifest = writer.write_manifest_file().await.map_err(err)?;
-            manifest.sequence_number = seq;
-            manifest.min_sequence_number = seq;
-            self.manifests.push(manifest);
+            for (spec_id, files) in by_spec {
+                let manifest = self
+                    .write_manifest(snapshot_id, seq, spec_id, content, files)
+                    .await?;
+                new_manifests.push(manifest);
+            }
         }
-        let list = metadata_dir
+        if self.version == FormatVersion::V3 {
+            for m in new_manifests
+                .iter_mut()
+                .filter(|m| m.content == ManifestContentType::Data)
+            {
+                m.first_row_id = Some(self.next_row_id);
+                self.next_row_id +=
+                    m.added_rows_count.unwrap_or(0) + m.existing_rows_count.unwrap_or(0);
+            }
+        }
+        self.manifests.extend(new_manifests);
+        let list = self
+            .path()
+            .join("metadata")
             .join(format!("snap-{snapshot_id}.avro"))
             .to_string_lossy()
             .into_owned();
@@ -311,32 +462,101 @@ impl TableWriter {
             .writer()
             .await
             .map_err(err)?;
-        let parent = self.snapshots.last().map(|s| s.0);
-        let mut list_writer = ManifestListWriter::v2(out, snapshot_id, parent, seq);
+        let parent = self.snapshots.last().map(|s| s.id);
+        let mut list_writer = match self.version {
+            FormatVersion::V1 => ManifestListWriter::v1(out, snapshot_id, parent),
+            FormatVersion::V2 => ManifestListWriter::v2(out, snapshot_id, parent, seq),
+            FormatVersion::V3 => {
+                ManifestListWriter::v3(out, snapshot_id, parent, seq, Some(first_row_id))
+            }
+        };
         list_writer
             .add_manifests(self.manifests.clone().into_iter())
             .map_err(err)?;
         list_writer.close().await.map_err(err)?;
-        let timestamp = 1_700_000_000_000 + seq * 1000;
-        self.snapshots.push((snapshot_id, seq, list, timestamp));
+        self.snapshots.push(Committed {
+            id: snapshot_id,
+            sequence_number: seq,
+            manifest_list: list,
+            timestamp_ms: 1_700_000_000_000 + seq * 1000,
+            schema_id: self.schema().schema_id(),
+            row_ids: (self.version == FormatVersion::V3)
+                .then(|| (first_row_id, self.next_row_id - first_row_id)),
+        });
         self.write_metadata()
     }
 
+    /// Writes one manifest of `files` (all of spec `spec_id` and of one content kind).
+    async fn write_manifest(
+        &self,
+        snapshot_id: i64,
+        seq: i64,
+        spec_id: i32,
+        content: DataContentType,
+        files: Vec<DataFile>,
+    ) -> Result<ManifestFile> {
+        let Some(spec) = self.specs.iter().find(|s| s.spec_id() == spec_id) else {
+            return internal_err!("a file names partition spec {spec_id}, which the table lacks");
+        };
+        let kind = match content {
+            DataContentType::Data => "data",
+            _ => "deletes",
+        };
+        let path = self
+            .path()
+            .join("metadata")
+            .join(format!("m-{seq}-{kind}-{spec_id}.avro"))
+            .to_string_lossy()
+            .into_owned();
+        let output = self.io.new_output(path).map_err(err)?;
+        let builder = ManifestWriterBuilder::new(
+            output,
+            Some(snapshot_id),
+            Arc::clone(self.schema()),
+            spec.clone(),
+        );
+        let mut writer = match (self.version, content) {
+            (FormatVersion::V1, _) => builder.build_v1(),
+            (FormatVersion::V2, DataContentType::Data) => builder.build_v2_data(),
+            (FormatVersion::V2, _) => builder.build_v2_deletes(),
+            (FormatVersion::V3, DataContentType::Data) => builder.build_v3_data(),
+            (FormatVersion::V3, _) => builder.build_v3_deletes(),
+        };
+        for f in files {
+            writer.add_file(f, seq).map_err(err)?;
+        }
+        let mut manifest = writer.write_manifest_file().await.map_err(err)?;
+        if self.version != FormatVersion::V1 {
+            manifest.sequence_number = seq;
+            manifest.min_sequence_number = seq;
+        }
+        Ok(manifest)
+    }
+
     fn write_metadata(&self) -> Result<String> {
-        let Some((current, last_seq, _, last_ts)) = self.snapshots.last().cloned() else {
+        let Some(last) = self.snapshots.last() else {
             return internal_err!("no snapshot to write metadata for");
         };
+        let v1 = self.version == FormatVersion::V1;
         let snapshots: Vec<serde_json::Value> = self
             .snapshots
             .iter()
             .enumerate()
-            .map(|(i, (id, seq, list, ts))| {
+            .map(|(i, c)| {
                 let mut s = serde_json::json!({
-                    "snapshot-id": id, "sequence-number": seq, "timestamp-ms": ts,
-                    "manifest-list": list, "summary": {"operation": "append"}, "schema-id": 0
+                    "snapshot-id": c.id, "timestamp-ms": c.timestamp_ms,
+                    "manifest-list": c.manifest_list, "summary": {"operation": "append"},
+                    "schema-id": c.schema_id
                 });
+                if !v1 {
+                    s["sequence-number"] = c.sequence_number.into();
+                }
+                if let Some((first, added)) = c.row_ids {
+                    s["first-row-id"] = first.into();
+                    s["added-rows"] = added.into();
+                }
                 if i > 0 {
-                    s["parent-snapshot-id"] = self.snapshots[i - 1].0.into();
+                    s["parent-snapshot-id"] = self.snapshots[i - 1].id.into();
                 }
                 s
             })
@@ -344,29 +564,60 @@ impl TableWriter {
         let log: Vec<serde_json::Value> = self
             .snapshots
             .iter()
-            .map(|(id, _, _, ts)| serde_json::json!({"snapshot-id": id, "timestamp-ms": ts}))
+            .map(|c| serde_json::json!({"snapshot-id": c.id, "timestamp-ms": c.timestamp_ms}))
             .collect();
-        let metadata = serde_json::json!({
-            "format-version": 2,
+        let schemas = self
+            .schemas
+            .iter()
+            .map(|s| serde_json::to_value(s.as_ref()).map_err(err))
+            .collect::<Result<Vec<_>>>()?;
+        let specs = self
+            .specs
+            .iter()
+            .map(|s| serde_json::to_value(s).map_err(err))
+            .collect::<Result<Vec<_>>>()?;
+        let last_partition_id = self
+            .specs
+            .iter()
+            .filter_map(|s| s.highest_field_id())
+            .max()
+            .unwrap_or(999);
+        let last_column_id = self.schemas.iter().map(|s| s.highest_field_id()).max();
+        let version = match self.version {
+            FormatVersion::V1 => 1,
+            FormatVersion::V2 => 2,
+            FormatVersion::V3 => 3,
+        };
+        let mut metadata = serde_json::json!({
+            "format-version": version,
             "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
             "location": self.path().to_string_lossy(),
-            "last-sequence-number": last_seq,
-            "last-updated-ms": last_ts,
-            "last-column-id": self.schema.highest_field_id(),
-            "current-schema-id": 0,
-            "schemas": [serde_json::to_value(self.schema.as_ref()).map_err(err)?],
-            "default-spec-id": 0,
-            "partition-specs": [serde_json::to_value(&self.spec).map_err(err)?],
-            "last-partition-id": self.spec.highest_field_id().unwrap_or(999),
+            "last-updated-ms": last.timestamp_ms,
+            "last-column-id": last_column_id,
+            "current-schema-id": self.schema().schema_id(),
+            "schemas": schemas,
+            "default-spec-id": self.spec().spec_id(),
+            "partition-specs": specs,
+            "last-partition-id": last_partition_id,
             "default-sort-order-id": 0,
             "sort-orders": [{"order-id": 0, "fields": []}],
-            "properties": {},
-            "current-snapshot-id": current,
-            "refs": {"main": {"snapshot-id": current, "type": "branch"}},
+            "properties": self.properties,
+            "current-snapshot-id": last.id,
+            "refs": {"main": {"snapshot-id": last.id, "type": "branch"}},
             "snapshots": snapshots,
             "snapshot-log": log,
             "metadata-log": []
         });
+        if v1 {
+            // v1 writers also write the current schema and spec in their old single fields.
+            metadata["schema"] = serde_json::to_value(self.schema().as_ref()).map_err(err)?;
+            metadata["partition-spec"] = serde_json::to_value(self.spec().fields()).map_err(err)?;
+        } else {
+            metadata["last-sequence-number"] = last.sequence_number.into();
+        }
+        if self.version == FormatVersion::V3 {
+            metadata["next-row-id"] = self.next_row_id.into();
+        }
         let path = self
             .path()
             .join("metadata")

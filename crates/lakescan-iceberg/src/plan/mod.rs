@@ -60,6 +60,9 @@ pub struct PlannedFile {
     pub spec_id: i32,
     /// Its data sequence number (0 in v1 tables).
     pub data_sequence_number: i64,
+    /// The row id of its first row (v3): the manifest entry's, else inherited from the
+    /// manifest's `first_row_id` (see [`RowIdAssigner`]); `None` without row lineage.
+    pub first_row_id: Option<i64>,
     /// Values of columns the file does not store, by column index: identity partition
     /// values of its spec (a column the file lacks reads its partition value).
     pub identity_values: Vec<(usize, ScalarValue)>,
@@ -147,8 +150,10 @@ impl<'a> Planner<'a> {
             let (entries, meta) = parsed.into_parts();
             let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
             let mut candidates: Vec<(DataFile, PlannedFile)> = vec![];
+            let mut row_ids = RowIdAssigner(manifest.first_row_id.map(|id| id as i64));
             for entry in entries {
                 let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
+                let first_row_id = row_ids.assign(&entry.data_file);
                 if entry.status == ManifestStatus::Deleted {
                     continue;
                 }
@@ -156,7 +161,13 @@ impl<'a> Planner<'a> {
                     (ManifestContentType::Data, DataContentType::Data) => {
                         plan.counts.data_files_total += 1;
                         match self.planned_file(&entry, &spec)? {
-                            Some(file) => candidates.push((entry.data_file, file)),
+                            Some(file) => candidates.push((
+                                entry.data_file,
+                                PlannedFile {
+                                    first_row_id,
+                                    ..file
+                                },
+                            )),
                             None => plan.counts.data_files_pruned += 1,
                         }
                     }
@@ -360,6 +371,7 @@ impl<'a> Planner<'a> {
             split_offsets: file.split_offsets().map(<[i64]>::to_vec),
             spec_id: spec.spec_id(),
             data_sequence_number: entry.sequence_number.unwrap_or(0),
+            first_row_id: None,
             identity_values,
             partition: file.partition().clone(),
             equality_deletes: vec![],
@@ -388,6 +400,25 @@ impl<'a> Planner<'a> {
             "Iceberg table '{}': {what} '{written}' is not a valid Avro {what}: {e}",
             self.loaded.file
         ))
+    }
+}
+
+/// The spec's first-row-id inheritance: a data file without its own `first_row_id` gets
+/// the manifest's `first_row_id` plus the record counts of the files before it in the
+/// manifest that had none either.
+struct RowIdAssigner(Option<i64>);
+
+impl RowIdAssigner {
+    fn assign(&mut self, file: &DataFile) -> Option<i64> {
+        if file.content_type() != DataContentType::Data {
+            return None;
+        }
+        if let Some(id) = file.first_row_id() {
+            return Some(id);
+        }
+        let id = self.0?;
+        self.0 = Some(id.saturating_add(file.record_count() as i64));
+        Some(id)
     }
 }
 
@@ -429,4 +460,37 @@ fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> ManifestEntry {
         entry.file_sequence_number = Some(manifest.sequence_number);
     }
     entry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data_file(rows: u64, first_row_id: Option<i64>) -> DataFile {
+        iceberg::spec::DataFileBuilder::default()
+            .content(DataContentType::Data)
+            .file_path(format!("/t/{rows}.parquet"))
+            .file_format(DataFileFormat::Parquet)
+            .record_count(rows)
+            .file_size_in_bytes(1)
+            .partition(Struct::empty())
+            .partition_spec_id(0)
+            .first_row_id(first_row_id)
+            .build()
+            .expect("every required field is set")
+    }
+
+    /// Files without their own first row id continue the manifest's count; a file with
+    /// its own keeps it and does not advance the count.
+    #[test]
+    fn first_row_ids_are_inherited_in_manifest_order() {
+        let mut ids = RowIdAssigner(Some(1000));
+        assert_eq!(ids.assign(&data_file(10, None)), Some(1000));
+        assert_eq!(ids.assign(&data_file(5, Some(42))), Some(42));
+        assert_eq!(ids.assign(&data_file(7, None)), Some(1010));
+        assert_eq!(ids.assign(&data_file(1, None)), Some(1017));
+        let mut none = RowIdAssigner(None);
+        assert_eq!(none.assign(&data_file(10, None)), None);
+        assert_eq!(none.assign(&data_file(10, Some(3))), Some(3));
+    }
 }

@@ -89,7 +89,16 @@ impl Planner<'_> {
         field: &PartitionField,
         summary: &iceberg::spec::FieldSummary,
     ) -> bool {
-        if matches!(field.transform, Transform::Identity | Transform::Bucket(_)) {
+        // Only these transforms map NULL to NULL and keep order; `void` is NULL whatever
+        // the source value, so its NULL summaries say nothing.
+        if !matches!(
+            field.transform,
+            Transform::Year
+                | Transform::Month
+                | Transform::Day
+                | Transform::Hour
+                | Transform::Truncate(_)
+        ) {
             return true;
         }
         let Some((column, filter, source_type)) = self.source_column(field) else {

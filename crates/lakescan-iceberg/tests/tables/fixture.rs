@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use arrow::array::ArrayRef;
-use iceberg::spec::{DataFile, Datum, Schema, Struct, Transform};
+use iceberg::spec::{DataFile, Datum, FormatVersion, Schema, Struct, Transform};
 use lakescan_iceberg::writer::TableWriter;
 
 /// A table under construction in a temporary directory.
@@ -21,6 +21,22 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let writer = TableWriter::partitioned(dir.path(), schema, fields).unwrap();
         Self { _dir: dir, writer }
+    }
+
+    /// A table of format `version` (set before the first commit).
+    pub fn with_format_version(self, version: FormatVersion) -> Self {
+        Self {
+            writer: self.writer.with_format_version(version).unwrap(),
+            ..self
+        }
+    }
+
+    pub fn evolve_schema(&mut self, schema: Schema) {
+        self.writer.evolve_schema(schema).unwrap()
+    }
+
+    pub fn evolve_partitioning(&mut self, fields: Vec<(&str, &str, Transform)>) {
+        self.writer.evolve_partitioning(fields).unwrap()
     }
 
     pub fn path(&self) -> &Path {
@@ -55,6 +71,17 @@ impl Fixture {
         self.writer.equality_delete_file(ids, columns).unwrap()
     }
 
+    pub fn equality_delete_file_in(
+        &mut self,
+        partition: Struct,
+        ids: Vec<i32>,
+        columns: Vec<(&str, i32, ArrayRef)>,
+    ) -> DataFile {
+        self.writer
+            .equality_delete_file_in(partition, ids, columns)
+            .unwrap()
+    }
+
     pub fn position_delete_file(&mut self, rows: Vec<(&str, i64)>) -> DataFile {
         self.writer.position_delete_file(rows).unwrap()
     }
@@ -68,6 +95,14 @@ impl Fixture {
         self.writer
             .deletion_vector(data_file, footer_file, positions)
             .unwrap()
+    }
+
+    pub async fn try_commit(
+        &mut self,
+        data: Vec<DataFile>,
+        deletes: Vec<DataFile>,
+    ) -> datafusion::error::Result<String> {
+        self.writer.commit(data, deletes).await
     }
 
     pub async fn commit(&mut self, data: Vec<DataFile>, deletes: Vec<DataFile>) -> String {

@@ -8,6 +8,7 @@ mod bad_input;
 mod catalogs;
 mod differential;
 mod equality_deletes;
+mod evolution;
 mod fixture;
 mod partition_transforms;
 mod position_deletes;

@@ -1,0 +1,408 @@
+//! Schema evolution (renames, reorders, promotion, drops, a dropped name re-added), partition
+//! evolution (several specs in one table, each pruning its own files; a removed field becoming
+//! `void`), and v1 / v3 table metadata, all written by the fixture builder and read from SQL.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array, Int64Array,
+    StringArray,
+};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::prelude::SessionContext;
+use iceberg::spec::{
+    FormatVersion, Literal, NestedField, PrimitiveType, Schema, Struct, Transform, Type,
+};
+use lakescan_iceberg::IcebergTableFactory;
+
+use crate::fixture::Fixture;
+use crate::position_deletes::column;
+
+fn field(id: i32, name: &str, t: PrimitiveType) -> Arc<NestedField> {
+    Arc::new(NestedField::optional(id, name, Type::Primitive(t)))
+}
+
+fn schema(fields: Vec<Arc<NestedField>>) -> Schema {
+    Schema::builder().with_fields(fields).build().unwrap()
+}
+
+fn strings(v: &[Option<&str>]) -> ArrayRef {
+    Arc::new(StringArray::from(v.to_vec()))
+}
+
+fn decimals(v: &[i128], precision: u8, scale: i8) -> ArrayRef {
+    Arc::new(
+        Decimal128Array::from(v.to_vec())
+            .with_precision_and_scale(precision, scale)
+            .unwrap(),
+    )
+}
+
+/// Runs `sql` over table `t` at `location` created with `options`; the pretty-printed result.
+async fn query_with(location: &str, options: &str, sql: &str) -> datafusion::error::Result<String> {
+    let ctx = SessionContext::new();
+    ctx.state_ref()
+        .write()
+        .table_factories_mut()
+        .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{location}' {options}"
+    ))
+    .await?;
+    let batches = ctx.sql(sql).await?.collect().await?;
+    Ok(pretty_format_batches(&batches)?.to_string())
+}
+
+async fn query(location: &str, sql: &str) -> String {
+    query_with(location, "", sql).await.unwrap()
+}
+
+fn lines(out: &str) -> Vec<&str> {
+    out.lines().collect()
+}
+
+/// Schema 0 `(id int, name string, price float, amount decimal(5,2))`, then schema 1
+/// renames `name` to `label`, promotes `id` to long, `price` to double and `amount` to
+/// decimal(9,2), moves `price` last and adds `extra`; schema 2 drops `price` and adds a new
+/// column named `price` (a new field id: the old files' prices are not its values).
+#[tokio::test]
+async fn schema_evolution_reads_every_file_by_field_id() {
+    let s0 = schema(vec![
+        field(1, "id", PrimitiveType::Int),
+        field(2, "name", PrimitiveType::String),
+        field(3, "price", PrimitiveType::Float),
+        field(
+            4,
+            "amount",
+            PrimitiveType::Decimal {
+                precision: 5,
+                scale: 2,
+            },
+        ),
+    ]);
+    let mut t = Fixture::new(s0);
+    let a = t.data_file(vec![
+        ("id", 1, Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef),
+        ("name", 2, strings(&[Some("a"), Some("b")])),
+        ("price", 3, Arc::new(Float32Array::from(vec![1.5, 2.5]))),
+        ("amount", 4, decimals(&[125, 350], 5, 2)),
+    ]);
+    t.commit(vec![a], vec![]).await;
+    t.evolve_schema(schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "label", PrimitiveType::String),
+        field(
+            4,
+            "amount",
+            PrimitiveType::Decimal {
+                precision: 9,
+                scale: 2,
+            },
+        ),
+        field(3, "price", PrimitiveType::Double),
+        field(5, "extra", PrimitiveType::Int),
+    ]));
+    let b = t.data_file(vec![
+        (
+            "id",
+            1,
+            Arc::new(Int64Array::from(vec![3_000_000_000, 4])) as ArrayRef,
+        ),
+        ("label", 2, strings(&[Some("c"), Some("d")])),
+        ("amount", 4, decimals(&[123_456_789, 1], 9, 2)),
+        ("price", 3, Arc::new(Float64Array::from(vec![3.25, 4.25]))),
+        ("extra", 5, Arc::new(Int32Array::from(vec![Some(7), None]))),
+    ]);
+    let v2 = t.commit(vec![b], vec![]).await;
+
+    let all = query(&v2, "SELECT * FROM t ORDER BY id").await;
+    assert_eq!(
+        lines(&all),
+        [
+            "+------------+-------+------------+-------+-------+",
+            "| id         | label | amount     | price | extra |",
+            "+------------+-------+------------+-------+-------+",
+            "| 1          | a     | 1.25       | 1.5   |       |",
+            "| 2          | b     | 3.50       | 2.5   |       |",
+            "| 4          | d     | 0.01       | 4.25  |       |",
+            "| 3000000000 | c     | 1234567.89 | 3.25  | 7     |",
+            "+------------+-------+------------+-------+-------+",
+        ],
+        "{all}"
+    );
+    // Filters on promoted, renamed and added columns, over files of both schemas.
+    for (sql, expected) in [
+        ("SELECT id FROM t WHERE id > 2147483647", vec!["3000000000"]),
+        ("SELECT id FROM t WHERE label = 'a'", vec!["1"]),
+        (
+            "SELECT id FROM t WHERE price > 2.0 ORDER BY id",
+            vec!["2", "4", "3000000000"],
+        ),
+        (
+            "SELECT id FROM t WHERE amount >= 3.5 ORDER BY id",
+            vec!["2", "3000000000"],
+        ),
+        (
+            "SELECT id FROM t WHERE extra IS NULL ORDER BY id",
+            vec!["1", "2", "4"],
+        ),
+    ] {
+        assert_eq!(column(&query(&v2, sql).await), expected, "{sql}");
+    }
+
+    // Time travel reads the snapshot's schema: the old name and types.
+    let old = query_with(
+        &v2,
+        "OPTIONS ('snapshot_id' '1001')",
+        "SELECT * FROM t ORDER BY id",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        lines(&old),
+        [
+            "+----+------+-------+--------+",
+            "| id | name | price | amount |",
+            "+----+------+-------+--------+",
+            "| 1  | a    | 1.5   | 1.25   |",
+            "| 2  | b    | 2.5   | 3.50   |",
+            "+----+------+-------+--------+",
+        ],
+        "{old}"
+    );
+    let renamed = query_with(&v2, "OPTIONS ('snapshot_id' '1001')", "SELECT label FROM t")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(renamed.contains("label"), "{renamed}");
+
+    // Drop `price` (id 3) and add a new `price` (id 6): old files have a column named
+    // `price`, but it is not this column.
+    t.evolve_schema(schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "label", PrimitiveType::String),
+        field(
+            4,
+            "amount",
+            PrimitiveType::Decimal {
+                precision: 9,
+                scale: 2,
+            },
+        ),
+        field(5, "extra", PrimitiveType::Int),
+        field(6, "price", PrimitiveType::String),
+    ]));
+    let c = t.data_file(vec![
+        ("id", 1, Arc::new(Int64Array::from(vec![5])) as ArrayRef),
+        ("label", 2, strings(&[Some("e")])),
+        ("amount", 4, decimals(&[0], 9, 2)),
+        ("extra", 5, Arc::new(Int32Array::from(vec![None::<i32>]))),
+        ("price", 6, strings(&[Some("cheap")])),
+    ]);
+    let v3 = t.commit(vec![c], vec![]).await;
+    let readded = query(&v3, "SELECT id, price FROM t ORDER BY id").await;
+    assert_eq!(
+        lines(&readded),
+        [
+            "+------------+-------+",
+            "| id         | price |",
+            "+------------+-------+",
+            "| 1          |       |",
+            "| 2          |       |",
+            "| 4          |       |",
+            "| 5          | cheap |",
+            "| 3000000000 |       |",
+            "+------------+-------+",
+        ],
+        "{readded}"
+    );
+    let sql = "SELECT id FROM t WHERE price IS NOT NULL";
+    assert_eq!(column(&query(&v3, sql).await), ["5"]);
+}
+
+const JAN_5: i32 = 19727; // 2024-01-05
+const FEB_10: i32 = 19763; // 2024-02-10
+const JAN_20: i32 = 19742; // 2024-01-20
+const MAR_1: i32 = 19783; // 2024-03-01
+const MAR_15: i32 = 19797; // 2024-03-15
+const MAR_20: i32 = 19802; // 2024-03-20
+const MONTH_2024_01: i32 = 648; // months since 1970-01
+const MONTH_2024_03: i32 = 650;
+
+fn partition_columns(
+    ids: &[i64],
+    categories: &[&str],
+    days: &[i32],
+) -> Vec<(&'static str, i32, ArrayRef)> {
+    vec![
+        (
+            "id",
+            1,
+            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
+        ),
+        (
+            "category",
+            2,
+            Arc::new(StringArray::from(categories.to_vec())),
+        ),
+        ("d", 3, Arc::new(Date32Array::from(days.to_vec()))),
+    ]
+}
+
+/// Spec 0 partitions by `category`; spec 1 by `month(d)` only. Each file is pruned by the
+/// spec it was written with, and an equality delete of a spec-1 partition applies to that
+/// partition only.
+#[tokio::test]
+async fn partition_evolution_prunes_each_file_by_its_own_spec() {
+    let s = schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "category", PrimitiveType::String),
+        field(3, "d", PrimitiveType::Date),
+    ]);
+    let mut t = Fixture::partitioned(s, vec![("category", "category", Transform::Identity)]);
+    let a = t.data_file_in(
+        Struct::from_iter([Some(Literal::string("a"))]),
+        partition_columns(&[1, 2], &["a", "a"], &[JAN_5, FEB_10]),
+    );
+    let b = t.data_file_in(
+        Struct::from_iter([Some(Literal::string("b"))]),
+        partition_columns(&[3], &["b"], &[MAR_1]),
+    );
+    t.commit(vec![a, b], vec![]).await;
+    t.evolve_partitioning(vec![("d", "d_month", Transform::Month)]);
+    let jan = t.data_file_in(
+        Struct::from_iter([Some(Literal::int(MONTH_2024_01))]),
+        partition_columns(&[4], &["a"], &[JAN_20]),
+    );
+    let mar = t.data_file_in(
+        Struct::from_iter([Some(Literal::int(MONTH_2024_03))]),
+        partition_columns(&[5, 6], &["b", "a"], &[MAR_15, MAR_20]),
+    );
+    t.commit(vec![jan, mar], vec![]).await;
+    // Deletes category 'a' in March 2024 (spec 1) only: not ids 1, 2 (spec 0) nor 4 (January).
+    let delete = t.equality_delete_file_in(
+        Struct::from_iter([Some(Literal::int(MONTH_2024_03))]),
+        vec![2],
+        vec![("category", 2, strings(&[Some("a")]))],
+    );
+    let metadata = t.commit(vec![], vec![delete]).await;
+
+    for (sql, expected, pruned) in [
+        (
+            "SELECT id FROM t ORDER BY id",
+            vec!["1", "2", "3", "4", "5"],
+            0,
+        ),
+        (
+            "SELECT id FROM t WHERE category = 'a' ORDER BY id",
+            vec!["1", "2", "4"],
+            1,
+        ),
+        (
+            "SELECT id FROM t WHERE d >= DATE '2024-03-01' ORDER BY id",
+            vec!["3", "5"],
+            1,
+        ),
+        (
+            "SELECT id FROM t WHERE d < DATE '2024-02-01' AND category = 'a' ORDER BY id",
+            vec!["1", "4"],
+            2,
+        ),
+    ] {
+        assert_eq!(column(&query(&metadata, sql).await), expected, "{sql}");
+        let plan = query(&metadata, &format!("EXPLAIN ANALYZE {sql}")).await;
+        assert!(
+            plan.contains(&format!("data_files_pruned={pruned},")),
+            "{sql}: {plan}"
+        );
+    }
+}
+
+/// A v1 table whose partition field was removed: v1 keeps it as `void`, whose (null)
+/// partition values neither prune files nor supply the column.
+#[tokio::test]
+async fn v1_table_with_a_void_partition_field() {
+    let s = schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "category", PrimitiveType::String),
+        field(3, "d", PrimitiveType::Date),
+    ]);
+    let mut t = Fixture::partitioned(s, vec![("category", "category", Transform::Identity)])
+        .with_format_version(FormatVersion::V1);
+    let a = t.data_file_in(
+        Struct::from_iter([Some(Literal::string("x"))]),
+        partition_columns(&[1, 2], &["x", "x"], &[JAN_5, FEB_10]),
+    );
+    let first = t.commit(vec![a], vec![]).await;
+    t.evolve_partitioning(vec![("category", "category_1000", Transform::Void)]);
+    let b = t.data_file_in(
+        Struct::from_iter([None]),
+        partition_columns(&[3, 4], &["x", "y"], &[MAR_1, MAR_15]),
+    );
+    let metadata = t.commit(vec![b], vec![]).await;
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&metadata).unwrap()).unwrap();
+    assert_eq!(json["format-version"], 1);
+
+    let sql = "SELECT id FROM t WHERE category = 'x' ORDER BY id";
+    assert_eq!(column(&query(&metadata, sql).await), ["1", "2", "3"]);
+    let sql = "SELECT category FROM t ORDER BY id";
+    assert_eq!(column(&query(&metadata, sql).await), ["x", "x", "x", "y"]);
+    let sql = "SELECT count(*) FROM t WHERE category = 'y'";
+    assert_eq!(column(&query(&metadata, sql).await), ["1"]);
+    // The first snapshot of a v1 table (no sequence numbers) by time travel.
+    let sql = "SELECT id FROM t ORDER BY id";
+    let old = query(&first, sql).await;
+    assert_eq!(column(&old), ["1", "2"]);
+}
+
+/// A v1 table takes no delete files.
+#[tokio::test]
+async fn v1_table_rejects_delete_files() {
+    let s = schema(vec![field(1, "id", PrimitiveType::Long)]);
+    let mut t = Fixture::new(s).with_format_version(FormatVersion::V1);
+    let a = t.data_file(vec![(
+        "id",
+        1,
+        Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+    )]);
+    let delete = t.position_delete_file(vec![(a.file_path(), 0)]);
+    let e = t.try_commit(vec![a], vec![delete]).await.unwrap_err();
+    assert!(e.to_string().contains("v1"), "{e}");
+}
+
+/// A v3 table (row lineage: the metadata's `next-row-id`, snapshots' `first-row-id`) with a
+/// deletion vector and an equality delete.
+#[tokio::test]
+async fn v3_table_with_deletion_vectors_and_equality_deletes() {
+    let s = schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "category", PrimitiveType::String),
+    ]);
+    let mut t = Fixture::new(s).with_format_version(FormatVersion::V3);
+    let cols = |ids: Vec<i64>, cats: Vec<&str>| {
+        vec![
+            ("id", 1, Arc::new(Int64Array::from(ids)) as ArrayRef),
+            ("category", 2, Arc::new(StringArray::from(cats)) as ArrayRef),
+        ]
+    };
+    let a = t.data_file(cols(vec![1, 2, 3, 4], vec!["p", "q", "p", "q"]));
+    let a_path = a.file_path().to_string();
+    t.commit(vec![a], vec![]).await;
+    let b = t.data_file(cols(vec![5, 6], vec!["p", "q"]));
+    t.commit(vec![b], vec![]).await;
+    let dv = t.deletion_vector(&a_path, &a_path, &[0, 3]);
+    let eq = t.equality_delete_file(vec![2], vec![("category", 2, strings(&[Some("q")]))]);
+    let metadata = t.commit(vec![], vec![dv, eq]).await;
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&metadata).unwrap()).unwrap();
+    assert_eq!(json["format-version"], 3);
+    assert_eq!(json["next-row-id"], 6);
+    assert_eq!(json["snapshots"][1]["first-row-id"], 4);
+
+    let sql = "SELECT id FROM t ORDER BY id";
+    assert_eq!(column(&query(&metadata, sql).await), ["3", "5"]);
+    let plan = query(&metadata, &format!("EXPLAIN ANALYZE {sql}")).await;
+    assert!(plan.contains("rows_deleted_vector=2"), "{plan}");
+    assert!(plan.contains("rows_deleted_equality=2"), "{plan}");
+}
