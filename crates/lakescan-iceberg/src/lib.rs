@@ -26,6 +26,7 @@ pub mod catalog;
 pub mod deletes;
 pub mod factory;
 pub mod file_statistics;
+pub mod manifest_statistics;
 pub mod metadata;
 pub mod options;
 pub mod paths;

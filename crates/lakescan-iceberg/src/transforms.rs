@@ -68,8 +68,9 @@ fn bounds(min: ScalarValue, max: ScalarValue) -> ColumnStats {
     }
 }
 
-/// The smallest source value of partition value `lower` and the largest of `upper`.
-fn preimage(
+/// The smallest source value of partition value `lower` and the largest of `upper`, for
+/// the order-preserving transforms (`None` for the others).
+pub fn preimage(
     transform: &Transform,
     source: &DataType,
     lower: &PrimitiveLiteral,

@@ -138,9 +138,11 @@ impl<'a> Planner<'a> {
         };
         let mut deletes = DeleteIndex::default();
         let mut files = vec![];
-        for manifest in &self.manifests(snapshot).await? {
+        let manifests = self.manifests(snapshot).await?;
+        let kept = self.prune_manifests_by_residual(&manifests);
+        for (manifest, kept) in manifests.iter().zip(kept) {
             plan.counts.manifests_total += 1;
-            if !self.manifest_may_match(manifest)? {
+            if !kept || !self.manifest_may_match(manifest)? {
                 plan.counts.manifests_pruned += 1;
                 continue;
             }

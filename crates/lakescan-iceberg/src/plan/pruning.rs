@@ -13,6 +13,7 @@ use lakescan_core::filter::{Filter, NullResult};
 
 use super::{PlannedFile, Planner};
 use crate::file_statistics::FileStatistics;
+use crate::manifest_statistics::ManifestStatistics;
 use crate::metadata::LoadedMetadata;
 use crate::schema::datum_to_scalar;
 use crate::transforms;
@@ -158,6 +159,27 @@ impl Planner<'_> {
 
     /// Whether each candidate may hold a row the residual's AND/OR tree accepts, by its
     /// manifest statistics ([`FileStatistics`] under `PruningPredicate`).
+    /// Which manifests the residual's pruning predicate keeps, over their partition
+    /// summaries ([`ManifestStatistics`]).
+    pub(super) fn prune_manifests_by_residual(&self, manifests: &[ManifestFile]) -> Vec<bool> {
+        let all = vec![true; manifests.len()];
+        let (Some(predicate), false) = (&self.residual_pruning, manifests.is_empty()) else {
+            return all;
+        };
+        let stats = ManifestStatistics {
+            schema: self.schema,
+            manifests: manifests
+                .iter()
+                .map(|m| {
+                    let spec = self.metadata().partition_spec_by_id(m.partition_spec_id);
+                    (m, spec.map(AsRef::as_ref))
+                })
+                .collect(),
+        };
+        // Pruning is an optimization: statistics it cannot compare keep every manifest.
+        predicate.prune(&stats).unwrap_or(all)
+    }
+
     pub(super) fn prune_by_residual(&self, candidates: &[(DataFile, PlannedFile)]) -> Vec<bool> {
         let all = vec![true; candidates.len()];
         let (Some(predicate), false) = (&self.residual_pruning, candidates.is_empty()) else {

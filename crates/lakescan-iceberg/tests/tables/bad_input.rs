@@ -50,17 +50,17 @@ async fn missing_data_and_delete_files() {
 #[tokio::test]
 async fn missing_and_corrupt_manifests() {
     let (t, _, metadata) = one_file().await;
-    let manifest = t.path().join("metadata/m-1-data.avro");
+    let manifest = t.path().join("metadata/m-1-data-0.avro");
     std::fs::write(&manifest, b"not avro at all").unwrap();
     let err = error_of(&metadata).await;
     assert!(
-        err.contains("m-1-data.avro") && err.contains("not a valid Avro manifest"),
+        err.contains("m-1-data-0.avro") && err.contains("not a valid Avro manifest"),
         "{err}"
     );
     std::fs::remove_file(&manifest).unwrap();
     let err = error_of(&metadata).await;
     assert!(
-        err.contains("m-1-data.avro") && err.contains("does not exist"),
+        err.contains("m-1-data-0.avro") && err.contains("does not exist"),
         "{err}"
     );
 }
