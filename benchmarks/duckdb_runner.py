@@ -6,6 +6,12 @@ JSON object per line, so DuckDB's runs interleave with the other engines' runs (
 
 First line (configuration):
     {"threads": 2, "setup": ["CREATE VIEW lineitem AS SELECT * FROM read_parquet(...)", ...]}
+    Optional "extensions": ["/path/avro.duckdb_extension", "/path/iceberg.duckdb_extension"]:
+    extension files LOADed in this order right after connecting (before "setup"). Only then is
+    the connection opened with allow_unsigned_extensions (and with autoinstall of known
+    extensions off, so nothing is downloaded at query time). The Iceberg peer passes the files
+    of the `duckdb-ext-avro` and `duckdb-ext-iceberg` packages, avro first (iceberg needs it);
+    `--iceberg-extensions` below finds them.
 Then one command per line, each answered by one line:
     {"op": "check", "sql": "...", "out": "/path/result.parquet"}
         runs `COPY (sql) TO out (FORMAT parquet)`; the harness reads the file back and
@@ -28,6 +34,11 @@ Stand-alone use (prints a JSON list of results):
     python3 benchmarks/duckdb_runner.py --spec spec.json
 with spec.json = {"threads": 2, "runs": 5, "setup": [...], "queries": {"name": "sql", ...}}
 (one warm-up run per query, then `runs` timed runs).
+
+Extension files of the installed `duckdb-ext-avro` / `duckdb-ext-iceberg` packages (prints
+{"avro": "/abs/avro.duckdb_extension", "iceberg": "/abs/iceberg.duckdb_extension"}, load avro
+first; exits 1 with a message when a package or its file for this DuckDB is missing):
+    python3 benchmarks/duckdb_runner.py --iceberg-extensions
 """
 
 import json
@@ -61,8 +72,52 @@ def _peak_rss_bytes(reset_ok):
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def iceberg_extensions():
+    """The `.duckdb_extension` files shipped by the `duckdb-ext-avro` and `duckdb-ext-iceberg`
+    packages for this DuckDB version: {"avro": path, "iceberg": path} (load avro first)."""
+    import importlib.metadata
+
+    found = {}
+    for name in ("avro", "iceberg"):
+        package = f"duckdb-ext-{name}"
+        try:
+            dist = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError:
+            raise RuntimeError(
+                f"the Python package {package} is not installed for {sys.executable}: "
+                "run benchmarks/setup.sh"
+            ) from None
+        files = [
+            dist.locate_file(f)
+            for f in (dist.files or [])
+            if f.name == f"{name}.duckdb_extension"
+        ]
+        # The wheels lay the file out as duckdb_ext/extensions/v<duckdb version>/<platform>/.
+        matching = [f for f in files if f"v{duckdb.__version__}" in f.parts]
+        if not matching:
+            raise RuntimeError(
+                f"{package} {dist.version} has no {name}.duckdb_extension for DuckDB "
+                f"{duckdb.__version__} (files: {[str(f) for f in files]}): run benchmarks/setup.sh"
+            )
+        found[name] = str(matching[0].resolve())
+    return found
+
+
 def connect(config):
-    con = duckdb.connect(database=":memory:")
+    extensions = config.get("extensions") or []
+    if extensions:
+        con = duckdb.connect(
+            database=":memory:",
+            config={
+                "allow_unsigned_extensions": "true",
+                "autoinstall_known_extensions": "false",
+            },
+        )
+        for path in extensions:
+            escaped = str(path).replace("'", "''")
+            con.execute(f"LOAD '{escaped}'")
+    else:
+        con = duckdb.connect(database=":memory:")
     con.execute(f"SET threads = {int(config.get('threads', 2))}")
     con.execute("SET enable_progress_bar = false")
     for stmt in config.get("setup", []):
@@ -74,7 +129,11 @@ def run_once(con, sql):
     reset_ok = _reset_peak()
     start = time.perf_counter()
     rows = 0
-    for batch in con.sql(sql).to_arrow_reader():
+    rel = con.sql(sql)
+    # DuckDB 1.4 (pinned for the Iceberg peer, whose extension packages require it) has no
+    # to_arrow_reader(); its fetch_record_batch() is the same Arrow batch reader.
+    reader = rel.to_arrow_reader() if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch()
+    for batch in reader:
         rows += batch.num_rows
     seconds = time.perf_counter() - start
     peak = _peak_rss_bytes(reset_ok)
@@ -145,5 +204,11 @@ def standalone(path):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--spec":
         standalone(sys.argv[2])
+    elif len(sys.argv) == 2 and sys.argv[1] == "--iceberg-extensions":
+        try:
+            print(json.dumps(iceberg_extensions()))
+        except RuntimeError as e:
+            print(f"duckdb_runner.py: {e}", file=sys.stderr)
+            sys.exit(1)
     else:
         serve()

@@ -10,6 +10,7 @@
 //! | `lineitem_hive` | `hive/lineitem/l_shipyear=YYYY/*.parquet` (partitioned by ship year) |
 //! | `orders_bucketed` | `bucketed/orders/00000B_0.parquet`: 8 Hive buckets of `o_custkey` (lakescan knows the bucketing; the peers read plain Parquet) |
 //! | `lineitem_struct` | `nested/lineitem_struct/*.parquet`: `l_orderkey`, `s` = a struct of 20 members |
+//! | `lineitem_ice`, `lineitem_ice_pos`, `lineitem_ice_dv`, `lineitem_ice_eq` | Iceberg tables over `flat/lineitem` with no deletes, position deletes, deletion vectors, equality deletes (`crate::iceberg_tables`) |
 
 /// Which table directory a floor scan reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,9 @@ pub struct Case {
     pub sql: String,
     /// What the raw parquet floor decodes.
     pub floor: Vec<FloorScan>,
+    /// Over the Iceberg copies of lineitem: run by lakescan and the Iceberg peers
+    /// (`duckdb-iceberg`, `iceberg-datafusion`) instead of the Parquet engines.
+    pub iceberg: bool,
 }
 
 const ALL_LINEITEM: [&str; 16] = [
@@ -129,12 +133,14 @@ pub fn all(scale: f64) -> Vec<Case> {
     vec![
         Case {
             name: "full_scan",
+            iceberg: false,
             description: "all 16 columns of lineitem, no filter",
             sql: "SELECT * FROM lineitem".to_string(),
             floor: vec![flat(&ALL_LINEITEM, None)],
         },
         Case {
             name: "selective",
+            iceberg: false,
             description: "l_shipdate range (~1 % of rows), 4 columns",
             sql: format!(
                 "SELECT l_orderkey, l_partkey, l_extendedprice, l_shipdate FROM lineitem \
@@ -147,6 +153,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "or_prune",
+            iceberg: false,
             description: "OR across two columns, both prunable by min/max: \
                           early order keys (~1 % of rows) or a ship date before the data starts",
             sql: format!(
@@ -160,12 +167,14 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "point_lookup",
+            iceberg: false,
             description: "one order's line items by l_orderkey, all columns",
             sql: format!("SELECT * FROM lineitem WHERE {point_predicate}"),
             floor: vec![flat(&ALL_LINEITEM, Some(&point_predicate))],
         },
         Case {
             name: "count_partition",
+            iceberg: false,
             description: "count(*) of two ship years of the Hive layout (partition filter only)",
             sql: "SELECT count(*) FROM lineitem_hive WHERE l_shipyear IN (1994, 1995)".to_string(),
             floor: vec![FloorScan {
@@ -180,6 +189,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "tpch_q1",
+            iceberg: false,
             description: "TPC-H Q1",
             sql: "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, \
                   sum(l_extendedprice) AS sum_base_price, \
@@ -207,6 +217,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "tpch_q6",
+            iceberg: false,
             description: "TPC-H Q6",
             sql: "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem \
                   WHERE l_shipdate >= DATE '1994-01-01' \
@@ -221,6 +232,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "join_orders",
+            iceberg: false,
             description: "lineitem joined with orders under a one-week o_orderdate filter \
                           (no dynamic filter into the lineitem scan yet)",
             sql: format!(
@@ -239,6 +251,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "bucket_lookup",
+            iceberg: false,
             description: "one customer's orders by o_custkey in 8 Hive bucket files \
                           (lakescan reads the key's bucket only)",
             sql: format!("SELECT * FROM orders_bucketed WHERE {customer}"),
@@ -251,16 +264,62 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
         Case {
             name: "struct_field",
+            iceberg: false,
             description: "one member of a 20-member struct: sum(s['l_quantity'])",
             sql: "SELECT sum(s['l_quantity']) AS q FROM lineitem_struct".to_string(),
             floor: vec![nested(&["s.l_quantity"])],
         },
         Case {
             name: "struct_whole",
+            iceberg: false,
             description: "the whole 20-member struct (the bytes struct_field must undercut 10×)",
             sql: "SELECT s FROM lineitem_struct".to_string(),
             floor: vec![nested(&["s"])],
         },
+    ]
+    .into_iter()
+    .chain(iceberg_cases())
+    .collect()
+}
+
+/// The same scan of each Iceberg copy of `lineitem` (`crate::iceberg_tables`): five columns,
+/// four aggregates, a filter keeping ~98 % of rows. The equality-delete key `l_orderkey` is
+/// projected (`max`): DuckDB 1.4.4's iceberg extension refuses equality deletes whose key
+/// columns a query does not read.
+fn iceberg_cases() -> Vec<Case> {
+    let case = |name, description, table: &str| Case {
+        name,
+        description,
+        iceberg: true,
+        sql: format!(
+            "SELECT count(*) AS n, sum(l_quantity) AS qty, \
+             sum(l_extendedprice * (1 - l_discount)) AS revenue, \
+             max(l_orderkey) AS last_order FROM {table} \
+             WHERE l_shipdate <= DATE '1998-09-02'"
+        ),
+        floor: vec![],
+    };
+    vec![
+        case(
+            "iceberg_scan",
+            "Iceberg lineitem (v2, no deletes): 4 columns, 3 aggregates",
+            "lineitem_ice",
+        ),
+        case(
+            "iceberg_pos",
+            "the same with 10 % of rows position-deleted (one delete file per data file)",
+            "lineitem_ice_pos",
+        ),
+        case(
+            "iceberg_dv",
+            "the same with the rows deleted by deletion vectors (v3)",
+            "lineitem_ice_dv",
+        ),
+        case(
+            "iceberg_eq",
+            "the same with 10 000 equality-deleted l_orderkey values (x scale)",
+            "lineitem_ice_eq",
+        ),
     ]
 }
 
@@ -273,7 +332,7 @@ mod tests {
         assert_eq!(middle_order_key(1.0), 3_000_001);
         assert_eq!(middle_order_key(0.01), 29_985);
         let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 11);
+        assert_eq!(names.len(), 15);
         assert_eq!(customer_key(1.0), 75_001);
         assert_eq!(customer_key(0.01) % 3, 1);
     }

@@ -11,6 +11,7 @@
 //!   hive/lineitem/l_shipyear=YYYY/*.parquet  DataFusion COPY … PARTITIONED BY (l_shipyear)
 //!   bucketed/orders/00000B_0.parquet          orders in 8 Hive buckets of o_custkey (version 2)
 //!   nested/lineitem_struct/*.parquet          l_orderkey and s, a struct of 20 members
+//!   iceberg/lineitem{,_pos,_dv,_eq}/          Iceberg tables over flat/lineitem (crate::iceberg_tables)
 //! ```
 //!
 //! A cache whose marker differs from the current layout is generated again.
@@ -154,10 +155,13 @@ impl Layout {
             "generator: {generator}\nscale: {}\nparts: {}\n\
              hive: DataFusion COPY ... PARTITIONED BY (l_shipyear)\n\
              bucketed: orders, {ORDER_BUCKETS} buckets of o_custkey, version 2\n\
-             nested: lineitem_struct, {} members\n",
+             nested: lineitem_struct, {} members\n\
+             iceberg: lineitem, positions (files referencing their data file), vectors, \
+             {} equality keys\n",
             self.scale,
             self.parts,
             STRUCT_MEMBERS.len(),
+            crate::iceberg_tables::equality_keys(self.scale),
         )
     }
 }
@@ -269,12 +273,28 @@ pub async fn prepare(cache: &Path, layout: &Layout) -> Result<()> {
     .await?;
 
     write_bucketed_and_nested(&ctx, &staged).await?;
+    drop(ctx);
 
-    std::fs::write(partial.join("READY"), layout.marker_text())?;
+    // The Iceberg tables name their data files by absolute path: written in place, before
+    // the marker.
     if root.exists() {
         std::fs::remove_dir_all(&root)?;
     }
     std::fs::rename(&partial, &root)?;
+    let dataset = Dataset {
+        root: root.clone(),
+        scale: layout.scale,
+    };
+    let ctx = SessionContext::new();
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE flat_lineitem STORED AS PARQUET LOCATION '{}/'",
+        quote(&dataset.flat_lineitem())
+    ))
+    .await?
+    .collect()
+    .await?;
+    crate::iceberg_tables::write(&dataset, &ctx).await?;
+    std::fs::write(root.join("READY"), layout.marker_text())?;
     Ok(())
 }
 

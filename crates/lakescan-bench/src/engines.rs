@@ -10,13 +10,14 @@ use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
+use crate::cases::Case;
 use crate::data::Dataset;
 use crate::results::ResultCollector;
 
 /// An engine of the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
-    /// lakescan's `LakeScanExec` (`STORED AS HIVE`).
+    /// lakescan's `LakeScanExec` (`STORED AS HIVE`, `STORED AS ICEBERG`).
     Lakescan,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = false` (the default).
     DataFusion,
@@ -26,16 +27,22 @@ pub enum Engine {
     ParquetFloor,
     /// DuckDB (Python package) in its own process.
     DuckDb,
+    /// DuckDB 1.4.4 with its iceberg extension, in its own process (Iceberg cases).
+    DuckDbIceberg,
+    /// iceberg-rust's `iceberg-datafusion` 0.10.1, in its own process (Iceberg cases).
+    IcebergDataFusion,
 }
 
 impl Engine {
     /// Every engine, in the order each run visits them.
-    pub const ALL: [Engine; 5] = [
+    pub const ALL: [Engine; 7] = [
         Engine::Lakescan,
         Engine::DataFusion,
         Engine::DataFusionPushdown,
         Engine::ParquetFloor,
         Engine::DuckDb,
+        Engine::DuckDbIceberg,
+        Engine::IcebergDataFusion,
     ];
 
     /// Name in the table and the JSON.
@@ -46,6 +53,8 @@ impl Engine {
             Engine::DataFusionPushdown => "datafusion-pushdown",
             Engine::ParquetFloor => "parquet-floor",
             Engine::DuckDb => "duckdb",
+            Engine::DuckDbIceberg => "duckdb-iceberg",
+            Engine::IcebergDataFusion => "iceberg-datafusion",
         }
     }
 
@@ -58,6 +67,24 @@ impl Engine {
                 bail!("unknown engine '{name}' (one of {})", names.join(", "))
             }
         }
+    }
+
+    /// Whether this engine runs `case`: the Iceberg cases run in lakescan and the Iceberg
+    /// peers, the others in lakescan and the Parquet engines.
+    pub fn runs(self, case: &Case) -> bool {
+        match self {
+            Engine::Lakescan => true,
+            Engine::DuckDbIceberg | Engine::IcebergDataFusion => case.iceberg,
+            _ => !case.iceberg,
+        }
+    }
+
+    /// Whether this engine is a child process of its own (a [`crate::peer::Peer`]).
+    pub fn is_peer(self) -> bool {
+        matches!(
+            self,
+            Engine::DuckDb | Engine::DuckDbIceberg | Engine::IcebergDataFusion
+        )
     }
 }
 
@@ -88,6 +115,14 @@ pub async fn lakescan_session(dataset: &Dataset, threads: usize) -> Result<Sessi
             dir_url(&table.dir),
             table.partitioned_by(),
             table.lakescan_options
+        );
+        ctx.sql(&sql).await?.collect().await?;
+    }
+    for v in crate::iceberg_tables::VARIANTS {
+        let sql = format!(
+            "CREATE EXTERNAL TABLE {} STORED AS ICEBERG LOCATION '{}'",
+            v.table,
+            dir_url(&dataset.iceberg_table(v))
         );
         ctx.sql(&sql).await?.collect().await?;
     }

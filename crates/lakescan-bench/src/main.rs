@@ -14,9 +14,10 @@
 
 mod cases;
 mod data;
-mod duckdb;
 mod engines;
 mod floor;
+mod iceberg_tables;
+mod peer;
 mod report;
 mod results;
 mod rss;
@@ -32,9 +33,9 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::cases::Case;
 use crate::data::{Dataset, Layout};
-use crate::duckdb::DuckDb;
 use crate::engines::{Engine, LakeMetrics, SqlRun};
 use crate::floor::FloorPlan;
+use crate::peer::Peer;
 use crate::report::Measurement;
 use crate::results::{ResultCollector, ResultSet};
 use crate::rss::PeakRss;
@@ -65,8 +66,8 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     cases: Vec<String>,
     /// Only these engines (comma-separated: lakescan, datafusion, datafusion-pushdown,
-    /// parquet-floor, duckdb); lakescan always runs, it is the reference (unless
-    /// --skip-check).
+    /// parquet-floor, duckdb, duckdb-iceberg, iceberg-datafusion); lakescan always runs, it
+    /// is the reference (unless --skip-check).
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
@@ -75,6 +76,13 @@ struct Args {
     /// Python interpreter with the duckdb package.
     #[arg(long, default_value = "python3")]
     python: String,
+    /// Python of the venv with duckdb 1.4.4 and its avro and iceberg extension packages
+    /// [default: ~/.venvs/lakescan-bench-iceberg/bin/python, made by benchmarks/setup.sh].
+    #[arg(long)]
+    iceberg_python: Option<PathBuf>,
+    /// The iceberg-datafusion peer binary [default: the one benchmarks/setup.sh builds].
+    #[arg(long)]
+    iceberg_datafusion: Option<PathBuf>,
     /// Write the results table (Markdown) to this file as well.
     #[arg(long)]
     markdown: Option<PathBuf>,
@@ -135,16 +143,35 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         return Ok(());
     }
     // Fail early on a missing peer, before generating data.
-    let with_duck = engines.contains(&Engine::DuckDb);
-    if with_duck {
-        DuckDb::probe(&args.python)?;
+    let iceberg_python = args
+        .iceberg_python
+        .clone()
+        .unwrap_or_else(peer::default_iceberg_python);
+    let iceberg_datafusion = args
+        .iceberg_datafusion
+        .clone()
+        .unwrap_or_else(peer::default_iceberg_datafusion);
+    for &engine in &engines {
+        match engine {
+            Engine::DuckDb => Peer::probe_duckdb(&args.python)?,
+            Engine::DuckDbIceberg => Peer::probe_duckdb_iceberg(&iceberg_python)?,
+            Engine::IcebergDataFusion => Peer::probe_iceberg_datafusion(&iceberg_datafusion)?,
+            _ => {}
+        }
     }
     let dataset = data::ensure(&cache, &layout, args.smoke)?;
-    let mut duck = if with_duck {
-        Some(DuckDb::start(&args.python, args.threads, &dataset)?)
-    } else {
-        None
-    };
+    let mut peers: Vec<(Engine, Peer)> = vec![];
+    for &engine in &engines {
+        let peer = match engine {
+            Engine::DuckDb => Peer::duckdb(&args.python, args.threads, &dataset)?,
+            Engine::DuckDbIceberg => Peer::duckdb_iceberg(&iceberg_python, args.threads, &dataset)?,
+            Engine::IcebergDataFusion => {
+                Peer::iceberg_datafusion(&iceberg_datafusion, args.threads, &dataset)?
+            }
+            _ => continue,
+        };
+        peers.push((engine, peer));
+    }
     let sessions = Sessions {
         lakescan: engines::lakescan_session(&dataset, args.threads).await?,
         datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
@@ -179,8 +206,10 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             .map(|e| e.name())
             .collect::<Vec<_>>()
             .join(", "),
-        duck.as_ref()
-            .map_or(String::new(), |d| format!(" (duckdb {})", d.version)),
+        peers
+            .iter()
+            .map(|(_, p)| format!(" ({})", p.version))
+            .collect::<String>(),
     );
     println!(
         "baseline RSS before the cases: {} MiB",
@@ -190,24 +219,25 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
     let mut all = vec![];
     let mut notes = vec![];
     for case in &cases {
+        let case_engines: Vec<Engine> = engines.iter().copied().filter(|e| e.runs(case)).collect();
         let mut bench = CaseBench {
             case,
             dataset: &dataset,
             sessions: &sessions,
-            duck: duck.as_mut(),
+            peers: &mut peers,
             scratch: &scratch,
             notes: &mut notes,
             skip_check: args.skip_check,
             threads: args.threads,
         };
-        let measured = bench.run(&engines, args.runs).await;
+        let measured = bench.run(&case_engines, args.runs).await;
         let mut measured = measured.with_context(|| format!("case {}", case.name))?;
         // Fresh-process peaks; the smoke run probes only the full scan to stay fast.
         let probe = !args.smoke || case.name == "full_scan";
         for m in &mut measured {
-            if m.engine != Engine::DuckDb && !probe {
+            if !m.engine.is_peer() && !probe {
                 m.peak_rss_bytes = m.peak_rss_in_process_bytes;
-            } else if m.engine != Engine::DuckDb {
+            } else if !m.engine.is_peer() {
                 m.peak_rss_bytes = isolated_peak_rss(&args, &cache, case, m.engine)
                     .with_context(|| format!("peak RSS of {} on {}", m.engine.name(), case.name))?;
             }
@@ -222,7 +252,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         }
         all.extend(measured);
     }
-    drop(duck);
+    drop(peers);
     let _ = std::fs::remove_dir_all(&scratch);
 
     let table = report::table(&all);
@@ -290,18 +320,20 @@ async fn rss_probe(engine: Engine, case: &Case, dataset: &Dataset, threads: usiz
         Engine::ParquetFloor => {
             FloorPlan::new(dataset, &case.floor).await?.run(threads)?;
         }
-        Engine::DuckDb => bail!("DuckDB's peak RSS is measured in its own process"),
+        Engine::DuckDb | Engine::DuckDbIceberg | Engine::IcebergDataFusion => {
+            bail!("a peer's peak RSS is measured in its own process")
+        }
     }
     Ok(rss::lifetime_peak_rss_bytes())
 }
 
 /// The engines of `--engines` in canonical order; lakescan, the reference of the result
 /// check, is always included unless the check is skipped. Without `--engines`: every
-/// engine, except DuckDB in a smoke run (it needs the Python package `setup.sh` installs).
+/// engine, except the peers in a smoke run (they need what `setup.sh` installs).
 fn selected_engines(names: &[String], skip_check: bool, smoke: bool) -> Result<Vec<Engine>> {
     if names.is_empty() {
         let all = Engine::ALL.into_iter();
-        return Ok(all.filter(|e| !smoke || *e != Engine::DuckDb).collect());
+        return Ok(all.filter(|e| !smoke || !e.is_peer()).collect());
     }
     let mut chosen = if skip_check {
         vec![]
@@ -333,7 +365,7 @@ impl Sessions {
             Engine::Lakescan => Some(&self.lakescan),
             Engine::DataFusion => Some(&self.datafusion),
             Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
-            Engine::ParquetFloor | Engine::DuckDb => None,
+            _ => None,
         }
     }
 }
@@ -343,7 +375,7 @@ struct CaseBench<'a> {
     case: &'a Case,
     dataset: &'a Dataset,
     sessions: &'a Sessions,
-    duck: Option<&'a mut DuckDb>,
+    peers: &'a mut Vec<(Engine, Peer)>,
     scratch: &'a Path,
     notes: &'a mut Vec<String>,
     skip_check: bool,
@@ -364,6 +396,7 @@ struct Observed {
 impl CaseBench<'_> {
     async fn run(&mut self, engines: &[Engine], runs: usize) -> Result<Vec<Measurement>> {
         let case = self.case;
+        let mut engines = engines.to_vec();
         let floor = if engines.contains(&Engine::ParquetFloor) {
             Some(FloorPlan::new(self.dataset, &case.floor).await?)
         } else {
@@ -382,7 +415,8 @@ impl CaseBench<'_> {
             let metrics = engines::lakescan_metrics(&reference.plan);
             (Some(collector.finish()), metrics)
         };
-        for &engine in engines {
+        let mut failed_peers = vec![];
+        for &engine in &engines {
             let Some(expected) = &expected else {
                 break;
             };
@@ -396,7 +430,25 @@ impl CaseBench<'_> {
                         .with_context(|| engine.name())?;
                     c.finish()
                 }
-                Engine::DuckDb => self.duck_result()?,
+                Engine::DuckDb => self.peer_result(engine)?,
+                Engine::DuckDbIceberg | Engine::IcebergDataFusion => {
+                    // An Iceberg peer that cannot run a case, or answers it wrongly, is
+                    // left out of that case with a note instead of stopping the run.
+                    let verdict = self.peer_result(engine).and_then(|actual| {
+                        results::compare(expected, &actual).map_err(|d| anyhow::anyhow!("{d}"))
+                    });
+                    if let Err(e) = verdict {
+                        let first = e.to_string();
+                        let first = first.lines().next().unwrap_or_default();
+                        self.notes.push(format!(
+                            "{}: {} left out: {first}",
+                            case.name,
+                            engine.name()
+                        ));
+                        failed_peers.push(engine);
+                    }
+                    continue;
+                }
                 Engine::ParquetFloor => {
                     let plan = floor.as_ref().context("floor plan")?;
                     let run = plan.run(self.threads)?;
@@ -428,6 +480,7 @@ impl CaseBench<'_> {
                 );
             }
         }
+        engines.retain(|e| !failed_peers.contains(e));
         match &expected {
             None => eprintln!("{}: result check SKIPPED (--skip-check)", case.name),
             Some(expected) => eprintln!(
@@ -468,7 +521,7 @@ impl CaseBench<'_> {
                 let m = &mut measured[i];
                 m.times.push(seen.elapsed);
                 m.peak_rss_in_process_bytes = m.peak_rss_in_process_bytes.max(seen.peak_rss);
-                if engine == Engine::DuckDb {
+                if engine.is_peer() {
                     m.peak_rss_bytes = m.peak_rss_in_process_bytes;
                 }
                 m.rows_returned = seen.rows_returned;
@@ -492,11 +545,20 @@ impl CaseBench<'_> {
         Ok(measured)
     }
 
-    /// DuckDB's result of the case, via a Parquet file written by its `COPY`.
-    fn duck_result(&mut self) -> Result<ResultSet> {
-        let duck = self.duck.as_deref_mut().context("duckdb not started")?;
-        let out = self.scratch.join(format!("{}.parquet", self.case.name));
-        duck.check(&self.case.sql, &out)?;
+    fn peer(&mut self, engine: Engine) -> Result<&mut Peer> {
+        let found = self.peers.iter_mut().find(|(e, _)| *e == engine);
+        found
+            .map(|(_, p)| p)
+            .with_context(|| format!("{} not started", engine.name()))
+    }
+
+    /// A peer's result of the case, via a Parquet file the peer writes.
+    fn peer_result(&mut self, engine: Engine) -> Result<ResultSet> {
+        let out = self
+            .scratch
+            .join(format!("{}-{}.parquet", self.case.name, engine.name()));
+        let sql = self.case.sql.clone();
+        self.peer(engine)?.check(&sql, &out)?;
         let mut c = ResultCollector::default();
         let file = std::fs::File::open(&out)?;
         for batch in ParquetRecordBatchReaderBuilder::try_new(file)?.build()? {
@@ -539,9 +601,9 @@ impl CaseBench<'_> {
                 seen.floor_rows = Some(run.rows);
                 seen.floor_row_groups = Some(run.row_groups);
             }
-            Engine::DuckDb => {
-                let duck = self.duck.as_deref_mut().context("duckdb not started")?;
-                let run = duck.run(&self.case.sql)?;
+            Engine::DuckDb | Engine::DuckDbIceberg | Engine::IcebergDataFusion => {
+                let sql = self.case.sql.clone();
+                let run = self.peer(engine)?.run(&sql)?;
                 seen.elapsed = run.elapsed.as_secs_f64();
                 seen.peak_rss = run.peak_rss_bytes;
                 seen.rows_returned = run.rows;

@@ -225,6 +225,20 @@ pub fn targets(all: &[Measurement]) -> String {
         Engine::DataFusion,
         1.0,
     );
+    for case in ["iceberg_scan", "iceberg_pos", "iceberg_dv", "iceberg_eq"] {
+        time_target(
+            &format!("Iceberg {case} vs DuckDB"),
+            case,
+            Engine::DuckDbIceberg,
+            1.0,
+        );
+    }
+    time_target(
+        "Iceberg equality deletes vs iceberg-datafusion",
+        "iceberg_eq",
+        Engine::IcebergDataFusion,
+        0.1,
+    );
     for peer in [Engine::DataFusion, Engine::DataFusionPushdown] {
         let lake = find(all, "or_prune", Engine::Lakescan).and_then(|m| m.row_groups_read);
         let df = find(all, "or_prune", peer).and_then(|m| m.row_groups_read);
@@ -266,6 +280,26 @@ pub fn targets(all: &[Measurement]) -> String {
         }
         _ => "n/a    one struct member: bytes not measured".to_string(),
     });
+    // Iceberg: the delete variants against lakescan's own scan without deletes, and
+    // against the Iceberg peers.
+    let lake = |case| find(all, case, Engine::Lakescan).map(Measurement::median);
+    for (label, case, limit) in [
+        ("position deletes", "iceberg_pos", 1.15),
+        ("deletion vectors", "iceberg_dv", 1.15),
+        ("equality deletes", "iceberg_eq", 1.3),
+    ] {
+        lines.push(match (lake(case), lake("iceberg_scan")) {
+            (Some(t), Some(base)) if base > 0.0 => {
+                let r = t / base;
+                format!(
+                    "{} Iceberg {label}: lakescan / lakescan without deletes = {r:.2} \
+                     (target <= {limit:.2})",
+                    if r <= limit { "MET   " } else { "MISSED" },
+                )
+            }
+            _ => format!("n/a    Iceberg {label}: not measured"),
+        });
+    }
     let limit = 512u64 << 20;
     lines.push(match find(all, "full_scan", Engine::Lakescan) {
         Some(m) => format!(

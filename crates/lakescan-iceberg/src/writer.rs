@@ -304,8 +304,13 @@ impl TableWriter {
         .map_err(err)
     }
 
-    /// A position-delete file deleting `(data file path, position)` rows.
+    /// A position-delete file deleting `(data file path, position)` rows; when every row
+    /// names one data file, its manifest entry references that file (as Java writers do).
     pub fn position_delete_file(&mut self, rows: Vec<(&str, i64)>) -> Result<DataFile> {
+        let referenced = match rows.first() {
+            Some((first, _)) if rows.iter().all(|r| r.0 == *first) => Some(first.to_string()),
+            _ => None,
+        };
         let paths: ArrayRef = Arc::new(arrow::array::StringArray::from(
             rows.iter().map(|r| r.0).collect::<Vec<_>>(),
         ));
@@ -323,6 +328,7 @@ impl TableWriter {
             count,
             size,
         )
+        .referenced_data_file(referenced)
         .build()
         .map_err(err)
     }

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{Array, AsArray};
+use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::Int64Type;
 use bytes::Bytes;
 use datafusion::common::{DataFusionError, Result, internal_err};
@@ -162,6 +162,22 @@ async fn read_position_deletes(
              pos (field id 2147483545)",
         ));
     };
+    // A file whose manifest entry names the one data file all its rows reference: its
+    // positions are all that is read (no path strings to decode and compare).
+    if let Some(target) = &file.referenced_data_file {
+        let mask = ProjectionMask::roots(&descr, [pos_col]);
+        let mut stream = builder
+            .with_projection(mask)
+            .build()
+            .map_err(|e| bad(file, e))?;
+        let mut bitmap = RoaringTreemap::new();
+        while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
+            for pos in positions_of(file, batch.column(0))? {
+                bitmap.insert(pos?);
+            }
+        }
+        return Ok(HashMap::from([(target.clone(), bitmap)]));
+    }
     let mask = ProjectionMask::roots(&descr, [path_col, pos_col]);
     let mut stream = builder
         .with_projection(mask)
@@ -170,38 +186,58 @@ async fn read_position_deletes(
     // The projection keeps file order.
     let (path_at, pos_at) = if path_col < pos_col { (0, 1) } else { (1, 0) };
     let mut by_file: PositionsByFile = HashMap::new();
-    let mut last: Option<(String, FileLocation)> = None;
+    // The rows of one data file are consecutive (the spec sorts by file_path, then pos):
+    // they go into one bitmap, resolved and merged once per run of equal paths.
+    let mut run: Option<(String, RoaringTreemap)> = None;
+    let mut flush = |run: Option<(String, RoaringTreemap)>| -> Result<()> {
+        if let Some((path, positions)) = run {
+            *by_file.entry(paths.resolve(&path)?).or_default() |= positions;
+        }
+        Ok(())
+    };
     while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
         let paths_column =
             arrow::compute::cast(batch.column(path_at), &arrow::datatypes::DataType::Utf8)
                 .map_err(|e| bad(file, format!("file_path is not a string: {e}")))?;
         let written = paths_column.as_string::<i32>();
-        let Some(positions) = batch.column(pos_at).as_primitive_opt::<Int64Type>() else {
-            return Err(bad(
-                file,
-                format!("pos is {}, not BIGINT", batch.column(pos_at).data_type()),
-            ));
-        };
-        for row in 0..batch.num_rows() {
-            if written.is_null(row) || positions.is_null(row) {
-                return Err(bad(file, "a row has a NULL file_path or pos"));
-            }
-            let (path, pos) = (written.value(row), positions.value(row));
-            let Ok(pos) = u64::try_from(pos) else {
-                return Err(bad(file, format!("position {pos} is negative")));
-            };
-            let location = match &last {
-                Some((p, l)) if p == path => l.clone(),
-                _ => {
-                    let l = paths.resolve(path)?;
-                    last = Some((path.to_string(), l.clone()));
-                    l
+        if written.null_count() > 0 {
+            return Err(bad(file, "a row has a NULL file_path"));
+        }
+        let positions = positions_of(file, batch.column(pos_at))?;
+        for (path, pos) in written.iter().flatten().zip(positions) {
+            let pos = pos?;
+            match &mut run {
+                Some((p, bitmap)) if p == path => {
+                    bitmap.insert(pos);
                 }
-            };
-            by_file.entry(location).or_default().insert(pos);
+                _ => {
+                    flush(run.take())?;
+                    run = Some((path.to_string(), RoaringTreemap::from_iter([pos])));
+                }
+            }
         }
     }
+    flush(run)?;
     Ok(by_file)
+}
+
+/// The positions of a `pos` column: BIGINT, never NULL or negative.
+fn positions_of<'a>(
+    file: &'a DeleteFile,
+    column: &'a ArrayRef,
+) -> Result<impl Iterator<Item = Result<u64>> + 'a> {
+    let Some(positions) = column.as_primitive_opt::<Int64Type>() else {
+        return Err(bad(
+            file,
+            format!("pos is {}, not BIGINT", column.data_type()),
+        ));
+    };
+    if positions.null_count() > 0 {
+        return Err(bad(file, "a row has a NULL pos"));
+    }
+    Ok(positions.values().iter().map(move |&pos| {
+        u64::try_from(pos).map_err(|_| bad(file, format!("position {pos} is negative")))
+    }))
 }
 
 async fn read_deletion_vector(
