@@ -8,18 +8,27 @@ use arrow::array::{
     ArrayRef, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array, Int64Array,
     StringArray,
 };
-use datafusion::arrow::util::pretty::pretty_format_batches;
-use datafusion::prelude::SessionContext;
 use iceberg::spec::{
     FormatVersion, Literal, NestedField, PrimitiveType, Schema, Struct, Transform, Type,
 };
-use lakescan_iceberg::IcebergTableFactory;
 
 use crate::fixture::Fixture;
-use crate::position_deletes::column;
+use crate::position_deletes::{column, query_with};
 
 fn field(id: i32, name: &str, t: PrimitiveType) -> Arc<NestedField> {
     Arc::new(NestedField::optional(id, name, Type::Primitive(t)))
+}
+
+/// Field 4, `amount decimal(precision, 2)`.
+fn amount(precision: u32) -> Arc<NestedField> {
+    field(
+        4,
+        "amount",
+        PrimitiveType::Decimal {
+            precision,
+            scale: 2,
+        },
+    )
 }
 
 fn schema(fields: Vec<Arc<NestedField>>) -> Schema {
@@ -38,23 +47,8 @@ fn decimals(v: &[i128], precision: u8, scale: i8) -> ArrayRef {
     )
 }
 
-/// Runs `sql` over table `t` at `location` created with `options`; the pretty-printed result.
-async fn query_with(location: &str, options: &str, sql: &str) -> datafusion::error::Result<String> {
-    let ctx = SessionContext::new();
-    ctx.state_ref()
-        .write()
-        .table_factories_mut()
-        .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
-    ctx.sql(&format!(
-        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{location}' {options}"
-    ))
-    .await?;
-    let batches = ctx.sql(sql).await?.collect().await?;
-    Ok(pretty_format_batches(&batches)?.to_string())
-}
-
 async fn query(location: &str, sql: &str) -> String {
-    query_with(location, "", sql).await.unwrap()
+    crate::position_deletes::query(location, sql).await.unwrap()
 }
 
 fn lines(out: &str) -> Vec<&str> {
@@ -71,14 +65,7 @@ async fn schema_evolution_reads_every_file_by_field_id() {
         field(1, "id", PrimitiveType::Int),
         field(2, "name", PrimitiveType::String),
         field(3, "price", PrimitiveType::Float),
-        field(
-            4,
-            "amount",
-            PrimitiveType::Decimal {
-                precision: 5,
-                scale: 2,
-            },
-        ),
+        amount(5),
     ]);
     let mut t = Fixture::new(s0);
     let a = t.data_file(vec![
@@ -91,14 +78,7 @@ async fn schema_evolution_reads_every_file_by_field_id() {
     t.evolve_schema(schema(vec![
         field(1, "id", PrimitiveType::Long),
         field(2, "label", PrimitiveType::String),
-        field(
-            4,
-            "amount",
-            PrimitiveType::Decimal {
-                precision: 9,
-                scale: 2,
-            },
-        ),
+        amount(9),
         field(3, "price", PrimitiveType::Double),
         field(5, "extra", PrimitiveType::Int),
     ]));
@@ -181,14 +161,7 @@ async fn schema_evolution_reads_every_file_by_field_id() {
     t.evolve_schema(schema(vec![
         field(1, "id", PrimitiveType::Long),
         field(2, "label", PrimitiveType::String),
-        field(
-            4,
-            "amount",
-            PrimitiveType::Decimal {
-                precision: 9,
-                scale: 2,
-            },
-        ),
+        amount(9),
         field(5, "extra", PrimitiveType::Int),
         field(6, "price", PrimitiveType::String),
     ]));

@@ -26,13 +26,23 @@ pub fn table() -> Fixture {
 }
 
 pub async fn query(metadata: &str, sql: &str) -> datafusion::error::Result<String> {
+    query_with(metadata, "", sql).await
+}
+
+/// Runs `sql` over table `t` at `location` created with `options` (`OPTIONS (…)` or
+/// nothing); the pretty-printed result.
+pub async fn query_with(
+    location: &str,
+    options: &str,
+    sql: &str,
+) -> datafusion::error::Result<String> {
     let ctx = SessionContext::new();
     ctx.state_ref()
         .write()
         .table_factories_mut()
         .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
     ctx.sql(&format!(
-        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{metadata}'"
+        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{location}' {options}"
     ))
     .await?;
     let batches = ctx.sql(sql).await?.collect().await?;
