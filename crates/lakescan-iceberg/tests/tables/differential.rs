@@ -1,14 +1,17 @@
 //! Differential test of Iceberg reads: random tables (several commits of data files, random
 //! position deletes, deletion vectors and equality deletes, each with its sequence number)
 //! and random predicates; lakescan's result must equal DataFusion's over a `MemTable` of the
-//! rows the Iceberg rules keep (computed here independently of the reader).
+//! rows the Iceberg rules keep (computed here independently of the reader). Half the tables
+//! start with an older schema (`k` an INT, `s` named `label`) and evolve to the current one
+//! (`k` promoted to BIGINT, `label` renamed `s`) at a random commit: files and equality
+//! deletes written before it use the old types and names.
 //! A fresh seed per run (printed); `LAKESCAN_ICEBERG_DIFF_SEED` replays one,
 //! `LAKESCAN_ICEBERG_DIFF_TABLES` sets how many tables (default 12).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use arrow::util::pretty::pretty_format_batches;
 use datafusion::datasource::MemTable;
@@ -31,7 +34,13 @@ struct DataFileRows {
     deleted: BTreeSet<usize>,
 }
 
-fn schema() -> Schema {
+/// The current schema, or (`old`) the one before the evolution: `k` an INT, `s` named
+/// `label`.
+fn schema(old: bool) -> Schema {
+    let (k, s) = match old {
+        true => (PrimitiveType::Int, "label"),
+        false => (PrimitiveType::Long, "s"),
+    };
     Schema::builder()
         .with_fields(vec![
             Arc::new(NestedField::optional(
@@ -39,14 +48,10 @@ fn schema() -> Schema {
                 "id",
                 Type::Primitive(PrimitiveType::Long),
             )),
-            Arc::new(NestedField::optional(
-                2,
-                "k",
-                Type::Primitive(PrimitiveType::Long),
-            )),
+            Arc::new(NestedField::optional(2, "k", Type::Primitive(k))),
             Arc::new(NestedField::optional(
                 3,
-                "s",
+                s,
                 Type::Primitive(PrimitiveType::String),
             )),
         ])
@@ -54,20 +59,28 @@ fn schema() -> Schema {
         .unwrap()
 }
 
-fn columns(rows: &[Row]) -> Vec<(&'static str, i32, ArrayRef)> {
+/// The key column `k` as the schema (`old` or current) stores it.
+fn keys(values: impl IntoIterator<Item = Option<i64>>, old: bool) -> ArrayRef {
+    match old {
+        true => Arc::new(Int32Array::from_iter(
+            values
+                .into_iter()
+                .map(|k| k.map(|k| i32::try_from(k).unwrap())),
+        )),
+        false => Arc::new(Int64Array::from_iter(values)),
+    }
+}
+
+fn columns(rows: &[Row], old: bool) -> Vec<(&'static str, i32, ArrayRef)> {
     vec![
         (
             "id",
             1,
             Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))) as ArrayRef,
         ),
+        ("k", 2, keys(rows.iter().map(|r| r.1), old)),
         (
-            "k",
-            2,
-            Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))) as ArrayRef,
-        ),
-        (
-            "s",
+            if old { "label" } else { "s" },
             3,
             Arc::new(StringArray::from_iter(rows.iter().map(|r| r.2.clone()))) as ArrayRef,
         ),
@@ -76,12 +89,18 @@ fn columns(rows: &[Row]) -> Vec<(&'static str, i32, ArrayRef)> {
 
 /// Builds a random table; returns its metadata path and the rows that survive.
 async fn random_table(rng: &mut StdRng, next_id: &mut i64) -> (Fixture, String, Vec<Row>) {
-    let mut t = Fixture::new(schema());
     let mut files: Vec<DataFileRows> = vec![];
     let mut equality_keys: Vec<(i64, Option<i64>)> = vec![]; // (delete seq, key)
     let commits = rng.random_range(1..5);
+    let evolve_at = rng.random_bool(0.5).then(|| rng.random_range(1..=commits));
+    let mut old = evolve_at.is_some();
+    let mut t = Fixture::new(schema(old));
     let mut metadata = String::new();
     for seq in 1..=commits {
+        if evolve_at == Some(seq) {
+            t.evolve_schema(schema(false));
+            old = false;
+        }
         let mut data = vec![];
         for _ in 0..rng.random_range(0..3) {
             let n = rng.random_range(1..40);
@@ -94,7 +113,7 @@ async fn random_table(rng: &mut StdRng, next_id: &mut i64) -> (Fixture, String, 
                     (*next_id, k, s)
                 })
                 .collect();
-            let file = t.data_file(columns(&rows));
+            let file = t.data_file(columns(&rows, old));
             files.push(DataFileRows {
                 path: file.file_path().to_string(),
                 seq,
@@ -144,7 +163,7 @@ async fn random_table(rng: &mut StdRng, next_id: &mut i64) -> (Fixture, String, 
                 .collect();
             keys.dedup();
             equality_keys.extend(keys.iter().map(|k| (seq, *k)));
-            let array: ArrayRef = Arc::new(Int64Array::from(keys));
+            let array = self::keys(keys, old);
             deletes.push(t.equality_delete_file(vec![2], vec![("k", 2, array)]));
         }
         metadata = t.commit(data, deletes).await;
@@ -223,7 +242,10 @@ async fn iceberg_reads_match_datafusion_over_the_surviving_rows() {
         ]));
         let batch = RecordBatch::try_new(
             Arc::clone(&arrow_schema),
-            columns(&survivors).into_iter().map(|c| c.2).collect(),
+            columns(&survivors, false)
+                .into_iter()
+                .map(|c| c.2)
+                .collect(),
         )
         .unwrap();
         let memory = MemTable::try_new(arrow_schema, vec![vec![batch]]).unwrap();
