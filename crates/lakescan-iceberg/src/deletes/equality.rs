@@ -10,10 +10,11 @@
 //! * The delete files of one split that share a key (the same equality field ids) form an
 //!   [`EqualityDeleteSet`]; its [`KeySet`] is read once per scan and shared by every split
 //!   with the same files (a cache in [`crate::reader::IcebergSplitReaderFactory`]).
-//! * Keys are compared as Arrow row encodings of the key columns in the reader's types (the
-//!   delete file's columns are cast to them: files written before a type promotion match),
-//!   so NULL equals NULL, as the spec says for equality deletes, and a match is exact, never
-//!   a hash collision.
+//! * Keys are compared in the reader's types (the delete file's columns are cast to them:
+//!   files written before a type promotion match), NULL equal to NULL as the spec says for
+//!   equality deletes, and a match is exact, never a hash collision: one INT or BIGINT key
+//!   as the integer itself ([`Keys::Integer`]), any other key as the Arrow row encoding of
+//!   its columns ([`Keys::Rows`]).
 //! * Key columns the query does not read are auxiliary channels of `R` (the table handle's
 //!   stage columns); a key column a data file does not store reads its missing value
 //!   (identity-partition value, `initial-default`, NULL), like any column.
@@ -21,14 +22,14 @@
 //! Hand-written: no library applies Iceberg equality deletes to Arrow batches (iceberg-rust
 //! 0.10.1 turns each deleted key into a predicate, O(rows × keys)).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, RecordBatch};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use arrow::buffer::BooleanBuffer;
 use arrow::compute::{and, cast, filter_record_batch};
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Int64Type};
 use arrow::row::{RowConverter, SortField};
-use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
+use datafusion::common::{DataFusionError, HashSet, Result, exec_err, internal_err};
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
 use futures::TryStreamExt;
 use lakescan_core::scan_spec::ScanSpec;
@@ -62,13 +63,89 @@ impl EqualityDeleteSet {
 /// The deleted keys of one [`EqualityDeleteSet`], loaded once and shared.
 pub type SharedKeySet = Arc<OnceCell<Arc<KeySet>>>;
 
-/// The keys of a set of equality-delete files, as Arrow row encodings; their memory is
-/// reserved in the scan's memory pool for as long as the set is held.
+/// The keys of a set of equality-delete files; their memory is reserved in the scan's
+/// memory pool for as long as the set is held.
 #[derive(Debug)]
 pub struct KeySet {
-    converter: RowConverter,
-    keys: HashSet<Box<[u8]>>,
+    keys: Keys,
     _reservation: MemoryReservation,
+}
+
+/// Deleted keys, by how they are compared.
+#[derive(Debug)]
+pub enum Keys {
+    /// One INT or BIGINT key column: the values (as BIGINT), and whether NULL is deleted.
+    Integer {
+        /// The deleted non-NULL keys.
+        values: HashSet<i64>,
+        /// Whether a NULL key is deleted.
+        null: bool,
+    },
+    /// Any other key: the Arrow row encodings of its columns (NULL encodes as a value).
+    Rows {
+        /// Encodes the key columns.
+        converter: RowConverter,
+        /// The deleted keys' encodings.
+        rows: HashSet<Box<[u8]>>,
+    },
+}
+
+impl Keys {
+    fn new(types: &[DataType]) -> Result<Self> {
+        Ok(match types {
+            [DataType::Int64 | DataType::Int32] => Keys::Integer {
+                values: HashSet::default(),
+                null: false,
+            },
+            _ => {
+                let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+                Keys::Rows {
+                    converter: RowConverter::new(fields)?,
+                    rows: HashSet::default(),
+                }
+            }
+        })
+    }
+
+    /// Adds the keys of `columns` (in the set's types); returns the bytes they hold.
+    fn extend(&mut self, columns: &[ArrayRef]) -> Result<usize> {
+        match self {
+            Keys::Integer { values, null } => {
+                let column = integers(columns)?;
+                *null |= column.null_count() > 0;
+                values.extend(column.iter().flatten());
+                Ok(column.len() * (std::mem::size_of::<i64>() + PER_KEY_OVERHEAD))
+            }
+            Keys::Rows { converter, rows } => {
+                let encoded = converter.convert_columns(columns)?;
+                let grown = encoded
+                    .iter()
+                    .map(|r| r.as_ref().len() + PER_KEY_OVERHEAD)
+                    .sum();
+                rows.extend(encoded.iter().map(|r| Box::<[u8]>::from(r.as_ref())));
+                Ok(grown)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Keys::Integer { values, null } => values.len() + usize::from(*null),
+            Keys::Rows { rows, .. } => rows.len(),
+        }
+    }
+}
+
+/// The one key column as BIGINT.
+fn integers(columns: &[ArrayRef]) -> Result<arrow::array::Int64Array> {
+    let [column] = columns else {
+        return internal_err!(
+            "an integer equality key has one column, not {}",
+            columns.len()
+        );
+    };
+    let column = cast(column, &DataType::Int64)?;
+    Ok(column.as_primitive::<Int64Type>().clone())
 }
 
 impl KeySet {
@@ -79,16 +156,35 @@ impl KeySet {
 
     /// Whether no key is deleted.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len() == 0
     }
 
-    /// Per row of `columns` (the key columns, in the set's types): true when deleted.
-    fn deleted(&self, columns: &[ArrayRef]) -> Result<Vec<bool>> {
-        let rows = self.converter.convert_columns(columns)?;
-        Ok(rows
-            .iter()
-            .map(|row| self.keys.contains(row.as_ref()))
-            .collect())
+    /// Per row of `columns` (the key columns, in the set's types): true when kept.
+    fn kept(&self, columns: &[ArrayRef]) -> Result<BooleanArray> {
+        let kept = match &self.keys {
+            Keys::Integer { values, null } => {
+                let column = integers(columns)?;
+                let raw = column.values();
+                match column.nulls() {
+                    None => {
+                        BooleanBuffer::collect_bool(column.len(), |i| !values.contains(&raw[i]))
+                    }
+                    Some(nulls) => {
+                        BooleanBuffer::collect_bool(column.len(), |i| match nulls.is_valid(i) {
+                            true => !values.contains(&raw[i]),
+                            false => !*null,
+                        })
+                    }
+                }
+            }
+            Keys::Rows { converter, rows } => {
+                let encoded = converter.convert_columns(columns)?;
+                BooleanBuffer::collect_bool(encoded.num_rows(), |i| {
+                    !rows.contains(encoded.row(i).as_ref())
+                })
+            }
+        };
+        Ok(BooleanArray::new(kept, None))
     }
 }
 
@@ -118,9 +214,7 @@ pub async fn load_key_set(
     types: &[DataType],
     pool: &Arc<dyn MemoryPool>,
 ) -> Result<KeySet> {
-    let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
-    let converter = RowConverter::new(fields)?;
-    let mut keys: HashSet<Box<[u8]>> = HashSet::new();
+    let mut keys = Keys::new(types)?;
     let reservation = MemoryConsumer::new("lakescan equality-delete keys").register(pool);
     for file in &set.files {
         let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
@@ -132,17 +226,11 @@ pub async fn load_key_set(
                 .map(|(&c, t)| cast(batch.column(c), t))
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|e| bad(file, e))?;
-            let rows = converter.convert_columns(&columns)?;
-            let grown: usize = rows
-                .iter()
-                .map(|r| r.as_ref().len() + PER_KEY_OVERHEAD)
-                .sum();
+            let grown = keys.extend(&columns)?;
             reservation.try_grow(grown)?;
-            keys.extend(rows.iter().map(|r| Box::<[u8]>::from(r.as_ref())));
         }
     }
     Ok(KeySet {
-        converter,
         keys,
         _reservation: reservation,
     })
@@ -241,11 +329,7 @@ impl BatchTransform for EqualityDeleteStage {
                 .iter()
                 .map(|&c| Arc::clone(batch.column(c)))
                 .collect();
-            let kept: BooleanArray = keys
-                .deleted(&columns)?
-                .into_iter()
-                .map(|d| Some(!d))
-                .collect();
+            let kept = keys.kept(&columns)?;
             keep = Some(match keep {
                 Some(k) => and(&k, &kept)?,
                 None => kept,
