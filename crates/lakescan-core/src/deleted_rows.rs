@@ -46,7 +46,19 @@ impl DeletedRows {
         metadata: &ParquetMetaData,
         row_groups: &[usize],
     ) -> (RowSelection, DeletedCounts) {
-        let all = &self.by_position_deletes | &self.by_deletion_vector;
+        // Usually one source is empty: no union to build per split then.
+        let union;
+        let all = match (
+            self.by_position_deletes.is_empty(),
+            self.by_deletion_vector.is_empty(),
+        ) {
+            (_, true) => &self.by_position_deletes,
+            (true, false) => &self.by_deletion_vector,
+            (false, false) => {
+                union = &self.by_position_deletes | &self.by_deletion_vector;
+                &union
+            }
+        };
         let starts = row_group_starts(metadata);
         let mut selectors = vec![];
         let mut counts = DeletedCounts::default();

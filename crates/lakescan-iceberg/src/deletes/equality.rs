@@ -107,14 +107,15 @@ impl Keys {
         })
     }
 
-    /// Adds the keys of `columns` (in the set's types); returns the bytes they hold.
-    fn extend(&mut self, columns: &[ArrayRef]) -> Result<usize> {
+    /// Adds the keys of `columns` (in the set's types), reserving their memory in
+    /// `reservation` first.
+    fn extend(&mut self, columns: &[ArrayRef], reservation: &MemoryReservation) -> Result<()> {
         match self {
             Keys::Integer { values, null } => {
                 let column = integers(columns)?;
+                reservation.try_grow(column.len() * (size_of::<i64>() + PER_KEY_OVERHEAD))?;
                 *null |= column.null_count() > 0;
                 values.extend(column.iter().flatten());
-                Ok(column.len() * (std::mem::size_of::<i64>() + PER_KEY_OVERHEAD))
             }
             Keys::Rows { converter, rows } => {
                 let encoded = converter.convert_columns(columns)?;
@@ -122,10 +123,11 @@ impl Keys {
                     .iter()
                     .map(|r| r.as_ref().len() + PER_KEY_OVERHEAD)
                     .sum();
+                reservation.try_grow(grown)?;
                 rows.extend(encoded.iter().map(|r| Box::<[u8]>::from(r.as_ref())));
-                Ok(grown)
             }
         }
+        Ok(())
     }
 
     fn len(&self) -> usize {
@@ -226,8 +228,7 @@ pub async fn load_key_set(
                 .map(|(&c, t)| cast(batch.column(c), t))
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|e| bad(file, e))?;
-            let grown = keys.extend(&columns)?;
-            reservation.try_grow(grown)?;
+            keys.extend(&columns, &reservation)?;
         }
     }
     Ok(KeySet {

@@ -164,27 +164,22 @@ async fn read_position_deletes(
     };
     // A file whose manifest entry names the one data file all its rows reference: its
     // positions are all that is read (no path strings to decode and compare).
-    if let Some(target) = &file.referenced_data_file {
-        let mask = ProjectionMask::roots(&descr, [pos_col]);
-        let mut stream = builder
-            .with_projection(mask)
-            .build()
-            .map_err(|e| bad(file, e))?;
-        let mut bitmap = RoaringTreemap::new();
-        while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
-            for pos in positions_of(file, batch.column(0))? {
-                bitmap.insert(pos?);
-            }
-        }
-        return Ok(HashMap::from([(target.clone(), bitmap)]));
-    }
-    let mask = ProjectionMask::roots(&descr, [path_col, pos_col]);
+    let referenced = file.referenced_data_file.as_ref();
+    let mask = match referenced {
+        Some(_) => ProjectionMask::roots(&descr, [pos_col]),
+        None => ProjectionMask::roots(&descr, [path_col, pos_col]),
+    };
     let mut stream = builder
         .with_projection(mask)
         .build()
         .map_err(|e| bad(file, e))?;
     // The projection keeps file order.
-    let (path_at, pos_at) = if path_col < pos_col { (0, 1) } else { (1, 0) };
+    let (path_at, pos_at) = match referenced {
+        Some(_) => (None, 0),
+        None if path_col < pos_col => (Some(0), 1),
+        None => (Some(1), 0),
+    };
+    let mut referenced_positions = RoaringTreemap::new();
     let mut by_file: PositionsByFile = HashMap::new();
     // The rows of one data file are consecutive (the spec sorts by file_path, then pos):
     // they go into one bitmap, resolved and merged once per run of equal paths.
@@ -196,6 +191,13 @@ async fn read_position_deletes(
         Ok(())
     };
     while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
+        let positions = positions_of(file, batch.column(pos_at))?;
+        let Some(path_at) = path_at else {
+            for pos in positions {
+                referenced_positions.insert(pos?);
+            }
+            continue;
+        };
         let paths_column =
             arrow::compute::cast(batch.column(path_at), &arrow::datatypes::DataType::Utf8)
                 .map_err(|e| bad(file, format!("file_path is not a string: {e}")))?;
@@ -203,7 +205,6 @@ async fn read_position_deletes(
         if written.null_count() > 0 {
             return Err(bad(file, "a row has a NULL file_path"));
         }
-        let positions = positions_of(file, batch.column(pos_at))?;
         for (path, pos) in written.iter().flatten().zip(positions) {
             let pos = pos?;
             match &mut run {
@@ -218,6 +219,9 @@ async fn read_position_deletes(
         }
     }
     flush(run)?;
+    if let Some(target) = referenced {
+        by_file.insert(target.clone(), referenced_positions);
+    }
     Ok(by_file)
 }
 

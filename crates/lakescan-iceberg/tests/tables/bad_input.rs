@@ -106,11 +106,10 @@ async fn equality_keys_respect_the_memory_limit() {
         .with_memory_pool(Arc::new(GreedyMemoryPool::new(64 * 1024)))
         .build_arc()
         .unwrap();
-    let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), runtime);
-    ctx.state_ref().write().table_factories_mut().insert(
-        "ICEBERG".into(),
-        Arc::new(lakescan_iceberg::IcebergTableFactory),
-    );
+    let ctx = crate::fixture::with_iceberg(SessionContext::new_with_config_rt(
+        SessionConfig::new(),
+        runtime,
+    ));
     ctx.sql(&format!(
         "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{metadata}'"
     ))

@@ -17,7 +17,6 @@ use arrow::util::pretty::pretty_format_batches;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_iceberg::IcebergTableFactory;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -225,11 +224,7 @@ async fn iceberg_reads_match_datafusion_over_the_surviving_rows() {
     let mut next_id = 0;
     for table in 0..tables {
         let (_fixture, metadata, survivors) = random_table(&mut rng, &mut next_id).await;
-        let ctx = SessionContext::new();
-        ctx.state_ref()
-            .write()
-            .table_factories_mut()
-            .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
+        let ctx = crate::fixture::with_iceberg(SessionContext::new());
         ctx.sql(&format!(
             "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{metadata}'"
         ))

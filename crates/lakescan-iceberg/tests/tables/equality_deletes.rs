@@ -7,20 +7,13 @@ use arrow::array::{ArrayRef, Int64Array, StringArray};
 use arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_iceberg::IcebergTableFactory;
 
 fn longs(values: &[i64]) -> ArrayRef {
     Arc::new(Int64Array::from(values.to_vec()))
 }
 
 fn context() -> SessionContext {
-    let ctx = SessionContext::new();
-    let state = ctx.state_ref();
-    state
-        .write()
-        .table_factories_mut()
-        .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
-    ctx
+    crate::fixture::with_iceberg(SessionContext::new())
 }
 
 async fn rows(ctx: &SessionContext, sql: &str) -> String {

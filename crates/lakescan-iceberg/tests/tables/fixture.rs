@@ -6,6 +6,17 @@ use arrow::array::ArrayRef;
 use iceberg::spec::{DataFile, Datum, FormatVersion, Schema, Struct, Transform};
 use lakescan_iceberg::writer::TableWriter;
 
+/// `ctx` with the `STORED AS ICEBERG` factory registered.
+pub fn with_iceberg(
+    ctx: datafusion::prelude::SessionContext,
+) -> datafusion::prelude::SessionContext {
+    ctx.state_ref().write().table_factories_mut().insert(
+        "ICEBERG".into(),
+        std::sync::Arc::new(lakescan_iceberg::IcebergTableFactory),
+    );
+    ctx
+}
+
 /// A table under construction in a temporary directory.
 pub struct Fixture {
     _dir: tempfile::TempDir,

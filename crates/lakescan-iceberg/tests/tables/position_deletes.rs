@@ -7,7 +7,6 @@ use arrow::array::{ArrayRef, Int64Array};
 use arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_iceberg::IcebergTableFactory;
 
 fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))
@@ -36,11 +35,7 @@ pub async fn query_with(
     options: &str,
     sql: &str,
 ) -> datafusion::error::Result<String> {
-    let ctx = SessionContext::new();
-    ctx.state_ref()
-        .write()
-        .table_factories_mut()
-        .insert("ICEBERG".into(), Arc::new(IcebergTableFactory));
+    let ctx = crate::fixture::with_iceberg(SessionContext::new());
     ctx.sql(&format!(
         "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{location}' {options}"
     ))
