@@ -62,9 +62,10 @@ fn smoke_run_checks_every_engine_on_every_case() {
             }
         }
     }
-    // The Iceberg cases run in lakescan only here (their peers need benchmarks/setup.sh);
-    // deleted rows are never decoded: position deletes and deletion vectors decode 10 %
-    // fewer rows than the scan without deletes, equality deletes as many.
+    // The Iceberg cases run in lakescan only here (their peers need benchmarks/setup.sh).
+    // Every 10th row deleted is too scattered for a row selection to skip a page: the
+    // deleted rows are decoded and dropped in the first filter pass, so every variant
+    // decodes as many rows as the scan without deletes.
     let decoded = |case: &str| {
         let row = rows
             .iter()
@@ -75,11 +76,7 @@ fn smoke_run_checks_every_engine_on_every_case() {
     let all = decoded("iceberg_scan");
     assert!(all > 0);
     for case in ["iceberg_pos", "iceberg_dv"] {
-        let kept = decoded(case);
-        assert!(
-            kept < all && kept * 10 >= all * 8,
-            "{case}: {kept} of {all}"
-        );
+        assert_eq!(decoded(case), all, "{case}");
     }
     assert_eq!(decoded("iceberg_eq"), all);
     assert!(

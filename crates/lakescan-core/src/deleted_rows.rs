@@ -1,19 +1,42 @@
 //! [`DeletedRows`]: rows of one data file that deletes remove by position (Iceberg position
-//! deletes and deletion vectors, seed §10.3). They become a row selection of the Parquet
-//! reader, so deleted rows are never decoded:
+//! deletes and deletion vectors, seed §10.3). Positions are file positions (the row index),
+//! whatever split or filter reads them. They are applied in one of two ways, chosen per
+//! split by [`DeletedRows::apply`]:
 //!
-//! ```text
-//!  row groups read:  rg0 = [0, 100)   rg2 = [200, 300)      deleted {5, 6, 250}
-//!  selection:        select 5, skip 2, select 93 | select 50, skip 1, select 49
-//! ```
+//! * **a row selection** of the Parquet reader, when the deleted rows form long runs: the
+//!   reader skips them (whole pages when the runs are long enough) and never decodes them:
 //!
-//! Positions are file positions (the row index), whatever split or filter reads them.
+//!   ```text
+//!    row groups read:  rg0 = [0, 100)   rg2 = [200, 300)      deleted {5, 6, 250}
+//!    selection:        select 5, skip 2, select 93 | select 50, skip 1, select 49
+//!   ```
+//!
+//! * **a [`DeletedMask`]** merged into the first filter pass over the decoded batches, when
+//!   the runs are short (10 % of rows deleted at scattered positions gives a selector every
+//!   few rows). Such a selection skips no page; parquet would decode the deleted rows anyway
+//!   and drop them with a mask of its own (its `RowSelectionPolicy::Auto`), after
+//!   bookkeeping per selector and column that costs more than the scan's filters. The mask
+//!   is applied to the decoded batch together with the scan's own filters, so deleted rows
+//!   never reach a filter, a generated column or the output. This needs the decoded rows'
+//!   positions, which are known only when no filter runs inside the decoder: with decoder
+//!   filters the selection is used whatever the runs.
 
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use arrow::array::BooleanBufferBuilder;
+use arrow::buffer::BooleanBuffer;
+use datafusion::common::{Result, internal_err};
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::file::metadata::ParquetMetaData;
 use roaring::RoaringTreemap;
 
 use crate::parquet::row_index::row_group_starts;
+
+/// Deleted runs closer together than this many rows (on average) are applied as a mask: a
+/// page of a typical column holds more rows than that, so a selection would skip no page.
+const SELECTION_MIN_AVERAGE_GAP: u64 = 4096;
 
 /// Deleted positions of one file, by where they come from (for metrics).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -33,63 +56,156 @@ pub struct DeletedCounts {
     pub deletion_vector: u64,
 }
 
+/// How a split drops its deleted rows (see the module docs).
+#[derive(Debug)]
+pub enum DeletedApplied {
+    /// A selection over the row groups read, intersected with the reader's others.
+    Selection(RowSelection),
+    /// A mask over the decoded rows, built batch by batch.
+    Mask(DeletedMask),
+}
+
 impl DeletedRows {
     /// Whether no row is deleted.
     pub fn is_empty(&self) -> bool {
         self.by_position_deletes.is_empty() && self.by_deletion_vector.is_empty()
     }
 
-    /// The selection of `row_groups` (ascending) without the deleted rows, and how many
-    /// rows of them each source deletes.
-    pub fn selection(
-        &self,
-        metadata: &ParquetMetaData,
-        row_groups: &[usize],
-    ) -> (RowSelection, DeletedCounts) {
-        // Usually one source is empty: no union to build per split then.
-        let union;
-        let all = match (
+    /// Every deleted position; usually one source is empty and nothing is built.
+    fn all(&self) -> Cow<'_, RoaringTreemap> {
+        match (
             self.by_position_deletes.is_empty(),
             self.by_deletion_vector.is_empty(),
         ) {
-            (_, true) => &self.by_position_deletes,
-            (true, false) => &self.by_deletion_vector,
-            (false, false) => {
-                union = &self.by_position_deletes | &self.by_deletion_vector;
-                &union
-            }
-        };
-        let starts = row_group_starts(metadata);
-        let mut selectors = vec![];
-        let mut counts = DeletedCounts::default();
-        for &rg in row_groups {
-            let (Some(&start), Some(group)) = (starts.get(rg), metadata.row_groups().get(rg))
-            else {
-                continue;
-            };
-            let (start, end) = (
-                start.max(0) as u64,
-                (start + group.num_rows()).max(0) as u64,
-            );
-            counts.position_deletes += self.by_position_deletes.range_cardinality(start..end);
-            let mut at = start;
-            let mut positions = all.iter();
-            positions.advance_to(start);
-            for position in positions.take_while(|p| *p < end) {
-                push(
-                    &mut selectors,
-                    RowSelector::select((position - at) as usize),
-                );
-                push(&mut selectors, RowSelector::skip(1));
-                at = position + 1;
-            }
-            push(&mut selectors, RowSelector::select((end - at) as usize));
-            let deleted_here = all.range_cardinality(start..end);
-            counts.deletion_vector +=
-                deleted_here - self.by_position_deletes.range_cardinality(start..end);
+            (_, true) => Cow::Borrowed(&self.by_position_deletes),
+            (true, false) => Cow::Borrowed(&self.by_deletion_vector),
+            (false, false) => Cow::Owned(&self.by_position_deletes | &self.by_deletion_vector),
         }
-        (RowSelection::from(selectors), counts)
     }
+
+    /// How many rows of `row_groups` each source deletes.
+    pub fn counts(&self, metadata: &ParquetMetaData, row_groups: &[usize]) -> DeletedCounts {
+        let all = self.all();
+        let mut counts = DeletedCounts::default();
+        for range in row_group_ranges(metadata, row_groups) {
+            let by_files = self.by_position_deletes.range_cardinality(range.clone());
+            counts.position_deletes += by_files;
+            counts.deletion_vector += all.range_cardinality(range) - by_files;
+        }
+        counts
+    }
+
+    /// How the deleted rows of `row_groups` (ascending) are dropped: `decoder_filters` tells
+    /// whether filters run inside the decoder, `other` is the reader's other selection over
+    /// those row groups (page index, row index), if any.
+    pub fn apply(
+        &self,
+        metadata: &ParquetMetaData,
+        row_groups: &[usize],
+        decoder_filters: bool,
+        other: Option<&RowSelection>,
+    ) -> DeletedApplied {
+        let all = self.all();
+        let ranges = row_group_ranges(metadata, row_groups);
+        if decoder_filters || !short_runs(&all, &ranges) {
+            return DeletedApplied::Selection(selection(&all, &ranges));
+        }
+        let decoded = match other {
+            None => ranges.into(),
+            Some(other) => selected_ranges(&ranges, other),
+        };
+        DeletedApplied::Mask(DeletedMask {
+            deleted: all.into_owned(),
+            decoded,
+        })
+    }
+}
+
+/// File positions of each of `row_groups`, in order.
+fn row_group_ranges(metadata: &ParquetMetaData, row_groups: &[usize]) -> Vec<Range<u64>> {
+    let starts = row_group_starts(metadata);
+    row_groups
+        .iter()
+        .filter_map(|&rg| {
+            let (start, group) = (*starts.get(rg)?, metadata.row_groups().get(rg)?);
+            let end = start.saturating_add(group.num_rows());
+            Some(start.max(0) as u64..end.max(0) as u64)
+        })
+        .collect()
+}
+
+/// Whether the runs of `deleted` within `ranges` are on average closer together than
+/// [`SELECTION_MIN_AVERAGE_GAP`] rows.
+fn short_runs(deleted: &RoaringTreemap, ranges: &[Range<u64>]) -> bool {
+    let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    let budget = rows / SELECTION_MIN_AVERAGE_GAP;
+    let mut runs = 0u64;
+    for range in ranges {
+        let mut positions = deleted.iter();
+        positions.advance_to(range.start);
+        let mut last = None;
+        for position in positions.take_while(|p| *p < range.end) {
+            if last.is_none_or(|l: u64| l + 1 != position) {
+                runs += 1;
+                if runs > budget {
+                    return true;
+                }
+            }
+            last = Some(position);
+        }
+    }
+    false
+}
+
+/// `ranges` without the positions in `deleted`, as a selection over them concatenated.
+fn selection(deleted: &RoaringTreemap, ranges: &[Range<u64>]) -> RowSelection {
+    let mut selectors = vec![];
+    for range in ranges {
+        let mut at = range.start;
+        let mut positions = deleted.iter();
+        positions.advance_to(range.start);
+        for position in positions.take_while(|p| *p < range.end) {
+            push(
+                &mut selectors,
+                RowSelector::select((position - at) as usize),
+            );
+            push(&mut selectors, RowSelector::skip(1));
+            at = position + 1;
+        }
+        push(
+            &mut selectors,
+            RowSelector::select((range.end - at) as usize),
+        );
+    }
+    RowSelection::from(selectors)
+}
+
+/// The file positions `selection` (over `ranges` concatenated) selects, in order.
+fn selected_ranges(ranges: &[Range<u64>], selection: &RowSelection) -> VecDeque<Range<u64>> {
+    let mut out = VecDeque::new();
+    let mut ranges = ranges.iter().cloned();
+    let mut current = ranges.next();
+    for selector in selection.iter() {
+        let mut left = selector.row_count as u64;
+        while left > 0 {
+            let Some(range) = current.as_mut() else {
+                return out;
+            };
+            let n = left.min(range.end - range.start);
+            if !selector.skip {
+                match out.back_mut() {
+                    Some(last) if last.end == range.start => last.end += n,
+                    _ => out.push_back(range.start..range.start + n),
+                }
+            }
+            range.start += n;
+            left -= n;
+            if range.start == range.end {
+                current = ranges.next();
+            }
+        }
+    }
+    out
 }
 
 fn push(selectors: &mut Vec<RowSelector>, selector: RowSelector) {
@@ -99,6 +215,44 @@ fn push(selectors: &mut Vec<RowSelector>, selector: RowSelector) {
     match selectors.last_mut() {
         Some(last) if last.skip == selector.skip => last.row_count += selector.row_count,
         _ => selectors.push(selector),
+    }
+}
+
+/// The deleted rows of one split as a mask over its decoded rows, batch by batch.
+#[derive(Debug)]
+pub struct DeletedMask {
+    deleted: RoaringTreemap,
+    /// File positions of the rows the decoder has yet to yield, in order.
+    decoded: VecDeque<Range<u64>>,
+}
+
+impl DeletedMask {
+    /// The rows to keep among the decoder's next `rows` rows; `None` when none is deleted.
+    pub fn next_batch(&mut self, rows: usize) -> Result<Option<BooleanBuffer>> {
+        let mut kept: Option<BooleanBufferBuilder> = None;
+        let mut at = 0usize;
+        while at < rows {
+            let Some(range) = self.decoded.front_mut() else {
+                return internal_err!("the decoder yielded more rows than its row groups hold");
+            };
+            let n = ((rows - at) as u64).min(range.end - range.start);
+            let mut positions = self.deleted.iter();
+            positions.advance_to(range.start);
+            for position in positions.take_while(|p| *p < range.start + n) {
+                let bits = kept.get_or_insert_with(|| {
+                    let mut bits = BooleanBufferBuilder::new(rows);
+                    bits.append_n(rows, true);
+                    bits
+                });
+                bits.set_bit(at + (position - range.start) as usize, false);
+            }
+            range.start += n;
+            if range.start == range.end {
+                self.decoded.pop_front();
+            }
+            at += n as usize;
+        }
+        Ok(kept.map(|mut bits| bits.finish()))
     }
 }
 
@@ -134,6 +288,10 @@ mod tests {
         reader.metadata().clone()
     }
 
+    fn selectors(selection: &RowSelection) -> Vec<(bool, usize)> {
+        selection.iter().map(|s| (s.skip, s.row_count)).collect()
+    }
+
     #[test]
     fn deleted_positions_skip_rows_of_the_row_groups_read() {
         let md = metadata();
@@ -141,23 +299,93 @@ mod tests {
             by_position_deletes: [5u64, 6, 150].into_iter().collect(),
             by_deletion_vector: [6u64, 250].into_iter().collect(),
         };
-        let (selection, counts) = deleted.selection(&md, &[0, 2]);
-        let selectors: Vec<(bool, usize)> = Vec::<RowSelector>::from(selection)
-            .iter()
-            .map(|s| (s.skip, s.row_count))
-            .collect();
+        // With filters in the decoder, the deletes are always a selection.
+        let DeletedApplied::Selection(selection) = deleted.apply(&md, &[0, 2], true, None) else {
+            panic!("decoder filters need a selection");
+        };
         // Row group 1 is not read: the selection covers rows 0..100 and 200..300 only.
         assert_eq!(
-            selectors,
+            selectors(&selection),
             [(false, 5), (true, 2), (false, 143), (true, 1), (false, 49)]
         );
         // 150 is in a row group not read; 6 counts once, for the position deletes.
         assert_eq!(
-            counts,
+            deleted.counts(&md, &[0, 2]),
             DeletedCounts {
                 position_deletes: 2,
                 deletion_vector: 1
             }
         );
+    }
+
+    #[test]
+    fn long_runs_are_a_selection_short_runs_a_mask() {
+        let md = metadata();
+        // 300 rows read allow no run at all (300 / 4096 = 0 runs): one run is a mask.
+        let one_run = DeletedRows {
+            by_deletion_vector: (10u64..20).collect(),
+            ..DeletedRows::default()
+        };
+        assert!(matches!(
+            one_run.apply(&md, &[0, 1, 2], false, None),
+            DeletedApplied::Mask(_)
+        ));
+        // No deleted row in the row groups read: a selection (of every row).
+        let none = DeletedRows {
+            by_deletion_vector: [1000u64].into_iter().collect(),
+            ..DeletedRows::default()
+        };
+        assert!(matches!(
+            none.apply(&md, &[0, 1, 2], false, None),
+            DeletedApplied::Selection(_)
+        ));
+    }
+
+    #[test]
+    fn the_mask_follows_the_decoded_rows_across_row_groups() {
+        let md = metadata();
+        let deleted = DeletedRows {
+            by_position_deletes: [1u64, 99, 150].into_iter().collect(),
+            by_deletion_vector: [200u64, 203].into_iter().collect(),
+        };
+        // Row groups 0 and 2 are read: decoded rows 0..100 then 200..300.
+        let DeletedApplied::Mask(mut mask) = deleted.apply(&md, &[0, 2], false, None) else {
+            panic!("scattered deletes without decoder filters are a mask");
+        };
+        let unset = |bits: BooleanBuffer| -> Vec<usize> {
+            (0..bits.len()).filter(|&i| !bits.value(i)).collect()
+        };
+        // Batch 1: positions 0..98; 2: 98..102 and 200..202 (crosses row groups); 3: the rest.
+        assert_eq!(unset(mask.next_batch(98).unwrap().unwrap()), [1]);
+        assert_eq!(unset(mask.next_batch(4).unwrap().unwrap()), [1, 2]);
+        assert_eq!(unset(mask.next_batch(98).unwrap().unwrap()), [1]);
+        assert!(mask.next_batch(0).unwrap().is_none());
+        // More rows than the row groups hold is an error, not a wrong mask.
+        assert!(mask.next_batch(1).is_err());
+    }
+
+    #[test]
+    fn the_mask_follows_another_selection() {
+        let md = metadata();
+        let deleted = DeletedRows {
+            by_deletion_vector: [5u64, 120, 121, 260].into_iter().collect(),
+            ..DeletedRows::default()
+        };
+        // The page index keeps rows 0..10 of rg0, none of rg1, 250..300 of rg2.
+        let other = RowSelection::from(vec![
+            RowSelector::select(10),
+            RowSelector::skip(190),
+            RowSelector::skip(50),
+            RowSelector::select(50),
+        ]);
+        let DeletedApplied::Mask(mut mask) = deleted.apply(&md, &[0, 1, 2], false, Some(&other))
+        else {
+            panic!("scattered deletes without decoder filters are a mask");
+        };
+        let bits = mask.next_batch(60).unwrap().unwrap();
+        let unset: Vec<usize> = (0..60).filter(|&i| !bits.value(i)).collect();
+        // Decoded row 5 is position 5; decoded row 20 is position 260.
+        assert_eq!(unset, [5, 20]);
+        assert!(mask.next_batch(1).is_err());
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Per decoded batch, in order:
 //!
-//! 1. the filters placed after decoding run on their decoded columns ([`PostFilter`]);
+//! 1. rows deleted by position that the reader's selection did not skip are dropped
+//!    ([`DeletedMask`]), together with the first filter placed after decoding: one pass;
+//!    the filters placed after decoding run on their decoded columns ([`PostFilter`]);
 //! 2. each channel of `R` is produced from its source in this file: a decoded column in
 //!    the table type (`adapt`), a constant repeated (partition value, info column, missing
 //!    column), the row positions of the row-number virtual column (row index), or a row id
@@ -12,8 +14,9 @@
 
 use std::sync::Arc;
 
+use arrow::array::BooleanArray;
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
-use arrow::compute::{cast, filter_record_batch};
+use arrow::compute::{and, cast, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
@@ -22,6 +25,7 @@ use super::plan::ROW_NUMBER_COLUMN;
 use super::row_filter::ColumnPredicate;
 use crate::binding::{FieldSource, MemberSource, SplitBinding};
 use crate::defaults::MemberDefaults;
+use crate::deleted_rows::DeletedMask;
 use crate::filter::Filter;
 use crate::source::SplitContext;
 use crate::split::FileSplit;
@@ -78,6 +82,8 @@ pub struct Assembler {
     post_filters: Vec<PostFilter>,
     post_filter_columns: Vec<usize>,
     generated_filters: Vec<GeneratedFilter>,
+    /// Rows deleted by position, when the reader's selection does not skip them.
+    deleted: Option<DeletedMask>,
     file: String,
     /// Whether the decoded columns were resolved (on the first batch).
     bound: bool,
@@ -150,9 +156,15 @@ impl Assembler {
             post_filters,
             post_filter_columns: vec![],
             generated_filters,
+            deleted: None,
             file: split.file_path.to_string(),
             bound: false,
         })
+    }
+
+    /// Drops the rows `mask` deletes from every decoded batch.
+    pub fn drop_deleted(&mut self, mask: DeletedMask) {
+        self.deleted = Some(mask);
     }
 
     /// Resolves the decoded columns in `decoded`, the schema of the decoded batches (the
@@ -191,14 +203,26 @@ impl Assembler {
         if !self.bound {
             self.bind_decoded(decoded.schema_ref())?;
         }
+        // The deleted rows' mask waits for the first filter's: both go in one pass.
+        let mut kept = match &mut self.deleted {
+            Some(deleted) => deleted.next_batch(decoded.num_rows())?,
+            None => None,
+        }
+        .map(BooleanArray::from);
         for (filter, &index) in self.post_filters.iter().zip(&self.post_filter_columns) {
             if decoded.num_rows() == 0 {
                 break;
             }
-            let mask = filter.predicate.keep(decoded.column(index))?;
+            let mut mask = filter.predicate.keep(decoded.column(index))?;
+            if let Some(kept) = kept.take() {
+                mask = and(&mask, &kept)?;
+            }
             if mask.true_count() < decoded.num_rows() {
                 decoded = filter_record_batch(&decoded, &mask)?;
             }
+        }
+        if let Some(kept) = kept {
+            decoded = filter_record_batch(&decoded, &kept)?;
         }
         let rows = decoded.num_rows();
         let columns = self

@@ -5,8 +5,9 @@
 //! 1. **filters on file columns** (and struct members) — in adaptive order, each either
 //!    inside the decoder (a `RowFilter` predicate: late materialization) or on the decoded
 //!    batch, by its estimated or observed keep ratio ([`row_filter::runs_in_decoder`]);
-//! 2. **row selections** — page-index pruning of every filtered column and the row-index
-//!    filter's positions, intersected;
+//! 2. **row selections** — page-index pruning of every filtered column, the row-index
+//!    filter's positions and the rows deleted by position, intersected (deleted rows in
+//!    short runs become a mask of the assembler instead: `deleted_rows`);
 //! 3. **leaves** — the output leaves (each `R` channel's required subfields, plus the
 //!    columns of filters that run after decoding), the predicate leaves, and whether a map
 //!    must be read as a list (`leaves::reannotate_maps`);
@@ -35,6 +36,7 @@ use super::row_filter::{self, ColumnPredicate};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
 use crate::binding::{FieldSource, SplitBinding};
+use crate::deleted_rows::{DeletedApplied, DeletedMask};
 use crate::filter::Filter;
 use crate::required::{PathStep, RequiredSubfields, has_path};
 use crate::source::SplitContext;
@@ -95,7 +97,7 @@ impl ReadPlan {
     pub fn try_new(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<Self> {
         let bound = &chosen.bound;
         let (pushed, post) = place_filters(context, chosen)?;
-        let selection = selection(context, split, chosen, pushed.iter().chain(&post))?;
+        let (selection, deleted_mask) = selection(context, split, chosen, &pushed, &post)?;
         let mut output_leaves = output_leaves(context, &bound.binding, &bound.leaves);
         for c in &post {
             output_leaves.extend(filter_leaves(&bound.leaves, c));
@@ -114,7 +116,10 @@ impl ReadPlan {
         }
         let decoded = decoded_leaves.len() * chosen.row_groups.len();
         context.metrics.leaves_decoded.add(decoded);
-        let assembler = assembler(context, split, chosen, &metadata, &post, &output_leaves)?;
+        let mut assembler = assembler(context, split, chosen, &metadata, &post, &output_leaves)?;
+        if let Some(mask) = deleted_mask {
+            assembler.drop_deleted(mask);
+        }
         Ok(Self {
             output_mask: ProjectionMask::leaves(&descr, output_leaves),
             metadata,
@@ -307,17 +312,19 @@ fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<Gene
 }
 
 /// Page-index selections of the file filters, the row-index filter and the rows deleted by
-/// position, intersected; each kind's skipped rows are counted in its own metric.
-fn selection<'a>(
+/// position, intersected; each kind's skipped rows are counted in its own metric. Deleted
+/// rows in short runs come back as a mask instead (`deleted_rows::DeletedRows::apply`).
+fn selection(
     context: &SplitContext,
     split: &FileSplit,
     chosen: &Chosen,
-    filtered: impl Iterator<Item = &'a FilteredColumn<'a>>,
-) -> Result<Option<RowSelection>> {
+    pushed: &[FilteredColumn<'_>],
+    post: &[FilteredColumn<'_>],
+) -> Result<(Option<RowSelection>, Option<DeletedMask>)> {
     let metadata = &chosen.bound.opened.metadata;
     let row_groups = &chosen.row_groups;
     let mut pages: Option<RowSelection> = None;
-    for column in filtered {
+    for column in pushed.iter().chain(post) {
         if column.subfield.path().is_empty() {
             let name = metadata.schema().field(column.root).name();
             let s = page_index::page_selection(
@@ -345,19 +352,30 @@ fn selection<'a>(
     let skipped = |s: &Option<RowSelection>| s.as_ref().map_or(0, |s| s.skipped_row_count());
     metrics.rows_pruned_page_index.add(skipped(&pages));
     metrics.rows_pruned_row_index.add(skipped(&rows));
-    let mut deleted = None;
-    if let Some(d) = split.deleted_rows.as_ref().filter(|d| !d.is_empty()) {
-        let (s, counts) = d.selection(metadata.metadata(), row_groups);
-        metrics
-            .rows_deleted_position
-            .add(counts.position_deletes as usize);
-        metrics
-            .rows_deleted_vector
-            .add(counts.deletion_vector as usize);
-        deleted = Some(s);
-    }
-    let selection = intersect(intersect(pages, rows), deleted);
-    Ok(selection.filter(|s| s.skipped_row_count() > 0))
+    let selection = intersect(pages, rows).filter(|s| s.skipped_row_count() > 0);
+    let Some(deleted) = split.deleted_rows.as_ref().filter(|d| !d.is_empty()) else {
+        return Ok((selection, None));
+    };
+    let counts = deleted.counts(metadata.metadata(), row_groups);
+    metrics
+        .rows_deleted_position
+        .add(counts.position_deletes as usize);
+    metrics
+        .rows_deleted_vector
+        .add(counts.deletion_vector as usize);
+    let applied = deleted.apply(
+        metadata.metadata(),
+        row_groups,
+        !pushed.is_empty(),
+        selection.as_ref(),
+    );
+    Ok(match applied {
+        DeletedApplied::Mask(mask) => (selection, Some(mask)),
+        DeletedApplied::Selection(s) => {
+            let selection = intersect(selection, Some(s));
+            (selection.filter(|s| s.skipped_row_count() > 0), None)
+        }
+    })
 }
 
 fn intersect(a: Option<RowSelection>, b: Option<RowSelection>) -> Option<RowSelection> {

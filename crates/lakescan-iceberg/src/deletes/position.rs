@@ -194,7 +194,7 @@ async fn read_position_deletes(
         let positions = positions_of(file, batch.column(pos_at))?;
         let Some(path_at) = path_at else {
             for pos in positions {
-                referenced_positions.insert(pos?);
+                add(&mut referenced_positions, pos?);
             }
             continue;
         };
@@ -208,9 +208,7 @@ async fn read_position_deletes(
         for (path, pos) in written.iter().flatten().zip(positions) {
             let pos = pos?;
             match &mut run {
-                Some((p, bitmap)) if p == path => {
-                    bitmap.insert(pos);
-                }
+                Some((p, bitmap)) if p == path => add(bitmap, pos),
                 _ => {
                     flush(run.take())?;
                     run = Some((path.to_string(), RoaringTreemap::from_iter([pos])));
@@ -223,6 +221,14 @@ async fn read_position_deletes(
         by_file.insert(target.clone(), referenced_positions);
     }
     Ok(by_file)
+}
+
+/// Adds `pos` to `bitmap`: appended when it follows the last one, as in a file sorted by
+/// position (the spec's order), else inserted.
+fn add(bitmap: &mut RoaringTreemap, pos: u64) {
+    if bitmap.try_push(pos).is_err() {
+        bitmap.insert(pos);
+    }
 }
 
 /// The positions of a `pos` column: BIGINT, never NULL or negative.
