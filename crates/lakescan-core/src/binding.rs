@@ -39,6 +39,16 @@ pub enum FieldSource {
     RowIndex,
     /// A row id: a struct of generated members.
     RowId(Vec<MemberSource>),
+    /// A file column (when the file has it) whose NULLs are filled with `base`, plus the
+    /// row's file position when `plus_row_index` (`ColumnRole::Filled`).
+    Filled {
+        /// The file column: root index and stored type.
+        file: Option<(usize, DataType)>,
+        /// The split's base value (BIGINT, NULL: NULLs stay NULL).
+        base: ScalarValue,
+        /// Whether the row's file position is added to `base`.
+        plus_row_index: bool,
+    },
 }
 
 /// Where one member of a row id comes from.
@@ -56,6 +66,11 @@ impl FieldSource {
         match self {
             Self::RowIndex => true,
             Self::RowId(members) => members.iter().any(|m| matches!(m, MemberSource::RowIndex)),
+            Self::Filled {
+                base,
+                plus_row_index,
+                ..
+            } => *plus_row_index && !base.is_null(),
             Self::File { .. } | Self::Constant(_) => false,
         }
     }
@@ -200,6 +215,10 @@ impl SplitBinding {
                     }
                     ColumnRole::RowIndex => Ok(FieldSource::RowIndex),
                     ColumnRole::RowId(members) => row_id_source(split, &f.handle.name, t, members),
+                    ColumnRole::Filled {
+                        base,
+                        plus_row_index,
+                    } => filled_source(split, file_schema, &f.handle.name, base, *plus_row_index),
                     ColumnRole::PartitionKey | ColumnRole::Synthesized(_) => {
                         internal_err!("split constant '{}' was not typed", f.handle.name)
                     }
@@ -248,6 +267,34 @@ fn file_source(
         );
     }
     Ok(FieldSource::File { root, file_type })
+}
+
+fn filled_source(
+    split: &FileSplit,
+    file: &Schema,
+    name: &str,
+    base_key: &str,
+    plus_row_index: bool,
+) -> Result<FieldSource> {
+    let base = info_constant(split, name, base_key, &DataType::Int64)?;
+    let file = match file.index_of(name) {
+        Err(_) => None,
+        Ok(root) => {
+            let file_type = file.field(root).data_type().clone();
+            if !matches!(file_type, DataType::Int64 | DataType::Int32) {
+                return exec_err!(
+                    "file '{}': column '{name}' is stored as {file_type}, not BIGINT",
+                    split.file_path
+                );
+            }
+            Some((root, file_type))
+        }
+    };
+    Ok(FieldSource::Filled {
+        file,
+        base,
+        plus_row_index,
+    })
 }
 
 fn row_id_source(

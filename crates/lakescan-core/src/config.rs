@@ -14,6 +14,11 @@ extensions_options! {
         /// A per-column filter runs inside the Parquet decoder (late materialization) only
         /// while it keeps at most this share of its input rows; otherwise on decoded batches.
         pub pushdown_max_keep_ratio: f64, default = 0.1
+        /// Metadata columns of Iceberg tables loaded from a catalog: `all`, or a comma list
+        /// of `_file`, `_pos`, `_spec_id`, `_partition`, `_row_id`,
+        /// `_last_updated_sequence_number`; empty: none. (`CREATE EXTERNAL TABLE` takes the
+        /// table option `metadata_columns` instead.)
+        pub iceberg_metadata_columns: String, default = String::new()
     }
 }
 

@@ -37,6 +37,18 @@ pub enum ColumnRole {
     /// [`ColumnRole::RowIndex`] or [`ColumnRole::Synthesized`] (Hive `$row_id` =
     /// `ROW(row_number, row_group_id, metadata_version, partition_id, table_guid)`).
     RowId(Vec<ColumnRole>),
+    /// Generated: a BIGINT file column whose NULLs (and whose absence) are filled per row,
+    /// the LineageFill stage (Iceberg row lineage, seed §10.4): with the split's info column
+    /// `base` (BIGINT; NULL leaves the NULLs), plus the row's file position when
+    /// `plus_row_index` (`_row_id = first_row_id + _pos`), else `base` alone
+    /// (`_last_updated_sequence_number` = the data sequence number). Values the file has
+    /// are kept. Filters on it run after filling, never on the file's placeholders.
+    Filled {
+        /// Info column of the split holding the base value.
+        base: String,
+        /// Whether the row's file position is added to the base.
+        plus_row_index: bool,
+    },
 }
 
 impl ColumnRole {
@@ -45,9 +57,9 @@ impl ColumnRole {
         matches!(self, Self::PartitionKey | Self::Synthesized(_))
     }
 
-    /// The value is generated per row by the reader (row index, row id).
+    /// The value is generated per row by the reader (row index, row id, filled columns).
     pub fn is_generated(&self) -> bool {
-        matches!(self, Self::RowIndex | Self::RowId(_))
+        matches!(self, Self::RowIndex | Self::RowId(_) | Self::Filled { .. })
     }
 }
 

@@ -15,16 +15,20 @@
 //! loaded when a query names it (its current snapshot then).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use datafusion::common::{DataFusionError, Result, plan_err};
+use datafusion::execution::SessionState;
 use datafusion::prelude::SessionContext;
 use iceberg::io::LocalFsStorageFactory;
 use iceberg::{Catalog, CatalogBuilder, NamespaceIdent, TableIdent};
+use lakescan_core::config::LakeScanOptions;
+use parking_lot::RwLock;
 
 use crate::metadata::{parse_metadata, select_snapshot};
+use crate::metadata_columns::MetadataSelection;
 use crate::options::SnapshotSelector;
 use crate::paths::PathResolver;
 use crate::schema::ScanSchema;
@@ -102,7 +106,9 @@ pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
 /// Connects to the catalog at `uri` and registers it in `ctx` as catalog `name`.
 pub async fn register_catalog(ctx: &SessionContext, name: &str, uri: &str) -> Result<()> {
     let catalog = connect(name, uri).await?;
-    let provider = IcebergCatalogProvider::try_new(catalog, view_types(ctx)).await?;
+    let provider = IcebergCatalogProvider::try_new(catalog, view_types(ctx))
+        .await?
+        .with_session(ctx.state_weak_ref());
     ctx.register_catalog(name, Arc::new(provider));
     Ok(())
 }
@@ -120,6 +126,9 @@ fn view_types(ctx: &SessionContext) -> bool {
 pub struct IcebergCatalogProvider {
     schemas: HashMap<String, Arc<IcebergSchemaProvider>>,
 }
+
+/// The session a catalog's tables read their settings from when loaded.
+type SessionRef = Weak<RwLock<SessionState>>;
 
 impl IcebergCatalogProvider {
     /// Lists the namespaces (nested ones as `a.b`) and their tables.
@@ -148,10 +157,28 @@ impl IcebergCatalogProvider {
                 namespace,
                 tables,
                 view_types,
+                session: None,
             };
             schemas.insert(name, Arc::new(provider));
         }
         Ok(Self { schemas })
+    }
+
+    /// Tables loaded later read `lakescan.iceberg_metadata_columns` from `session`'s
+    /// settings at that time.
+    pub fn with_session(self, session: SessionRef) -> Self {
+        let schemas = self
+            .schemas
+            .into_iter()
+            .map(|(name, s)| {
+                let schema = IcebergSchemaProvider {
+                    session: Some(session.clone()),
+                    ..(*s).clone()
+                };
+                (name, Arc::new(schema))
+            })
+            .collect();
+        Self { schemas }
     }
 }
 
@@ -170,12 +197,25 @@ impl CatalogProvider for IcebergCatalogProvider {
 }
 
 /// The tables of one namespace.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct IcebergSchemaProvider {
     catalog: Arc<dyn Catalog>,
     namespace: NamespaceIdent,
     tables: Vec<String>,
     view_types: bool,
+    session: Option<SessionRef>,
+}
+
+impl IcebergSchemaProvider {
+    /// The session's `lakescan.iceberg_metadata_columns`, if it is still alive.
+    fn metadata_columns(&self) -> Result<MetadataSelection> {
+        let Some(state) = self.session.as_ref().and_then(Weak::upgrade) else {
+            return Ok(MetadataSelection::None);
+        };
+        let text =
+            LakeScanOptions::from_config(state.read().config_options()).iceberg_metadata_columns;
+        MetadataSelection::parse(&text)
+    }
 }
 
 #[async_trait]
@@ -205,7 +245,8 @@ impl SchemaProvider for IcebergSchemaProvider {
         let paths = PathResolver::new(None)?;
         let metadata_store = paths.resolve(&location)?.store;
         let table =
-            IcebergTable::try_new(name, loaded, snapshot, schema, paths, None, metadata_store)?;
+            IcebergTable::try_new(name, loaded, snapshot, schema, paths, None, metadata_store)?
+                .with_metadata_columns(&self.metadata_columns()?, self.view_types)?;
         Ok(Some(Arc::new(table)))
     }
 

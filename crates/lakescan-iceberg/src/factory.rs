@@ -17,6 +17,7 @@ use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::CreateExternalTable;
 
 use crate::metadata::{locate, read_metadata, select_snapshot};
+use crate::metadata_columns::MetadataSelection;
 use crate::options::{IcebergOptions, SnapshotSelector};
 use crate::paths::PathResolver;
 use crate::schema::ScanSchema;
@@ -96,6 +97,13 @@ impl IcebergTableBuilder {
         self
     }
 
+    /// The metadata columns the table shows after its data columns
+    /// (`crate::metadata_columns`).
+    pub fn metadata_columns(mut self, selection: MetadataSelection) -> Self {
+        self.options.metadata_columns = selection;
+        self
+    }
+
     /// The directory relative paths in the metadata resolve against.
     pub fn relative_path_base(mut self, base: impl Into<String>) -> Self {
         self.options.relative_path_base = Some(base.into());
@@ -128,6 +136,7 @@ impl IcebergTableBuilder {
             paths,
             self.options.split_size,
             location.store,
-        )
+        )?
+        .with_metadata_columns(&self.options.metadata_columns, view_types)
     }
 }

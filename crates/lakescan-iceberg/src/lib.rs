@@ -28,6 +28,7 @@ pub mod factory;
 pub mod file_statistics;
 pub mod manifest_statistics;
 pub mod metadata;
+pub mod metadata_columns;
 pub mod options;
 pub mod paths;
 pub mod plan;

@@ -6,6 +6,7 @@
 //! | `as_of_timestamp`    | read the snapshot current at this time: milliseconds since the epoch, or an RFC 3339 / `YYYY-MM-DD HH:MM:SS[.fff]` timestamp (UTC unless it names an offset) |
 //! | `ref`                | read the snapshot a branch or tag points at                     |
 //! | `split_size`         | bytes per split for files without `split_offsets`                |
+//! | `metadata_columns`   | `all`, or a comma list of `_file`, `_pos`, `_spec_id`, `_partition`, `_row_id`, `_last_updated_sequence_number` (`crate::metadata_columns`); default: none |
 //! | `relative_path_base` | directory that relative paths in the metadata are resolved against (default: the process's working directory, as DuckDB does) |
 //!
 //! At most one of `snapshot_id`, `as_of_timestamp` and `ref`; none reads the current
@@ -18,13 +19,16 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, NaiveDateTime};
 use datafusion::common::{Result, plan_err};
 
+use crate::metadata_columns::MetadataSelection;
+
 /// Keys this table type accepts.
-const KEYS: [&str; 5] = [
+const KEYS: [&str; 6] = [
     "snapshot_id",
     "as_of_timestamp",
     "ref",
     "split_size",
     "relative_path_base",
+    "metadata_columns",
 ];
 
 /// Which snapshot a table reads.
@@ -50,6 +54,8 @@ pub struct IcebergOptions {
     pub split_size: Option<u64>,
     /// `relative_path_base`.
     pub relative_path_base: Option<String>,
+    /// `metadata_columns`.
+    pub metadata_columns: MetadataSelection,
 }
 
 impl IcebergOptions {
@@ -103,6 +109,10 @@ impl IcebergOptions {
             snapshot,
             split_size,
             relative_path_base: get("relative_path_base").map(str::to_string),
+            metadata_columns: match get("metadata_columns") {
+                Some(v) => MetadataSelection::parse(v)?,
+                None => MetadataSelection::None,
+            },
         })
     }
 }

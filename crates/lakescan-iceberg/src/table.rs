@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{Result, not_impl_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::conjunction_opt;
@@ -30,6 +30,9 @@ use lakescan_core::split::FileSplit;
 use crate::deletes::equality::EqualityDeleteSet;
 use crate::deletes::{DeleteFile, DeleteKind};
 use crate::metadata::LoadedMetadata;
+use crate::metadata_columns::{
+    FileInfo, MetadataColumn, MetadataColumns, MetadataSelection, partition_result_types,
+};
 use crate::paths::PathResolver;
 use crate::plan::{PlannedFile, Planner};
 use crate::reader::{IcebergSplit, IcebergSplitReaderFactory};
@@ -47,6 +50,8 @@ pub struct IcebergTable {
     split_size: Option<u64>,
     /// The store of the metadata file (scans of an empty table read nothing from it).
     metadata_store: ObjectStoreUrl,
+    /// Metadata columns shown after the data columns.
+    metadata_columns: MetadataColumns,
 }
 
 impl IcebergTable {
@@ -60,7 +65,55 @@ impl IcebergTable {
         split_size: Option<u64>,
         metadata_store: ObjectStoreUrl,
     ) -> Result<Self> {
-        let columns: Vec<ColumnHandle> = schema
+        let metadata_columns = MetadataColumns::default();
+        let handle = table_handle(name.into(), &schema, &loaded, &metadata_columns)?;
+        Ok(Self {
+            loaded,
+            snapshot,
+            schema,
+            handle,
+            paths,
+            split_size: split_size.map(|b| b.max(1)),
+            metadata_store,
+            metadata_columns,
+        })
+    }
+
+    /// The same table showing the metadata columns of `selection` after its data columns
+    /// (`view_types`: `_partition`'s strings as view types, like the data columns').
+    pub fn with_metadata_columns(
+        mut self,
+        selection: &MetadataSelection,
+        view_types: bool,
+    ) -> Result<Self> {
+        let data_columns: Vec<String> = self
+            .schema
+            .fields
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        self.metadata_columns =
+            MetadataColumns::try_new(selection, &self.loaded.metadata, &data_columns, view_types)?;
+        let name = self.handle.table_name().to_string();
+        self.handle = table_handle(name, &self.schema, &self.loaded, &self.metadata_columns)?;
+        Ok(self)
+    }
+
+    /// The metadata columns this table shows.
+    pub fn metadata_columns(&self) -> &[MetadataColumn] {
+        self.metadata_columns.columns()
+    }
+}
+
+/// The table handle: the data columns matched by field id, then the metadata columns.
+fn table_handle(
+    name: String,
+    schema: &ScanSchema,
+    loaded: &LoadedMetadata,
+    metadata_columns: &MetadataColumns,
+) -> Result<TableHandle> {
+    {
+        let mut columns: Vec<ColumnHandle> = schema
             .fields
             .iter()
             .zip(&schema.field_ids)
@@ -72,22 +125,19 @@ impl IcebergTable {
                 c
             })
             .collect();
+        columns.extend(metadata_columns.handles());
         let mut handle = TableHandle::try_new(name, columns)?;
+        let mut ids = schema.ids.clone();
+        ids.extend(metadata_columns.stored_ids());
         handle.field_ids = Some(Arc::new(FieldIdMatching {
-            table: schema.ids.clone(),
-            name_mapping: name_mapping(&loaded)?,
+            table: ids,
+            name_mapping: name_mapping(loaded)?,
         }));
-        Ok(Self {
-            loaded,
-            snapshot,
-            schema,
-            handle,
-            paths,
-            split_size: split_size.map(|b| b.max(1)),
-            metadata_store,
-        })
+        Ok(handle)
     }
+}
 
+impl IcebergTable {
     /// The snapshot this table reads (`None`: the table has none yet).
     pub fn snapshot(&self) -> Option<&SnapshotRef> {
         self.snapshot.as_ref()
@@ -137,6 +187,9 @@ impl IcebergTable {
             }
             let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
             split.missing_values = self.missing_values();
+            if !self.metadata_columns.columns().is_empty() {
+                split.info_columns = self.metadata_info(&file)?;
+            }
             split.known_values = file
                 .identity_values
                 .iter()
@@ -174,6 +227,25 @@ impl IcebergTable {
             store: store.unwrap_or_else(|| self.metadata_store.clone()),
             splits,
             key_columns,
+        })
+    }
+
+    /// The info columns of `file`'s splits behind its metadata columns.
+    fn metadata_info(&self, file: &PlannedFile) -> Result<Vec<(String, ScalarValue)>> {
+        let metadata = &self.loaded.metadata;
+        let Some(spec) = metadata.partition_spec_by_id(file.spec_id) else {
+            return Err(DataFusionError::Execution(format!(
+                "Iceberg data file '{}' names partition spec {}, which table '{}' does not have",
+                file.written_path, file.spec_id, self.loaded.file
+            )));
+        };
+        self.metadata_columns.info_columns(&FileInfo {
+            written_path: &file.written_path,
+            spec,
+            partition_types: partition_result_types(metadata, spec),
+            partition: &file.partition,
+            first_row_id: file.first_row_id,
+            data_sequence_number: file.data_sequence_number,
         })
     }
 

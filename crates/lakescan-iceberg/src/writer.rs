@@ -504,6 +504,16 @@ impl TableWriter {
         let Some(spec) = self.specs.iter().find(|s| s.spec_id() == spec_id) else {
             return internal_err!("a file names partition spec {spec_id}, which the table lacks");
         };
+        // The crate's manifest writer panics on a partition of the wrong arity.
+        let arity = spec.fields().len();
+        if let Some(f) = files.iter().find(|f| f.partition().fields().len() != arity) {
+            return internal_err!(
+                "file '{}' has a partition of {} values; spec {spec_id} has {arity} fields \
+                 (write it with the `_in` variant that takes its partition)",
+                f.file_path(),
+                f.partition().fields().len()
+            );
+        }
         let kind = match content {
             DataContentType::Data => "data",
             _ => "deletes",

@@ -14,9 +14,10 @@
 
 use std::sync::Arc;
 
-use arrow::array::BooleanArray;
+use arrow::array::{Array, AsArray, BooleanArray, Int64Array};
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
 use arrow::compute::{and, cast, filter_record_batch};
+use arrow::datatypes::Int64Type;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
@@ -66,6 +67,14 @@ enum ChannelSource {
     RowIndex {
         index: Option<usize>,
         table_type: DataType,
+    },
+    /// A decoded BIGINT column (`name`, when the file has it) whose NULLs read `base`, plus
+    /// the row number when `row_numbers` (seed §10.4's lineage fill).
+    Filled {
+        column: Option<(String, Option<usize>)>,
+        base: Option<i64>,
+        plus_row_index: bool,
+        row_numbers: Option<usize>,
     },
     /// A row id struct of `fields` with one source per member.
     RowId {
@@ -126,6 +135,27 @@ impl Assembler {
                     index: None,
                     table_type,
                 },
+                FieldSource::Filled {
+                    file,
+                    base,
+                    plus_row_index,
+                } => ChannelSource::Filled {
+                    column: file
+                        .as_ref()
+                        .filter(|(root, _)| decoded_roots.contains(root))
+                        .map(|(root, _)| (file_schema.field(*root).name().clone(), None)),
+                    base: match base {
+                        ScalarValue::Int64(v) => *v,
+                        other => {
+                            return internal_err!(
+                                "fill base of '{}' is {other:?}, not BIGINT",
+                                field.name()
+                            );
+                        }
+                    },
+                    plus_row_index: *plus_row_index,
+                    row_numbers: None,
+                },
                 FieldSource::RowId(members) => {
                     // `members` follow the table type's members; `R` may read only some.
                     let (DataType::Struct(all), DataType::Struct(read)) =
@@ -180,6 +210,19 @@ impl Assembler {
                 ChannelSource::Column { name, index, .. } => *index = Some(index_of(name)?),
                 ChannelSource::RowIndex { index, .. } => {
                     *index = Some(index_of(ROW_NUMBER_COLUMN)?)
+                }
+                ChannelSource::Filled {
+                    column,
+                    base,
+                    plus_row_index,
+                    row_numbers,
+                } => {
+                    if let Some((name, index)) = column {
+                        *index = Some(index_of(name)?);
+                    }
+                    if *plus_row_index && base.is_some() {
+                        *row_numbers = Some(index_of(ROW_NUMBER_COLUMN)?);
+                    }
                 }
                 ChannelSource::RowId { members, index, .. } => {
                     if members.iter().any(|m| matches!(m, MemberSource::RowIndex)) {
@@ -246,6 +289,53 @@ impl Assembler {
         Ok(batch)
     }
 
+    /// The lineage fill: the file's values where not NULL, else `base` (+ the row number).
+    fn filled(
+        &self,
+        decoded: &RecordBatch,
+        column: Option<&(String, Option<usize>)>,
+        base: Option<i64>,
+        row_numbers: Option<usize>,
+    ) -> Result<ArrayRef> {
+        let rows = decoded.num_rows();
+        let stored = match column {
+            Some((_, Some(i))) => Some(cast(decoded.column(*i), &DataType::Int64)?),
+            Some((name, None)) => {
+                return internal_err!("column '{name}' of '{}' was not bound", self.file);
+            }
+            None => None,
+        };
+        let stored = stored.as_ref().map(|a| a.as_primitive::<Int64Type>());
+        let positions = match row_numbers {
+            Some(i) => Some(cast(decoded.column(i), &DataType::Int64)?),
+            None => None,
+        };
+        let positions = positions.as_ref().map(|a| a.as_primitive::<Int64Type>());
+        let fill = |row: usize| -> Result<Option<i64>> {
+            let Some(base) = base else {
+                return Ok(None);
+            };
+            let Some(positions) = positions else {
+                return Ok(Some(base));
+            };
+            match base.checked_add(positions.value(row)) {
+                Some(v) => Ok(Some(v)),
+                None => exec_err!(
+                    "file '{}': row id {base} + position {} overflows BIGINT",
+                    self.file,
+                    positions.value(row)
+                ),
+            }
+        };
+        let values = (0..rows)
+            .map(|row| match stored {
+                Some(s) if s.is_valid(row) => Ok(Some(s.value(row))),
+                _ => fill(row),
+            })
+            .collect::<Result<Int64Array>>()?;
+        Ok(Arc::new(values))
+    }
+
     fn channel(&self, source: &ChannelSource, decoded: &RecordBatch) -> Result<ArrayRef> {
         let rows = decoded.num_rows();
         match source {
@@ -263,6 +353,12 @@ impl Assembler {
                 },
             ),
             ChannelSource::Constant(v) => v.to_array_of_size(rows),
+            ChannelSource::Filled {
+                column,
+                base,
+                row_numbers,
+                ..
+            } => self.filled(decoded, column.as_ref(), *base, *row_numbers),
             ChannelSource::RowIndex {
                 index: Some(i),
                 table_type,

@@ -66,6 +66,13 @@ impl FieldIds {
         Self(fields.into_iter().collect())
     }
 
+    /// Adds `(id, node)` pairs to this level (an id already there keeps its node).
+    pub fn extend(&mut self, fields: impl IntoIterator<Item = (i32, FieldIdNode)>) {
+        for (id, node) in fields {
+            self.0.entry(id).or_insert(node);
+        }
+    }
+
     /// The field with `id` at this level.
     pub fn get(&self, id: i32) -> Option<&FieldIdNode> {
         self.0.get(&id)

@@ -298,7 +298,7 @@ fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<Gene
         };
         let generated = matches!(
             binding.sources()[i],
-            FieldSource::RowIndex | FieldSource::RowId(_)
+            FieldSource::RowIndex | FieldSource::RowId(_) | FieldSource::Filled { .. }
         );
         if let (true, Some(channel)) = (generated, field.channel) {
             out.push(GeneratedFilter {
@@ -393,6 +393,17 @@ fn output_leaves(
 ) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
     for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
+        if let (
+            FieldSource::Filled {
+                file: Some((root, _)),
+                ..
+            },
+            Some(_),
+        ) = (source, field.channel)
+        {
+            out.extend(leaves.select(*root, &RequiredSubfields::Whole));
+            continue;
+        }
         let (FieldSource::File { root, file_type }, Some(_)) = (source, field.channel) else {
             continue;
         };

@@ -111,7 +111,8 @@ impl<'a> RowGroupStatistics<'a> {
         match &self.binding.sources()[field_index] {
             FieldSource::Constant(v) => Ok(Some(constant_stats(v, row_counts)?)),
             FieldSource::RowIndex => Ok(Some(self.row_index_stats(table_type, row_counts)?)),
-            FieldSource::RowId(_) => Ok(None),
+            // A filled column's file statistics describe its placeholders, not its values.
+            FieldSource::RowId(_) | FieldSource::Filled { .. } => Ok(None),
             FieldSource::File { root, .. } => {
                 let name = self.file_schema.field(*root).name();
                 let converter = StatisticsConverter::try_new(

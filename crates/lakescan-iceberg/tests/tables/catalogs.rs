@@ -54,6 +54,42 @@ async fn sqlite_catalog_tables_by_three_part_names() {
     assert!(err.contains("nope"), "{err}");
 }
 
+/// Catalog tables show the metadata columns of the session setting
+/// `lakescan.iceberg_metadata_columns` at the time they are loaded.
+#[tokio::test]
+async fn catalog_tables_take_metadata_columns_from_the_session() {
+    let (t, metadata) = fixture_table().await;
+    let db = t.path().join("catalog.db");
+    let uri = format!("sqlite://{}", db.display());
+    let catalog = connect("ice", &uri).await.unwrap();
+    let ns = NamespaceIdent::new("db".into());
+    catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
+    catalog
+        .register_table(&TableIdent::new(ns, "t".into()), metadata)
+        .await
+        .unwrap();
+    let config = datafusion::prelude::SessionConfig::new()
+        .with_option_extension(lakescan_core::config::LakeScanOptions::default());
+    let ctx = SessionContext::new_with_config(config);
+    register_catalog(&ctx, "ice", &uri).await.unwrap();
+    let err = ctx.sql("SELECT _pos FROM ice.db.t").await.unwrap_err();
+    assert!(err.to_string().contains("_pos"), "{err}");
+    ctx.sql("SET lakescan.iceberg_metadata_columns = '_pos,_spec_id'")
+        .await
+        .unwrap();
+    let out = rows(&ctx, "SELECT v, _pos, _spec_id FROM ice.db.t ORDER BY v").await;
+    assert!(out.contains("| 1 | 1    | 0        |"), "{out}");
+    assert!(out.contains("| 3 | 0    | 0        |"), "{out}");
+    ctx.sql("SET lakescan.iceberg_metadata_columns = '_nope'")
+        .await
+        .unwrap();
+    let err = ctx.sql("SELECT v FROM ice.db.t").await.unwrap_err();
+    assert!(
+        err.to_string().contains("unknown metadata column '_nope'"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn memory_catalog_and_bad_uris() {
     let (t, metadata) = fixture_table().await;

@@ -10,6 +10,7 @@ mod differential;
 mod equality_deletes;
 mod evolution;
 mod fixture;
+mod metadata_columns;
 mod partition_transforms;
 mod position_deletes;
 mod residual_pruning;

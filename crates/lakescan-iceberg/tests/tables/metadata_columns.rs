@@ -1,0 +1,247 @@
+//! Metadata columns (`_file`, `_pos`, `_spec_id`, `_partition`) and v3 row lineage
+//! (`_row_id`, `_last_updated_sequence_number`), seed §10.4 and §15.11.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, StringArray};
+use iceberg::spec::{
+    FormatVersion, Literal, NestedField, PrimitiveType, Schema, Struct, Transform, Type,
+};
+
+use crate::fixture::Fixture;
+use crate::position_deletes::{column, query_with};
+
+const ROW_ID: i32 = 2147483540;
+const LAST_UPDATED: i32 = 2147483539;
+
+fn schema() -> Schema {
+    Schema::builder()
+        .with_fields(vec![
+            Arc::new(NestedField::optional(
+                1,
+                "v",
+                Type::Primitive(PrimitiveType::Long),
+            )),
+            Arc::new(NestedField::optional(
+                2,
+                "category",
+                Type::Primitive(PrimitiveType::String),
+            )),
+        ])
+        .build()
+        .unwrap()
+}
+
+fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(values))
+}
+
+fn strings(n: usize, value: &str) -> ArrayRef {
+    Arc::new(StringArray::from(vec![value; n]))
+}
+
+/// Rows of a result as `a|b|c` lines (the header left out).
+fn rows(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+/// Seed §15.11: a data file whose positions 100..=104 have NULL `_row_id`, first_row_id
+/// 1000; a position delete removes 101 and a reader filter 103. The survivors 100, 102, 104
+/// get row ids 1100, 1102, 1104 (positions in the file, not 1100, 1101, 1102 after the
+/// deletes), unless the file stores a row id (9000 at 102 in the second table).
+/// `_last_updated_sequence_number` is the file's data sequence number (2) where the file
+/// has NULL.
+#[tokio::test]
+async fn seed_15_11_lineage_is_filled_from_file_positions() {
+    for stored in [false, true] {
+        let mut t = Fixture::new(schema()).with_format_version(FormatVersion::V3);
+        // Rows 0..1000 take row ids 0..1000: the next file's first_row_id is 1000.
+        let a = t.data_file(vec![("v", 1, longs(0..1000))]);
+        t.commit(vec![a], vec![]).await;
+        let row_ids: Int64Array = (0..105)
+            .map(|p| (stored && p == 102).then_some(9000))
+            .collect();
+        let updated: Int64Array = (0..105)
+            .map(|p| (stored && p == 102).then_some(1))
+            .collect();
+        let b = t.data_file(vec![
+            ("v", 1, longs(0..105)),
+            ("_row_id", ROW_ID, Arc::new(row_ids) as ArrayRef),
+            (
+                "_last_updated_sequence_number",
+                LAST_UPDATED,
+                Arc::new(updated) as ArrayRef,
+            ),
+        ]);
+        let b_path = b.file_path().to_string();
+        t.commit(vec![b], vec![]).await;
+        let deletes = t.position_delete_file(vec![(b_path.as_str(), 101)]);
+        let metadata = t.commit(vec![], vec![deletes]).await;
+        let options = "OPTIONS ('metadata_columns' 'all')";
+        let sql = format!(
+            "SELECT _pos, _row_id, _last_updated_sequence_number FROM t \
+             WHERE _file = '{b_path}' AND _pos >= 100 AND v <> 103 ORDER BY _pos"
+        );
+        let out = query_with(&metadata, options, &sql).await.unwrap();
+        let expected = match stored {
+            false => ["100|1100|2", "102|1102|2", "104|1104|2"],
+            true => ["100|1100|2", "102|9000|1", "104|1104|2"],
+        };
+        assert_eq!(rows(&out), expected, "{out}");
+        // Filters on lineage run on the filled values (the file's are NULL placeholders,
+        // and its statistics describe those).
+        let sql = "SELECT v, _row_id FROM t WHERE _row_id BETWEEN 1100 AND 1102 ORDER BY v";
+        let out = query_with(&metadata, options, sql).await.unwrap();
+        let expected: &[&str] = match stored {
+            false => &["100|1100", "102|1102"],
+            true => &["100|1100"],
+        };
+        assert_eq!(rows(&out), expected, "{out}");
+        // File A inherits first_row_id 0: its row ids are its positions.
+        let sql = "SELECT count(*), min(_row_id), max(_row_id) FROM t WHERE _row_id < 1000";
+        let out = query_with(&metadata, options, sql).await.unwrap();
+        assert_eq!(rows(&out), ["1000|0|999"], "{out}");
+        let sql = "SELECT _last_updated_sequence_number, count(*) FROM t \
+                   GROUP BY 1 ORDER BY 1";
+        let out = query_with(&metadata, options, sql).await.unwrap();
+        let expected: &[&str] = match stored {
+            false => &["1|1000", "2|104"],
+            true => &["1|1001", "2|103"],
+        };
+        assert_eq!(rows(&out), expected, "{out}");
+    }
+}
+
+/// `_file`, `_pos`, `_spec_id` and `_partition` of a partitioned table; filters on the
+/// per-file columns skip splits before they are opened. (`_pos` under deletes: seed §15.11
+/// above.)
+#[tokio::test]
+async fn metadata_columns_of_a_partitioned_table() {
+    let mut t = Fixture::partitioned(
+        schema(),
+        vec![("category", "category", Transform::Identity)],
+    );
+    let part = |c: &str| Struct::from_iter([Some(Literal::string(c))]);
+    let a = t.data_file_in(
+        part("a"),
+        vec![("v", 1, longs(0..3)), ("category", 2, strings(3, "a"))],
+    );
+    let b = t.data_file_in(
+        part("b"),
+        vec![("v", 1, longs(10..13)), ("category", 2, strings(3, "b"))],
+    );
+    let (a_path, b_path) = (a.file_path().to_string(), b.file_path().to_string());
+    let metadata = t.commit(vec![a, b], vec![]).await;
+    let options = "OPTIONS ('metadata_columns' '_file,_pos,_spec_id,_partition')";
+    let sql = "SELECT v, _pos, _spec_id, _partition FROM t ORDER BY v";
+    let out = query_with(&metadata, options, sql).await.unwrap();
+    assert_eq!(
+        rows(&out),
+        [
+            "0|0|0|{category: a}",
+            "1|1|0|{category: a}",
+            "2|2|0|{category: a}",
+            "10|0|0|{category: b}",
+            "11|1|0|{category: b}",
+            "12|2|0|{category: b}",
+        ],
+        "{out}"
+    );
+    let sql = format!("SELECT _file, count(*) FROM t GROUP BY _file ORDER BY _file = '{a_path}'");
+    let out = query_with(&metadata, options, &sql).await.unwrap();
+    assert_eq!(rows(&out), [format!("{b_path}|3"), format!("{a_path}|3")]);
+    // A filter on `_file` skips the other file's split before it is opened; one on `_pos`
+    // is a row selection.
+    let sql = format!("SELECT v FROM t WHERE _file = '{b_path}' AND _pos >= 1 ORDER BY v");
+    assert_eq!(
+        column(&query_with(&metadata, options, &sql).await.unwrap()),
+        ["11", "12"]
+    );
+    let plan = query_with(&metadata, options, &format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .unwrap();
+    for metric in ["splits_skipped=1", "rows_pruned_row_index=1"] {
+        assert!(plan.contains(metric), "{metric} not in\n{plan}");
+    }
+    // `_partition` is a struct: its members can be filtered.
+    let sql = "SELECT count(*) FROM t WHERE _partition['category'] = 'b'";
+    assert_eq!(
+        column(&query_with(&metadata, options, sql).await.unwrap()),
+        ["3"]
+    );
+    // Without the option the table has its data columns only.
+    let out = query_with(&metadata, "", "SELECT * FROM t ORDER BY v LIMIT 1")
+        .await
+        .unwrap();
+    assert!(!out.contains("_pos"), "{out}");
+}
+
+#[tokio::test]
+async fn metadata_columns_are_checked() {
+    // v2, unpartitioned: `all` is `_file`, `_pos`, `_spec_id`.
+    let mut t = Fixture::new(schema());
+    let a = t.data_file(vec![("v", 1, longs(0..2))]);
+    let metadata = t.commit(vec![a], vec![]).await;
+    let out = query_with(
+        &metadata,
+        "OPTIONS ('metadata_columns' 'all')",
+        "SELECT * FROM t ORDER BY v LIMIT 1",
+    )
+    .await
+    .unwrap();
+    let header = out.lines().nth(1).unwrap_or_default().to_string();
+    for name in ["_file", "_pos", "_spec_id"] {
+        assert!(header.contains(name), "{header}");
+    }
+    for name in ["_partition", "_row_id", "_last_updated"] {
+        assert!(!header.contains(name), "{header}");
+    }
+    let err = |options: &'static str| {
+        let metadata = metadata.clone();
+        async move {
+            query_with(&metadata, options, "SELECT 1")
+                .await
+                .unwrap_err()
+                .to_string()
+        }
+    };
+    let e = err("OPTIONS ('metadata_columns' '_row_id')").await;
+    assert!(e.contains("_row_id") && e.contains("version 3"), "{e}");
+    let e = err("OPTIONS ('metadata_columns' '_partition')").await;
+    assert!(e.contains("never partitioned"), "{e}");
+    let e = err("OPTIONS ('metadata_columns' '_nope')").await;
+    assert!(e.contains("unknown metadata column '_nope'"), "{e}");
+
+    // A data column named like a metadata column.
+    let clashing = Schema::builder()
+        .with_fields(vec![Arc::new(NestedField::optional(
+            1,
+            "_file",
+            Type::Primitive(PrimitiveType::String),
+        ))])
+        .build()
+        .unwrap();
+    let mut t = Fixture::new(clashing);
+    let a = t.data_file(vec![("_file", 1, strings(1, "x"))]);
+    let metadata = t.commit(vec![a], vec![]).await;
+    let e = query_with(&metadata, "OPTIONS ('metadata_columns' 'all')", "SELECT 1")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("collides with the table column '_file'"), "{e}");
+    // Without the option, the data column reads as before.
+    let out = query_with(&metadata, "", "SELECT _file FROM t")
+        .await
+        .unwrap();
+    assert_eq!(column(&out), ["x"]);
+}
