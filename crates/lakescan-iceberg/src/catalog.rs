@@ -29,6 +29,7 @@ use parking_lot::RwLock;
 
 use crate::metadata::{parse_metadata, select_snapshot};
 use crate::metadata_columns::MetadataSelection;
+use crate::metadata_tables::{MetadataTableKind, metadata_table_of};
 use crate::options::SnapshotSelector;
 use crate::paths::PathResolver;
 use crate::schema::ScanSchema;
@@ -226,7 +227,10 @@ impl SchemaProvider for IcebergSchemaProvider {
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if !self.table_exist(name) {
-            return Ok(None);
+            let Some((base, _)) = MetadataTableKind::split(name) else {
+                return Ok(None);
+            };
+            return metadata_table_of(name, Box::pin(self.table(base)).await?);
         }
         let ident = TableIdent::new(self.namespace.clone(), name.to_string());
         let table = self

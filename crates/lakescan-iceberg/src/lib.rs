@@ -29,6 +29,7 @@ pub mod file_statistics;
 pub mod manifest_statistics;
 pub mod metadata;
 pub mod metadata_columns;
+pub mod metadata_tables;
 pub mod options;
 pub mod paths;
 pub mod plan;

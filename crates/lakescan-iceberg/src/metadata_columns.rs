@@ -270,6 +270,11 @@ impl MetadataColumns {
             .collect()
     }
 
+    /// The type of `_partition` (`None`: the table was never partitioned).
+    pub fn partition_type(&self) -> Option<DataType> {
+        (!self.partition.is_empty()).then(|| DataType::Struct(self.partition_fields()))
+    }
+
     fn partition_fields(&self) -> Fields {
         self.partition.iter().map(|(_, f)| f.clone()).collect()
     }
@@ -305,7 +310,7 @@ impl MetadataColumns {
     }
 
     /// `_partition` of one file: its spec's fields set, the others NULL.
-    fn partition_value(&self, file: &FileInfo<'_>) -> Result<ScalarValue> {
+    pub fn partition_value(&self, file: &FileInfo<'_>) -> Result<ScalarValue> {
         let own = file.spec.fields();
         let values = self
             .partition

@@ -99,6 +99,21 @@ impl IcebergTable {
         Ok(self)
     }
 
+    /// The table's metadata.
+    pub fn loaded(&self) -> &LoadedMetadata {
+        &self.loaded
+    }
+
+    /// The schema the table reads with.
+    pub fn scan_schema(&self) -> &ScanSchema {
+        &self.schema
+    }
+
+    /// How the table's paths resolve.
+    pub fn paths(&self) -> &PathResolver {
+        &self.paths
+    }
+
     /// The metadata columns this table shows.
     pub fn metadata_columns(&self) -> &[MetadataColumn] {
         self.metadata_columns.columns()

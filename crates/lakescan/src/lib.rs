@@ -25,8 +25,10 @@ pub use lakescan_iceberg as iceberg;
 
 /// Registers the `HIVE` and `ICEBERG` table factories in `ctx`, so `CREATE EXTERNAL TABLE …
 /// STORED AS HIVE|ICEBERG` creates lakescan tables, the `lakescan.*` session settings
-/// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), and the SQL
-/// functions `hive_hash` and `hive_bucket` ([`hive::udf`]).
+/// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), the SQL
+/// functions `hive_hash` and `hive_bucket` ([`hive::udf`]), and the metadata tables
+/// (`"t$snapshots"`, …) of Iceberg tables in the default schema
+/// ([`iceberg::metadata_tables`]).
 pub fn register(ctx: &SessionContext) -> Result<()> {
     ctx.register_udf(hive::udf::HiveHashUdf::hash());
     ctx.register_udf(hive::udf::HiveHashUdf::bucket());
@@ -39,6 +41,23 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
         "ICEBERG".to_string(),
         Arc::new(iceberg::IcebergTableFactory),
     );
+    // `"t$snapshots"` and the other metadata tables of Iceberg tables in the default schema.
+    let defaults = &state.config_options().catalog;
+    let (catalog, schema) = (
+        defaults.default_catalog.clone(),
+        defaults.default_schema.clone(),
+    );
+    if let Some(catalog) = state.catalog_list().catalog(&catalog)
+        && let Some(inner) = catalog.schema(&schema)
+        && inner
+            .downcast_ref::<iceberg::metadata_tables::MetadataTableSchema>()
+            .is_none()
+    {
+        catalog.register_schema(
+            &schema,
+            Arc::new(iceberg::metadata_tables::MetadataTableSchema::new(inner)),
+        )?;
+    }
     let options = state.config_mut().options_mut();
     if options
         .extensions

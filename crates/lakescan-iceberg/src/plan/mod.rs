@@ -146,16 +146,9 @@ impl<'a> Planner<'a> {
                 plan.counts.manifests_pruned += 1;
                 continue;
             }
-            let bytes = self.read(&manifest.manifest_path, "manifest").await?;
-            let parsed = iceberg::spec::Manifest::parse_avro(&bytes)
-                .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
-            let (entries, meta) = parsed.into_parts();
-            let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
+            let (entries, spec) = self.entries(manifest).await?;
             let mut candidates: Vec<(DataFile, PlannedFile)> = vec![];
-            let mut row_ids = RowIdAssigner(manifest.first_row_id.map(|id| id as i64));
-            for entry in entries {
-                let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
-                let first_row_id = row_ids.assign(&entry.data_file);
+            for (entry, first_row_id) in entries {
                 if entry.status == ManifestStatus::Deleted {
                     continue;
                 }
@@ -210,6 +203,29 @@ impl<'a> Planner<'a> {
         Ok(plan)
     }
 
+    /// The entries of `manifest` (deleted ones included) with the sequence numbers and
+    /// first row ids they inherit, and the manifest's partition spec.
+    pub async fn entries(
+        &self,
+        manifest: &ManifestFile,
+    ) -> Result<(Vec<(ManifestEntry, Option<i64>)>, Arc<PartitionSpec>)> {
+        let bytes = self.read(&manifest.manifest_path, "manifest").await?;
+        let parsed = iceberg::spec::Manifest::parse_avro(&bytes)
+            .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
+        let (entries, meta) = parsed.into_parts();
+        let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
+        let mut row_ids = RowIdAssigner(manifest.first_row_id.map(|id| id as i64));
+        let entries = entries
+            .into_iter()
+            .map(|entry| {
+                let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
+                let first_row_id = row_ids.assign(&entry.data_file);
+                (entry, first_row_id)
+            })
+            .collect();
+        Ok((entries, spec))
+    }
+
     /// A live delete entry as the delete index sees it.
     fn delete_file(&self, entry: &ManifestEntry, spec: &PartitionSpec) -> Result<DeleteFile> {
         let file = &entry.data_file;
@@ -262,7 +278,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The manifests of `snapshot`, from its manifest list (or listed inline, in v1).
-    async fn manifests(&self, snapshot: &SnapshotRef) -> Result<Vec<ManifestFile>> {
+    pub async fn manifests(&self, snapshot: &SnapshotRef) -> Result<Vec<ManifestFile>> {
         let list_path = snapshot.manifest_list();
         if list_path.starts_with(INLINE_MANIFESTS) {
             let paths = self.loaded.inline_manifests.get(&snapshot.snapshot_id());

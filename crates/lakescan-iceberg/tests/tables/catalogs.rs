@@ -46,6 +46,11 @@ async fn sqlite_catalog_tables_by_three_part_names() {
     register_catalog(&ctx, "ice", &uri).await.unwrap();
     let out = rows(&ctx, "SELECT v FROM ice.db.t ORDER BY v").await;
     assert_eq!(column(&out), ["1", "2", "3"]);
+    // The table's metadata tables resolve through the catalog too.
+    let out = rows(&ctx, r#"SELECT operation FROM ice.db."t$snapshots""#).await;
+    assert_eq!(column(&out), ["append"]);
+    let out = rows(&ctx, r#"SELECT record_count FROM ice.db."t$files""#).await;
+    assert_eq!(column(&out), ["3"]);
     let err = ctx
         .sql("SELECT * FROM ice.db.nope")
         .await
