@@ -23,6 +23,7 @@
 //! members or dropped columns.
 
 pub mod catalog;
+pub mod changelog;
 pub mod deletes;
 pub mod factory;
 pub mod file_statistics;

@@ -165,7 +165,7 @@ impl IcebergTable {
 
     /// The splits of the planned files, all in one object store, and the columns their
     /// equality deletes compare.
-    fn splits(&self, files: Vec<PlannedFile>, split_size: u64) -> Result<Splits> {
+    pub(crate) fn splits(&self, files: Vec<PlannedFile>, split_size: u64) -> Result<Splits> {
         let mut store: Option<ObjectStoreUrl> = None;
         let mut splits = vec![];
         let mut key_columns: Vec<String> = vec![];
@@ -326,13 +326,91 @@ impl IcebergTable {
     }
 }
 
+/// What a scan of planned files reads.
+pub(crate) struct FileScan<'a> {
+    /// The table handle of the scanned table (its columns).
+    pub handle: &'a TableHandle,
+    /// The scan's filters, extracted.
+    pub extraction: Extraction,
+    /// The splits.
+    pub splits: Splits,
+    /// Planning counters.
+    pub counts: crate::plan::PlanCounts,
+}
+
+impl IcebergTable {
+    /// The split size of scans in `state`.
+    pub(crate) fn split_size(&self, state: &dyn Session) -> u64 {
+        let session = LakeScanOptions::from_config(state.config_options());
+        self.split_size.unwrap_or(session.split_size)
+    }
+
+    /// The `LakeScanExec` of `scan`.
+    pub(crate) fn exec(
+        &self,
+        state: &dyn Session,
+        scan: FileScan<'_>,
+        projection: Option<&Vec<usize>>,
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let FileScan {
+            handle,
+            extraction,
+            splits,
+            counts,
+        } = scan;
+        let Splits {
+            store,
+            splits,
+            key_columns,
+        } = splits;
+        let all: Vec<usize> = (0..handle.columns().len()).collect();
+        let mut handle = handle.clone();
+        handle.subfield_filters = extraction.filters;
+        handle.remaining_filter = conjunction_opt(extraction.residual);
+        handle.stage_columns = StageColumns::missing_allowed(key_columns);
+        let assignments = Assignments::new(projection.cloned().unwrap_or(all));
+        let stats = PlanningStats {
+            extra: vec![
+                ("manifests_total", counts.manifests_total),
+                ("manifests_pruned", counts.manifests_pruned),
+                ("data_files_total", counts.data_files_total),
+                ("data_files_pruned", counts.data_files_pruned),
+                ("delete_files_total", counts.delete_files_total),
+            ],
+            ..PlanningStats::default()
+        };
+        let exec = LakeScanExec::try_new(
+            handle,
+            assignments,
+            splits,
+            store,
+            Arc::new(IcebergSplitReaderFactory::new(self.paths.clone())),
+            state.config().target_partitions(),
+        )?
+        .with_limit(limit)
+        .with_planning_stats(stats);
+        Ok(Arc::new(exec))
+    }
+
+    /// The object store of the metadata file.
+    pub(crate) fn metadata_store(&self) -> ObjectStoreUrl {
+        self.metadata_store.clone()
+    }
+
+    /// The table handle (its columns, field-id matching).
+    pub(crate) fn handle(&self) -> &TableHandle {
+        &self.handle
+    }
+}
+
 /// What turning planned files into splits produced.
-struct Splits {
+pub(crate) struct Splits {
     /// The object store of every file.
-    store: ObjectStoreUrl,
-    splits: Vec<FileSplit>,
+    pub store: ObjectStoreUrl,
+    pub splits: Vec<FileSplit>,
     /// Columns equality deletes compare: read by every split, never output.
-    key_columns: Vec<String>,
+    pub key_columns: Vec<String>,
 }
 
 /// The table's name mapping (`schema.name-mapping.default`), for files without field ids.
@@ -436,41 +514,14 @@ impl TableProvider for IcebergTable {
             }),
         };
         let plan = planner.plan(self.snapshot.as_ref()).await?;
-        let session = LakeScanOptions::from_config(state.config_options());
-        let split_size = self.split_size.unwrap_or(session.split_size);
-        let counts = plan.counts;
-        let Splits {
-            store,
+        let splits = self.splits(plan.files, self.split_size(state))?;
+        let scan = FileScan {
+            handle: &self.handle,
+            extraction,
             splits,
-            key_columns,
-        } = self.splits(plan.files, split_size)?;
-        let mut handle = self.handle.clone();
-        handle.subfield_filters = extraction.filters;
-        handle.remaining_filter = conjunction_opt(extraction.residual);
-        handle.stage_columns = StageColumns::missing_allowed(key_columns);
-        let all: Vec<usize> = (0..self.handle.columns().len()).collect();
-        let assignments = Assignments::new(projection.cloned().unwrap_or(all));
-        let stats = PlanningStats {
-            extra: vec![
-                ("manifests_total", counts.manifests_total),
-                ("manifests_pruned", counts.manifests_pruned),
-                ("data_files_total", counts.data_files_total),
-                ("data_files_pruned", counts.data_files_pruned),
-                ("delete_files_total", counts.delete_files_total),
-            ],
-            ..PlanningStats::default()
+            counts: plan.counts,
         };
-        let exec = LakeScanExec::try_new(
-            handle,
-            assignments,
-            splits,
-            store,
-            Arc::new(IcebergSplitReaderFactory::new(self.paths.clone())),
-            state.config().target_partitions(),
-        )?
-        .with_limit(limit)
-        .with_planning_stats(stats);
-        Ok(Arc::new(exec))
+        self.exec(state, scan, projection, limit)
     }
 
     fn supports_filters_pushdown(

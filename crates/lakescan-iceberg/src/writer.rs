@@ -15,9 +15,10 @@ use arrow::datatypes::{Field, Schema};
 use datafusion::common::{DataFusionError, Result, internal_err};
 use iceberg::io::FileIO;
 use iceberg::spec::{
-    DataContentType, DataFile, DataFileBuilder, DataFileFormat, FormatVersion, ManifestContentType,
-    ManifestFile, ManifestListWriter, ManifestWriterBuilder, PartitionField, PartitionSpec,
-    Schema as IcebergSchema, Struct, Transform, UnboundPartitionField,
+    DataContentType, DataFile, DataFileBuilder, DataFileFormat, FormatVersion, Manifest,
+    ManifestContentType, ManifestFile, ManifestListWriter, ManifestStatus, ManifestWriterBuilder,
+    PartitionField, PartitionSpec, Schema as IcebergSchema, Struct, Transform,
+    UnboundPartitionField,
 };
 use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
 
@@ -57,6 +58,8 @@ struct Committed {
     schema_id: i32,
     /// v3: the first row id the snapshot assigned, and the rows it assigned ids to.
     row_ids: Option<(u64, u64)>,
+    /// The summary's operation: `append`, `overwrite` or `delete`.
+    operation: &'static str,
 }
 
 impl TableWriter {
@@ -423,6 +426,98 @@ impl TableWriter {
         if self.version == FormatVersion::V1 && !deletes.is_empty() {
             return internal_err!("a format-v1 table has no delete files");
         }
+        self.commit_snapshot(data, deletes, "append").await
+    }
+
+    /// Commits a copy-on-write snapshot of a format-v2 table: the data files at the paths
+    /// `removed` leave the table (DELETED entries in rewritten manifests, the other files
+    /// of those manifests EXISTING), `data` joins it. The operation is `overwrite`, or
+    /// `delete` when nothing is added. Returns the new metadata file's path.
+    pub async fn overwrite(&mut self, data: Vec<DataFile>, removed: &[&str]) -> Result<String> {
+        if self.version != FormatVersion::V2 {
+            return internal_err!("overwrite writes format-v2 tables only");
+        }
+        let seq = self.snapshots.len() as i64 + 1;
+        let snapshot_id = 1000 + seq;
+        let mut rewritten = vec![];
+        let mut found = 0;
+        for manifest in std::mem::take(&mut self.manifests) {
+            if manifest.content != ManifestContentType::Data {
+                rewritten.push(manifest);
+                continue;
+            }
+            let bytes = std::fs::read(&manifest.manifest_path).map_err(err)?;
+            let (entries, _) = Manifest::parse_avro(&bytes).map_err(err)?.into_parts();
+            let live: Vec<_> = entries
+                .iter()
+                .filter(|e| e.status != ManifestStatus::Deleted)
+                .collect();
+            if !live.iter().any(|e| removed.contains(&e.file_path())) {
+                rewritten.push(manifest);
+                continue;
+            }
+            let Some(spec) = self
+                .specs
+                .iter()
+                .find(|s| s.spec_id() == manifest.partition_spec_id)
+            else {
+                return internal_err!("a manifest names a partition spec the table lacks");
+            };
+            let path = self
+                .path()
+                .join("metadata")
+                .join(format!("m-{seq}-rewritten-{}.avro", rewritten.len()))
+                .to_string_lossy()
+                .into_owned();
+            let output = self.io.new_output(path).map_err(err)?;
+            let mut writer = ManifestWriterBuilder::new(
+                output,
+                Some(snapshot_id),
+                Arc::clone(self.schema()),
+                spec.clone(),
+            )
+            .build_v2_data();
+            for e in live {
+                let data_seq = e.sequence_number.unwrap_or(manifest.sequence_number);
+                let file_seq = e.file_sequence_number.or(Some(data_seq));
+                let file = e.data_file.clone();
+                if removed.contains(&e.file_path()) {
+                    found += 1;
+                    writer
+                        .add_delete_file(file, data_seq, file_seq)
+                        .map_err(err)?;
+                } else {
+                    let added_by = e.snapshot_id.unwrap_or(manifest.added_snapshot_id);
+                    writer
+                        .add_existing_file(file, added_by, data_seq, file_seq)
+                        .map_err(err)?;
+                }
+            }
+            let mut new = writer.write_manifest_file().await.map_err(err)?;
+            new.sequence_number = seq;
+            new.min_sequence_number = manifest.min_sequence_number;
+            rewritten.push(new);
+        }
+        self.manifests = rewritten;
+        if found != removed.len() {
+            return internal_err!(
+                "overwrite: {} of the removed paths are not live files",
+                removed.len() - found
+            );
+        }
+        let operation = match data.is_empty() {
+            true => "delete",
+            false => "overwrite",
+        };
+        self.commit_snapshot(data, vec![], operation).await
+    }
+
+    async fn commit_snapshot(
+        &mut self,
+        data: Vec<DataFile>,
+        deletes: Vec<DataFile>,
+        operation: &'static str,
+    ) -> Result<String> {
         let seq = self.snapshots.len() as i64 + 1;
         let snapshot_id = 1000 + seq;
         let first_row_id = self.next_row_id;
@@ -488,6 +583,7 @@ impl TableWriter {
             schema_id: self.schema().schema_id(),
             row_ids: (self.version == FormatVersion::V3)
                 .then(|| (first_row_id, self.next_row_id - first_row_id)),
+            operation,
         });
         self.write_metadata()
     }
@@ -561,7 +657,7 @@ impl TableWriter {
             .map(|(i, c)| {
                 let mut s = serde_json::json!({
                     "snapshot-id": c.id, "timestamp-ms": c.timestamp_ms,
-                    "manifest-list": c.manifest_list, "summary": {"operation": "append"},
+                    "manifest-list": c.manifest_list, "summary": {"operation": c.operation},
                     "schema-id": c.schema_id
                 });
                 if !v1 {

@@ -32,6 +32,10 @@ pub use lakescan_iceberg as iceberg;
 pub fn register(ctx: &SessionContext) -> Result<()> {
     ctx.register_udf(hive::udf::HiveHashUdf::hash());
     ctx.register_udf(hive::udf::HiveHashUdf::bucket());
+    ctx.register_udtf(
+        "table_changes",
+        Arc::new(iceberg::changelog::TableChangesFunction),
+    );
     let state = ctx.state_ref();
     let mut state = state.write();
     state

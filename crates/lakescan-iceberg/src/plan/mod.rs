@@ -323,7 +323,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The planned file of a live data entry, or `None` when filters rule it out.
-    fn planned_file(
+    pub(crate) fn planned_file(
         &self,
         entry: &ManifestEntry,
         spec: &PartitionSpec,

@@ -116,6 +116,10 @@ impl Fixture {
         self.writer.commit(data, deletes).await
     }
 
+    pub async fn overwrite(&mut self, data: Vec<DataFile>, removed: &[&str]) -> String {
+        self.writer.overwrite(data, removed).await.unwrap()
+    }
+
     pub async fn commit(&mut self, data: Vec<DataFile>, deletes: Vec<DataFile>) -> String {
         self.writer.commit(data, deletes).await.unwrap()
     }

@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod catalogs;
+mod changelog;
 mod differential;
 mod equality_deletes;
 mod evolution;
