@@ -32,7 +32,11 @@ fn schema() -> Schema {
         .unwrap()
 }
 
-fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
+fn longs<const N: usize>(values: [i64; N]) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(values))
+}
+
+fn long_range(values: impl IntoIterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))
 }
 
@@ -66,7 +70,7 @@ async fn seed_15_11_lineage_is_filled_from_file_positions() {
     for stored in [false, true] {
         let mut t = Fixture::new(schema()).with_format_version(FormatVersion::V3);
         // Rows 0..1000 take row ids 0..1000: the next file's first_row_id is 1000.
-        let a = t.data_file(vec![("v", 1, longs(0..1000))]);
+        let a = t.data_file(vec![("v", 1, long_range(0..1000))]);
         t.commit(vec![a], vec![]).await;
         let row_ids: Int64Array = (0..105)
             .map(|p| (stored && p == 102).then_some(9000))
@@ -75,7 +79,7 @@ async fn seed_15_11_lineage_is_filled_from_file_positions() {
             .map(|p| (stored && p == 102).then_some(1))
             .collect();
         let b = t.data_file(vec![
-            ("v", 1, longs(0..105)),
+            ("v", 1, long_range(0..105)),
             ("_row_id", ROW_ID, Arc::new(row_ids) as ArrayRef),
             (
                 "_last_updated_sequence_number",
@@ -122,6 +126,40 @@ async fn seed_15_11_lineage_is_filled_from_file_positions() {
     }
 }
 
+/// A compaction that keeps row lineage: file B rewrites A's surviving rows with their row ids
+/// and last-updated sequence numbers stored, A's rows are deleted (a deletion vector), and a
+/// new row appended with B has none stored: it gets B's `first_row_id` + position and B's
+/// data sequence number.
+#[tokio::test]
+async fn a_compaction_keeps_row_ids_stored_in_the_rewritten_file() {
+    let mut t = Fixture::new(schema()).with_format_version(FormatVersion::V3);
+    let a = t.data_file(vec![("v", 1, longs([10, 20, 30]))]);
+    let a_path = a.file_path().to_string();
+    t.commit(vec![a], vec![]).await;
+    let row_ids: Int64Array = [Some(0), Some(2), None].into_iter().collect();
+    let updated: Int64Array = [Some(1), Some(1), None].into_iter().collect();
+    let b = t.data_file(vec![
+        ("v", 1, longs([10, 30, 40])),
+        ("_row_id", ROW_ID, Arc::new(row_ids) as ArrayRef),
+        (
+            "_last_updated_sequence_number",
+            LAST_UPDATED,
+            Arc::new(updated) as ArrayRef,
+        ),
+    ]);
+    let dv = t.deletion_vector(&a_path, &a_path, &[0, 1, 2]);
+    let metadata = t.commit(vec![b], vec![dv]).await;
+    let out = query_with(
+        &metadata,
+        "OPTIONS ('metadata_columns' '_row_id,_last_updated_sequence_number')",
+        "SELECT v, _row_id, _last_updated_sequence_number FROM t ORDER BY v",
+    )
+    .await
+    .unwrap();
+    // B's first_row_id is 3 (A took 0..3): the new row at position 2 is 3 + 2.
+    assert_eq!(rows(&out), ["10|0|1", "30|2|1", "40|5|2"], "{out}");
+}
+
 /// `_file`, `_pos`, `_spec_id` and `_partition` of a partitioned table; filters on the
 /// per-file columns skip splits before they are opened. (`_pos` under deletes: seed §15.11
 /// above.)
@@ -134,11 +172,14 @@ async fn metadata_columns_of_a_partitioned_table() {
     let part = |c: &str| Struct::from_iter([Some(Literal::string(c))]);
     let a = t.data_file_in(
         part("a"),
-        vec![("v", 1, longs(0..3)), ("category", 2, strings(3, "a"))],
+        vec![("v", 1, long_range(0..3)), ("category", 2, strings(3, "a"))],
     );
     let b = t.data_file_in(
         part("b"),
-        vec![("v", 1, longs(10..13)), ("category", 2, strings(3, "b"))],
+        vec![
+            ("v", 1, long_range(10..13)),
+            ("category", 2, strings(3, "b")),
+        ],
     );
     let (a_path, b_path) = (a.file_path().to_string(), b.file_path().to_string());
     let metadata = t.commit(vec![a, b], vec![]).await;
@@ -190,7 +231,7 @@ async fn metadata_columns_of_a_partitioned_table() {
 async fn metadata_columns_are_checked() {
     // v2, unpartitioned: `all` is `_file`, `_pos`, `_spec_id`.
     let mut t = Fixture::new(schema());
-    let a = t.data_file(vec![("v", 1, longs(0..2))]);
+    let a = t.data_file(vec![("v", 1, long_range(0..2))]);
     let metadata = t.commit(vec![a], vec![]).await;
     let out = query_with(
         &metadata,
