@@ -4,10 +4,13 @@
 //!
 //! | table          | rows                                                       | columns |
 //! |----------------|------------------------------------------------------------|---------|
-//! | `$snapshots`   | every snapshot of the table                                | `committed_at`, `snapshot_id`, `parent_id`, `sequence_number`, `operation`, `manifest_list`, `summary` (map) |
+//! | `$snapshots`   | every snapshot of the table                                | `committed_at`, `snapshot_id`, `parent_id`, `operation`, `manifest_list`, `summary` (map), `sequence_number` |
 //! | `$history`     | the snapshot log: each time a snapshot became current      | `made_current_at`, `snapshot_id`, `parent_id`, `is_current_ancestor` |
 //! | `$refs`        | branches and tags                                          | `name`, `type` (`BRANCH` / `TAG`), `snapshot_id`, `max_reference_age_in_ms`, `min_snapshots_to_keep`, `max_snapshot_age_in_ms` |
-//! | `$manifests`   | the manifests of the snapshot the table reads              | `content` (0 data, 1 deletes), `path`, `length`, `partition_spec_id`, `added_snapshot_id`, `sequence_number`, `added_files_count`, `added_rows_count`, `existing_files_count`, `existing_rows_count`, `deleted_files_count`, `deleted_rows_count` |
+//! | `$manifests`   | the manifests of the snapshot the table reads              | `content` (0 data, 1 deletes), `path`, `length`, `partition_spec_id`, `added_snapshot_id`, `added/existing/deleted_data_files_count`, `added/existing/deleted_delete_files_count` (Spark's columns), then `sequence_number`, `added/existing/deleted_rows_count` |
+//!
+//! Column order follows Trino's and Spark's tables where they have the column; lakescan's
+//! additions come last.
 //! | `$files`       | the live data and delete files of that snapshot            | `content` (0 data, 1 position deletes, 2 equality deletes), `file_path`, `file_format`, `spec_id`, `partition` (partitioned tables: the struct of `_partition`), `record_count`, `file_size_in_bytes`, `sequence_number`, `first_row_id`, `equality_ids`, `referenced_data_file` |
 //!
 //! `$manifests` and `$files` follow the table's snapshot: for a table created with
@@ -150,8 +153,18 @@ impl IcebergMetadataTable {
         let i64s = |f: &dyn Fn(&iceberg::spec::ManifestFile) -> Option<i64>| -> ArrayRef {
             Arc::new(manifests.iter().map(f).collect::<Int64Array>())
         };
-        let count = |v: Option<u32>| v.map(i64::from);
         let rows = |v: Option<u64>| v.and_then(|v| i64::try_from(v).ok());
+        // Counts of data files in data manifests, of delete files in delete manifests.
+        let files = |deletes: bool, f: &dyn Fn(&iceberg::spec::ManifestFile) -> Option<u32>| {
+            let values = manifests.iter().map(|m| {
+                let is_deletes = m.content == iceberg::spec::ManifestContentType::Deletes;
+                match is_deletes == deletes {
+                    true => f(m).and_then(|v| i32::try_from(v).ok()),
+                    false => Some(0),
+                }
+            });
+            Arc::new(values.collect::<Int32Array>()) as ArrayRef
+        };
         Ok(vec![
             i32s(&|m| match m.content {
                 iceberg::spec::ManifestContentType::Data => 0,
@@ -166,12 +179,15 @@ impl IcebergMetadataTable {
             i64s(&|m| Some(m.manifest_length)),
             i32s(&|m| m.partition_spec_id),
             i64s(&|m| Some(m.added_snapshot_id)),
+            files(false, &|m| m.added_files_count),
+            files(false, &|m| m.existing_files_count),
+            files(false, &|m| m.deleted_files_count),
+            files(true, &|m| m.added_files_count),
+            files(true, &|m| m.existing_files_count),
+            files(true, &|m| m.deleted_files_count),
             i64s(&|m| Some(m.sequence_number)),
-            i64s(&|m| count(m.added_files_count)),
             i64s(&|m| rows(m.added_rows_count)),
-            i64s(&|m| count(m.existing_files_count)),
             i64s(&|m| rows(m.existing_rows_count)),
-            i64s(&|m| count(m.deleted_files_count)),
             i64s(&|m| rows(m.deleted_rows_count)),
         ])
     }
@@ -270,10 +286,10 @@ fn schema_of(kind: MetadataTableKind, partition: Option<DataType>) -> Schema {
             f("committed_at", utc_millis(), false),
             f("snapshot_id", DataType::Int64, false),
             f("parent_id", DataType::Int64, true),
-            f("sequence_number", DataType::Int64, false),
             f("operation", DataType::Utf8, false),
             f("manifest_list", DataType::Utf8, false),
             f("summary", summary_type(), false),
+            f("sequence_number", DataType::Int64, false),
         ],
         MetadataTableKind::History => vec![
             f("made_current_at", utc_millis(), false),
@@ -295,12 +311,15 @@ fn schema_of(kind: MetadataTableKind, partition: Option<DataType>) -> Schema {
             f("length", DataType::Int64, false),
             f("partition_spec_id", DataType::Int32, false),
             f("added_snapshot_id", DataType::Int64, false),
+            f("added_data_files_count", DataType::Int32, true),
+            f("existing_data_files_count", DataType::Int32, true),
+            f("deleted_data_files_count", DataType::Int32, true),
+            f("added_delete_files_count", DataType::Int32, true),
+            f("existing_delete_files_count", DataType::Int32, true),
+            f("deleted_delete_files_count", DataType::Int32, true),
             f("sequence_number", DataType::Int64, false),
-            f("added_files_count", DataType::Int64, true),
             f("added_rows_count", DataType::Int64, true),
-            f("existing_files_count", DataType::Int64, true),
             f("existing_rows_count", DataType::Int64, true),
-            f("deleted_files_count", DataType::Int64, true),
             f("deleted_rows_count", DataType::Int64, true),
         ],
         MetadataTableKind::Files => {
@@ -363,9 +382,6 @@ fn snapshots(metadata: &TableMetadata) -> Result<Vec<ArrayRef>> {
         Arc::new(Int64Array::from_iter(
             snapshots.iter().map(|s| s.parent_snapshot_id()),
         )),
-        Arc::new(Int64Array::from_iter_values(
-            snapshots.iter().map(|s| s.sequence_number()),
-        )),
         Arc::new(StringArray::from_iter_values(
             snapshots.iter().map(|s| s.summary().operation.as_str()),
         )),
@@ -373,6 +389,9 @@ fn snapshots(metadata: &TableMetadata) -> Result<Vec<ArrayRef>> {
             snapshots.iter().map(|s| s.manifest_list()),
         )),
         Arc::new(summary.finish()),
+        Arc::new(Int64Array::from_iter_values(
+            snapshots.iter().map(|s| s.sequence_number()),
+        )),
     ])
 }
 
