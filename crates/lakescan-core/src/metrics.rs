@@ -20,11 +20,13 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_scanned`                  | rows the reader advanced over (decoded for filtering)    |
 /// | `rows_removed_reader_filters`   | rows dropped by the per-column filters inside the reader |
 /// | `rows_removed_bucket_conversion`| rows of other table buckets dropped by Hive bucket conversion |
-/// | `rows_deleted_position`         | rows of read row groups skipped because a position-delete file lists them (never decoded) |
-/// | `rows_deleted_vector`           | rows of read row groups skipped because the file's deletion vector marks them (never decoded) |
+/// | `rows_deleted_position`         | rows of read row groups a position-delete file lists (skipped by a row selection, or dropped in the first filter pass when scattered) |
+/// | `rows_deleted_vector`           | rows of read row groups the file's deletion vector marks (likewise) |
 /// | `rows_deleted_equality`         | rows dropped because an equality-delete file lists their key (Iceberg) |
 /// | `delete_files_loaded`           | delete files read (each once per scan, however many splits use it) |
 /// | `rows_removed_residual`         | rows dropped by the residual expression                  |
+/// | `splits_stopped_dynamic_filter` | splits stopped while they streamed: a dynamic filter that changed meanwhile rejects their constants (seed §12.3) |
+/// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection                       |
@@ -68,6 +70,10 @@ pub struct LakeScanMetrics {
     /// See the table above.
     pub rows_removed_residual: Count,
     /// See the table above.
+    pub splits_stopped_dynamic_filter: Count,
+    /// See the table above.
+    pub rows_removed_dynamic_filter: Count,
+    /// See the table above.
     pub bytes_read: Count,
     /// See the table above.
     pub time_opening: Time,
@@ -101,6 +107,8 @@ impl LakeScanMetrics {
             rows_deleted_equality: count("rows_deleted_equality"),
             delete_files_loaded: count("delete_files_loaded"),
             rows_removed_residual: count("rows_removed_residual"),
+            splits_stopped_dynamic_filter: count("splits_stopped_dynamic_filter"),
+            rows_removed_dynamic_filter: count("rows_removed_dynamic_filter"),
             bytes_read: count("bytes_read"),
             time_opening: time("time_opening"),
             time_reading: time("time_reading"),

@@ -12,7 +12,10 @@
 //! An all-filtered batch is not the end of a split: only `SplitReader::next` returning
 //! `None` is. Per-split filters ([`SplitFilters`]) are rebuilt at every `add_split` from the
 //! static filters plus a snapshot of the dynamic filters, so a dynamic filter that arrived
-//! before a split is prepared prunes that split.
+//! before a split is prepared prunes that split. One that changes while the split streams
+//! (its generation moved) is seen at the next batch: when it rejects the split's constants
+//! the split stops (seed §12.3: Velox keeps reading it), otherwise its current value filters
+//! every later batch of the split.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -24,7 +27,9 @@ use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
 use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
 use datafusion::physical_expr::utils::conjunction_opt;
-use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
+use datafusion::physical_expr_common::physical_expr::{
+    is_dynamic_physical_expr, snapshot_generation, snapshot_physical_expr,
+};
 use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectStore;
 
@@ -222,6 +227,12 @@ struct CurrentSplit {
     reader: Box<dyn SplitReader>,
     stages: Vec<BatchStage>,
     residual: Option<Arc<dyn PhysicalExpr>>,
+    /// The split's constants, tested again when a dynamic filter changes.
+    constants: Arc<SplitConstants>,
+    /// The dynamic filters' generation the split's filters were built with.
+    generation: u64,
+    /// The dynamic filters' value over `R` since they changed mid-split.
+    dynamic: Option<Arc<dyn PhysicalExpr>>,
 }
 
 impl Debug for CurrentSplit {
@@ -258,9 +269,46 @@ impl FileDataSource {
         self
     }
 
+    /// The combined generation of the dynamic filters pushed into the scan (0: none).
+    fn dynamic_generation(&self) -> u64 {
+        self.pushed_filters
+            .iter()
+            .fold(0u64, |g, f| g.wrapping_add(snapshot_generation(f)))
+    }
+
+    /// Called before each batch: when a dynamic filter changed since the current split's
+    /// filters were built, stops the split if the new filters reject its constants, else
+    /// filters its later batches with the dynamic filters' current value. False: stopped.
+    fn refresh_dynamic_filters(&mut self) -> Result<bool> {
+        let generation = self.dynamic_generation();
+        let Some(current) = self.current.as_mut() else {
+            return Ok(false);
+        };
+        if generation == current.generation {
+            return Ok(true);
+        }
+        current.generation = generation;
+        let filters = SplitFilters::try_new(&self.spec, &self.pushed_filters)?;
+        if filters.always_false() || !current.constants.pass(&self.spec, &filters)? {
+            self.metrics.splits_stopped_dynamic_filter.add(1);
+            self.current = None;
+            return Ok(false);
+        }
+        let dynamic = self
+            .pushed_filters
+            .iter()
+            .filter(|f| is_dynamic_physical_expr(f))
+            .map(|f| self.spec.to_reader(&snapshot_physical_expr(Arc::clone(f))?))
+            .collect::<Result<Vec<_>>>()?;
+        current.dynamic = conjunction_opt(dynamic);
+        Ok(true)
+    }
+
     /// Prepares `split`; returns false (and counts why) when it has nothing to read.
     pub async fn add_split(&mut self, split: FileSplit) -> Result<bool> {
         self.metrics.splits_total.add(1);
+        // The generation before the snapshot: a change in between is seen at the first batch.
+        let generation = self.dynamic_generation();
         let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
         let constants = Arc::new(SplitConstants::try_new(&self.spec, &split)?);
         // Before any I/O: filters on the split's constants (partition values, `$path`, …).
@@ -272,7 +320,7 @@ impl FileDataSource {
             store: Arc::clone(&self.store),
             spec: Arc::clone(&self.spec),
             filters: Arc::clone(&filters),
-            constants,
+            constants: Arc::clone(&constants),
             metrics: self.metrics.clone(),
             options: self.options,
             memory_pool: Arc::clone(&self.memory_pool),
@@ -291,6 +339,9 @@ impl FileDataSource {
                     reader,
                     stages,
                     residual,
+                    constants,
+                    generation,
+                    dynamic: None,
                 });
                 Ok(true)
             }
@@ -309,6 +360,9 @@ impl FileDataSource {
     /// The next batch of the plan schema `P` from the current split; `None` at its end.
     /// A batch may have zero rows when every row was filtered.
     pub async fn next(&mut self) -> Result<Option<RecordBatch>> {
+        if !self.refresh_dynamic_filters()? {
+            return Ok(None);
+        }
         let Some(current) = self.current.as_mut() else {
             return Ok(None);
         };
@@ -343,6 +397,17 @@ impl FileDataSource {
         self.metrics
             .rows_removed_residual
             .add(reader_rows - batch.num_rows());
+        let batch = match &current.dynamic {
+            Some(dynamic) => {
+                let before = batch.num_rows();
+                let batch = apply_residual(dynamic, batch)?;
+                self.metrics
+                    .rows_removed_dynamic_filter
+                    .add(before - batch.num_rows());
+                batch
+            }
+            None => batch,
+        };
         project_to_plan(&batch, &self.spec).map(Some)
     }
 }

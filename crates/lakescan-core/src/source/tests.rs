@@ -384,3 +384,138 @@ async fn a_column_the_file_lacks_reads_the_splits_missing_value() {
     let batch = source.next().await.unwrap().unwrap();
     assert_eq!(batch.column(0).null_count(), 10);
 }
+
+/// Writes `c.parquet`: `c0` = i % 20 for i in 0..20 000 (batches of 8 192 rows hold values
+/// on both sides of 10).
+fn write_c0(dir: &std::path::Path) -> u64 {
+    let schema = Arc::new(Schema::new(vec![Field::new("c0", DataType::Int64, true)]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(Int64Array::from_iter_values(
+            (0..20_000).map(|i| i % 20),
+        ))],
+    )
+    .unwrap();
+    let file = dir.join("c.parquet");
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    std::fs::metadata(&file).unwrap().len()
+}
+
+/// Seed §15.12: `c0 BIGINT` (regular) and `p INTEGER` (partition, p = 1 for this split),
+/// a dynamic filter pushed into the scan. Returns the source and the filter.
+fn seed_15_12_source(
+    dir: &std::path::Path,
+) -> (
+    FileDataSource,
+    Arc<datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr>,
+    LakeScanMetrics,
+) {
+    use datafusion::physical_expr::expressions::{DynamicFilterPhysicalExpr, col, lit};
+    let c0 = ColumnHandle::regular(&Field::new("c0", DataType::Int64, true));
+    let p = ColumnHandle::with_role(
+        &Field::new("p", DataType::Int32, true),
+        crate::handle::ColumnRole::PartitionKey,
+    );
+    let table = TableHandle::try_new("t", vec![c0, p]).unwrap();
+    let schema = table.table_schema();
+    let children = vec![col("c0", schema).unwrap(), col("p", schema).unwrap()];
+    let dynamic = Arc::new(DynamicFilterPhysicalExpr::new(children, lit(true)));
+    let pushed: Vec<Arc<dyn PhysicalExpr>> = vec![Arc::clone(&dynamic) as _];
+    let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0, 1]), &pushed).unwrap());
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let source = FileDataSource::new(
+        spec,
+        Arc::new(crate::parquet::ParquetSplitReaderFactory),
+        store,
+        pushed,
+        metrics.clone(),
+        ReadOptions::default(),
+    );
+    (source, dynamic, metrics)
+}
+
+fn partition_1_split(size: u64) -> FileSplit {
+    let mut split = FileSplit::whole_file(Path::from("c.parquet"), size);
+    split.partition_keys = vec![("p".into(), Some("1".into()))];
+    split
+}
+
+/// `c0 > 10` and, when `p` is given, `AND p = p`, over the table schema.
+fn c0_above_10(schema: &Schema, p: Option<i32>) -> Arc<dyn PhysicalExpr> {
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{binary, col, lit};
+    let c0 = binary(col("c0", schema).unwrap(), Operator::Gt, lit(10i64), schema).unwrap();
+    match p {
+        None => c0,
+        Some(p) => {
+            let p = binary(col("p", schema).unwrap(), Operator::Eq, lit(p), schema).unwrap();
+            binary(c0, Operator::And, p, schema).unwrap()
+        }
+    }
+}
+
+/// Seed §15.12, the dynamic filter arriving before the split is prepared: `c0 > 10` filters
+/// rows in the reader; `p = 2` skips the p = 1 split before its file is opened.
+#[tokio::test]
+async fn seed_15_12_a_dynamic_filter_before_prepare() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    dynamic.update(c0_above_10(&schema, None)).unwrap();
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    let mut rows = 0;
+    while let Some(batch) = source.next().await.unwrap() {
+        assert!(values(&batch).iter().all(|v| *v > 10));
+        rows += batch.num_rows();
+    }
+    assert_eq!(rows, 9_000, "9 of every 20 values are above 10");
+    dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
+    assert!(!source.add_split(partition_1_split(size)).await.unwrap());
+    assert_eq!(metrics.splits_skipped.value(), 1);
+}
+
+/// Seed §15.12, the dynamic filter arriving after prepare, while the split streams: `c0 >
+/// 10` filters the later batches; `p = 2` then stops the p = 1 split (Velox's fast path for
+/// constants does not re-check it, §12.3).
+#[tokio::test]
+async fn seed_15_12_a_dynamic_filter_mid_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    let first = source.next().await.unwrap().unwrap();
+    assert_eq!(first.num_rows(), 8_192, "no filter yet");
+    dynamic.update(c0_above_10(&schema, None)).unwrap();
+    let second = source.next().await.unwrap().unwrap();
+    assert!(values(&second).iter().all(|v| *v > 10));
+    // Rows 8 192..16 384: 9 of every 20 values are above 10 (8 192 = 409 × 20 + 12, and
+    // the 12 leftover values 12..=19, 0..=3 hold 8 above 10).
+    assert_eq!(second.num_rows(), 409 * 9 + 8);
+    assert_eq!(
+        metrics.rows_removed_dynamic_filter.value(),
+        8_192 - second.num_rows()
+    );
+    dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
+    assert!(source.next().await.unwrap().is_none(), "the split stops");
+    assert_eq!(metrics.splits_stopped_dynamic_filter.value(), 1);
+    // The same value again does not stop a later split that passes it.
+    dynamic.update(c0_above_10(&schema, Some(1))).unwrap();
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    let mut rows = 0;
+    while let Some(batch) = source.next().await.unwrap() {
+        rows += batch.num_rows();
+    }
+    assert_eq!(rows, 9_000);
+}
