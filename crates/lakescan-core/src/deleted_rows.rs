@@ -24,6 +24,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::Arc;
 
 use arrow::array::BooleanBufferBuilder;
 use arrow::buffer::BooleanBuffer;
@@ -99,7 +100,7 @@ impl DeletedRows {
     /// whether filters run inside the decoder, `other` is the reader's other selection over
     /// those row groups (page index, row index), if any.
     pub fn apply(
-        &self,
+        self: &Arc<Self>,
         metadata: &ParquetMetaData,
         row_groups: &[usize],
         decoder_filters: bool,
@@ -114,8 +115,14 @@ impl DeletedRows {
             None => ranges.into(),
             Some(other) => selected_ranges(&ranges, other),
         };
+        // The file's positions are shared, not copied, by its splits' masks.
+        let union = match all {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(union) => Some(union),
+        };
         DeletedApplied::Mask(DeletedMask {
-            deleted: all.into_owned(),
+            rows: Arc::clone(self),
+            union,
             decoded,
         })
     }
@@ -221,7 +228,9 @@ fn push(selectors: &mut Vec<RowSelector>, selector: RowSelector) {
 /// The deleted rows of one split as a mask over its decoded rows, batch by batch.
 #[derive(Debug)]
 pub struct DeletedMask {
-    deleted: RoaringTreemap,
+    rows: Arc<DeletedRows>,
+    /// Both sources' positions, when both have some.
+    union: Option<RoaringTreemap>,
     /// File positions of the rows the decoder has yet to yield, in order.
     decoded: VecDeque<Range<u64>>,
 }
@@ -229,6 +238,11 @@ pub struct DeletedMask {
 impl DeletedMask {
     /// The rows to keep among the decoder's next `rows` rows; `None` when none is deleted.
     pub fn next_batch(&mut self, rows: usize) -> Result<Option<BooleanBuffer>> {
+        let deleted = match &self.union {
+            Some(union) => union,
+            None if self.rows.by_position_deletes.is_empty() => &self.rows.by_deletion_vector,
+            None => &self.rows.by_position_deletes,
+        };
         let mut kept: Option<BooleanBufferBuilder> = None;
         let mut at = 0usize;
         while at < rows {
@@ -236,7 +250,7 @@ impl DeletedMask {
                 return internal_err!("the decoder yielded more rows than its row groups hold");
             };
             let n = ((rows - at) as u64).min(range.end - range.start);
-            let mut positions = self.deleted.iter();
+            let mut positions = deleted.iter();
             positions.advance_to(range.start);
             for position in positions.take_while(|p| *p < range.start + n) {
                 let bits = kept.get_or_insert_with(|| {
@@ -259,7 +273,6 @@ impl DeletedMask {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     use arrow::array::{Int64Array, RecordBatch};
     use arrow::datatypes::{DataType, Field, Schema};
@@ -295,10 +308,10 @@ mod tests {
     #[test]
     fn deleted_positions_skip_rows_of_the_row_groups_read() {
         let md = metadata();
-        let deleted = DeletedRows {
+        let deleted = Arc::new(DeletedRows {
             by_position_deletes: [5u64, 6, 150].into_iter().collect(),
             by_deletion_vector: [6u64, 250].into_iter().collect(),
-        };
+        });
         // With filters in the decoder, the deletes are always a selection.
         let DeletedApplied::Selection(selection) = deleted.apply(&md, &[0, 2], true, None) else {
             panic!("decoder filters need a selection");
@@ -322,19 +335,19 @@ mod tests {
     fn long_runs_are_a_selection_short_runs_a_mask() {
         let md = metadata();
         // 300 rows read allow no run at all (300 / 4096 = 0 runs): one run is a mask.
-        let one_run = DeletedRows {
+        let one_run = Arc::new(DeletedRows {
             by_deletion_vector: (10u64..20).collect(),
             ..DeletedRows::default()
-        };
+        });
         assert!(matches!(
             one_run.apply(&md, &[0, 1, 2], false, None),
             DeletedApplied::Mask(_)
         ));
         // No deleted row in the row groups read: a selection (of every row).
-        let none = DeletedRows {
+        let none = Arc::new(DeletedRows {
             by_deletion_vector: [1000u64].into_iter().collect(),
             ..DeletedRows::default()
-        };
+        });
         assert!(matches!(
             none.apply(&md, &[0, 1, 2], false, None),
             DeletedApplied::Selection(_)
@@ -344,10 +357,10 @@ mod tests {
     #[test]
     fn the_mask_follows_the_decoded_rows_across_row_groups() {
         let md = metadata();
-        let deleted = DeletedRows {
+        let deleted = Arc::new(DeletedRows {
             by_position_deletes: [1u64, 99, 150].into_iter().collect(),
             by_deletion_vector: [200u64, 203].into_iter().collect(),
-        };
+        });
         // Row groups 0 and 2 are read: decoded rows 0..100 then 200..300.
         let DeletedApplied::Mask(mut mask) = deleted.apply(&md, &[0, 2], false, None) else {
             panic!("scattered deletes without decoder filters are a mask");
@@ -367,10 +380,10 @@ mod tests {
     #[test]
     fn the_mask_follows_another_selection() {
         let md = metadata();
-        let deleted = DeletedRows {
+        let deleted = Arc::new(DeletedRows {
             by_deletion_vector: [5u64, 120, 121, 260].into_iter().collect(),
             ..DeletedRows::default()
-        };
+        });
         // The page index keeps rows 0..10 of rg0, none of rg1, 250..300 of rg2.
         let other = RowSelection::from(vec![
             RowSelector::select(10),

@@ -16,10 +16,10 @@
 //!
 //! Each snapshot of the range contributes the rows of the data files it added (`insert`)
 //! and of those it removed (`delete`: appends, copy-on-write overwrites and deletes);
-//! `replace` snapshots (compactions) change no row and contribute none. Every file is a
-//! split whose change columns are constants: filters on them skip splits before any file is
-//! opened; filters on the row data prune manifests' files by partition and column bounds
-//! and go into the scan of each file (the seed's §16 notes that Velox loses those). A
+//! `replace` snapshots (compactions) change no row: they contribute none and take no
+//! ordinal. Every file is a split whose change columns are constants: filters on them skip
+//! splits before any file is opened; filters on the row data prune manifests' files by
+//! partition and column bounds and go into the scan of each file (the seed's §16 notes that Velox loses those). A
 //! snapshot that adds delete files (merge-on-read), or removes a data file that delete
 //! files had applied to, is a `NotImplemented` error naming it: those changes are not rows
 //! of whole files.
@@ -207,8 +207,11 @@ impl TableChanges {
             chain.push(s);
         }
         chain.reverse();
+        // `replace` snapshots (compactions) change no row: left out before numbering, as
+        // Iceberg's incremental changelog scan (and so Trino) does.
         let changes = chain
             .into_iter()
+            .filter(|s| s.summary().operation != Operation::Replace)
             .enumerate()
             .map(|(i, snapshot)| Change {
                 snapshot,
@@ -280,9 +283,6 @@ impl TableProvider for TableChanges {
         };
         for change in &self.changes {
             let snapshot = &change.snapshot;
-            if snapshot.summary().operation == Operation::Replace {
-                continue;
-            }
             // The parent's files and their deletes: a removed file deletes delete files
             // had applied to cannot be read as whole-file changes.
             let mut parent_deletes: Option<HashMap<String, bool>> = None;
@@ -293,7 +293,7 @@ impl TableProvider for TableChanges {
                     continue;
                 }
                 let (entries, spec) = planner.entries(&manifest).await?;
-                for (entry, _) in entries {
+                for (entry, first_row_id) in entries {
                     if entry.snapshot_id != Some(snapshot.snapshot_id()) {
                         continue;
                     }
@@ -336,6 +336,10 @@ impl TableProvider for TableChanges {
                     let Some(file) = planner.planned_file(&entry, &spec)? else {
                         counts.data_files_pruned += 1;
                         continue;
+                    };
+                    let file = crate::plan::PlannedFile {
+                        first_row_id,
+                        ..file
                     };
                     let mut splits = table.splits(vec![file], split_size)?;
                     if !all.splits.is_empty() && splits.store != all.store {

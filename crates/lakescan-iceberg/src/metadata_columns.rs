@@ -11,7 +11,7 @@
 //! | `_file`                         | 2147483646 | VARCHAR | the data file's path as its manifest writes it    | split constant |
 //! | `_pos`                          | 2147483645 | BIGINT  | the row's position in the data file, from 0 (not after deletes, not in the split) | generated (row index) |
 //! | `_spec_id`                      | 2147483641 | INTEGER | the partition spec the file was written with      | split constant |
-//! | `_partition`                    | 2147483642 | STRUCT  | the file's partition values: one member per partition field of every spec of the table (by field id, named as the newest spec names it); fields of other specs are NULL | split constant |
+//! | `_partition`                    | 2147483642 | STRUCT  | the file's partition values: one member per partition field of every spec of the table (by field id, named as the newest spec names it; `name_<field id>` when a newer field took the name); fields of other specs are NULL | split constant |
 //! | `_row_id`                       | 2147483540 | BIGINT  | v3: the file's `_row_id` where not NULL, else `first_row_id + _pos`; NULL when the file has no `first_row_id` | filled |
 //! | `_last_updated_sequence_number` | 2147483539 | BIGINT  | v3: the file's value where not NULL, else the file's data sequence number | filled |
 //!
@@ -20,7 +20,9 @@
 //! `ColumnRole::Filled`, the LineageFill stage) and their filters run on the filled values,
 //! never on the file's placeholders.
 //!
-//! `all` leaves out `_partition` of a table that was never partitioned and the lineage
+//! `all` leaves out `_partition` of a table that was never partitioned (or whose old v1
+//! specs give one partition field id to two fields: naming it is `NotImplemented` then) and
+//! the lineage
 //! columns of v1/v2 tables; naming them there is an error (as Trino: a v1/v2 table has no
 //! row lineage, NULLs would read as real ids). A metadata column whose name a data column
 //! has is an error.
@@ -28,7 +30,7 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields};
-use datafusion::common::{Result, ScalarValue, plan_err};
+use datafusion::common::{Result, ScalarValue, not_impl_err, plan_err};
 use iceberg::spec::{FormatVersion, PartitionSpec, Schema, TableMetadata, Type};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
 use lakescan_core::parquet::field_ids::{FieldIdNode, NestedIds};
@@ -159,17 +161,24 @@ impl MetadataColumns {
         data_columns: &[String],
         view_types: bool,
     ) -> Result<Self> {
-        let partition = partition_members(metadata, view_types)?;
+        let (partition, partition_problem) = match partition_members(metadata, view_types)? {
+            Ok(members) => (members, None),
+            Err(problem) => (vec![], Some(problem)),
+        };
         let has_lineage = metadata.format_version() >= FormatVersion::V3;
         let columns: Vec<MetadataColumn> = match selection {
             MetadataSelection::None => vec![],
             MetadataSelection::All => MetadataColumn::ALL
                 .into_iter()
                 .filter(|c| *c != MetadataColumn::Partition || !partition.is_empty())
+                .filter(|c| *c != MetadataColumn::Partition || partition_problem.is_none())
                 .filter(|c| !c.is_lineage() || has_lineage)
                 .collect(),
             MetadataSelection::Only(columns) => {
                 for c in columns {
+                    if let (MetadataColumn::Partition, Some(problem)) = (c, &partition_problem) {
+                        return not_impl_err!("metadata column _partition: {problem}");
+                    }
                     if *c == MetadataColumn::Partition && partition.is_empty() {
                         return plan_err!(
                             "metadata column _partition: the table was never partitioned"
@@ -381,25 +390,46 @@ fn source_type(metadata: &TableMetadata, id: i32) -> Option<Type> {
 
 /// `_partition`'s members: every partition field of every spec, by field id in ascending
 /// order, named as the newest spec that has it names it.
-fn partition_members(metadata: &TableMetadata, view_types: bool) -> Result<Vec<(i32, Field)>> {
+fn partition_members(
+    metadata: &TableMetadata,
+    view_types: bool,
+) -> Result<std::result::Result<Vec<(i32, Field)>, String>> {
     let mut specs: Vec<_> = metadata.partition_specs_iter().collect();
     specs.sort_by_key(|s| std::cmp::Reverse(s.spec_id()));
     let mut members: Vec<(i32, Field)> = vec![];
+    let mut seen: Vec<(i32, i32, String)> = vec![];
     for spec in specs {
         let types = partition_result_types(metadata, spec);
         for (field, result_type) in spec.fields().iter().zip(types) {
-            if members.iter().any(|(id, _)| *id == field.field_id) {
+            let what = (field.source_id, field.transform.to_string());
+            if let Some((_, source, transform)) = seen.iter().find(|(id, ..)| *id == field.field_id)
+            {
+                if (*source, transform) != (what.0, &what.1) {
+                    // Old v1 metadata numbers partition fields per spec: one id, two fields.
+                    return Ok(Err(format!(
+                        "partition field id {} names two different fields in the table's \
+                         specs ({transform} of field {source}, {} of field {})",
+                        field.field_id, what.1, what.0
+                    )));
+                }
                 continue;
             }
+            seen.push((field.field_id, what.0, what.1));
             let Some(result_type) = result_type else {
                 continue;
             };
             let data_type = arrow_type(&result_type, view_types)?;
-            members.push((field.field_id, Field::new(&field.name, data_type, true)));
+            // A name an older field shares with a newer one gets its id, as Java's
+            // `Partitioning.partitionType` does (the newest spec is walked first).
+            let name = match members.iter().any(|(_, m)| m.name() == &field.name) {
+                true => format!("{}_{}", field.name, field.field_id),
+                false => field.name.clone(),
+            };
+            members.push((field.field_id, Field::new(name, data_type, true)));
         }
     }
     members.sort_by_key(|(id, _)| *id);
-    Ok(members)
+    Ok(Ok(members))
 }
 
 #[cfg(test)]

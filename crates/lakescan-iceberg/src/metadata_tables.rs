@@ -100,17 +100,23 @@ pub struct IcebergMetadataTable {
 impl IcebergMetadataTable {
     /// The `kind` table of `table`.
     pub fn try_new(table: IcebergTable, kind: MetadataTableKind) -> Result<Self> {
-        let metadata = &table.loaded().metadata;
-        let data_columns: Vec<String> = vec![];
-        let partition =
-            MetadataColumns::try_new(&MetadataSelection::All, metadata, &data_columns, false)?;
-        let partition_type = partition.partition_type();
-        let schema = Arc::new(schema_of(kind, partition_type.clone()));
+        // Only `$files` has a partition column.
+        let partition = match kind {
+            MetadataTableKind::Files => {
+                let metadata = &table.loaded().metadata;
+                let columns =
+                    MetadataColumns::try_new(&MetadataSelection::All, metadata, &[], false)?;
+                columns.partition_type().map(|_| columns)
+            }
+            _ => None,
+        };
+        let partition_type = partition.as_ref().and_then(MetadataColumns::partition_type);
+        let schema = Arc::new(schema_of(kind, partition_type));
         Ok(Self {
             table,
             kind,
             schema,
-            partition: partition_type.map(|_| partition),
+            partition,
         })
     }
 

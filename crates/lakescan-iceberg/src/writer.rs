@@ -434,6 +434,25 @@ impl TableWriter {
     /// of those manifests EXISTING), `data` joins it. The operation is `overwrite`, or
     /// `delete` when nothing is added. Returns the new metadata file's path.
     pub async fn overwrite(&mut self, data: Vec<DataFile>, removed: &[&str]) -> Result<String> {
+        let operation = match data.is_empty() {
+            true => "delete",
+            false => "overwrite",
+        };
+        self.rewrite(data, removed, operation).await
+    }
+
+    /// Like [`Self::overwrite`], as a `replace` snapshot (a compaction: the same rows in
+    /// other files).
+    pub async fn replace(&mut self, data: Vec<DataFile>, removed: &[&str]) -> Result<String> {
+        self.rewrite(data, removed, "replace").await
+    }
+
+    async fn rewrite(
+        &mut self,
+        data: Vec<DataFile>,
+        removed: &[&str],
+        operation: &'static str,
+    ) -> Result<String> {
         if self.version != FormatVersion::V2 {
             return internal_err!("overwrite writes format-v2 tables only");
         }
@@ -505,10 +524,6 @@ impl TableWriter {
                 removed.len() - found
             );
         }
-        let operation = match data.is_empty() {
-            true => "delete",
-            false => "overwrite",
-        };
         self.commit_snapshot(data, vec![], operation).await
     }
 

@@ -120,6 +120,10 @@ impl Fixture {
         self.writer.overwrite(data, removed).await.unwrap()
     }
 
+    pub async fn replace(&mut self, data: Vec<DataFile>, removed: &[&str]) -> String {
+        self.writer.replace(data, removed).await.unwrap()
+    }
+
     pub async fn commit(&mut self, data: Vec<DataFile>, deletes: Vec<DataFile>) -> String {
         self.writer.commit(data, deletes).await.unwrap()
     }

@@ -286,3 +286,34 @@ async fn metadata_columns_are_checked() {
         .unwrap();
     assert_eq!(column(&out), ["x"]);
 }
+
+/// `_partition` after a partition field was replaced by another of the same name
+/// (`bucket(16, v) AS v_bucket`, then `bucket(32, v) AS v_bucket`): the newer field keeps
+/// the name, the older one is `v_bucket_1000`, as Java names them; each file's value is in
+/// its own spec's member.
+#[tokio::test]
+async fn partition_members_with_one_name_are_told_apart() {
+    let mut t = Fixture::partitioned(schema(), vec![("v", "v_bucket", Transform::Bucket(16))]);
+    let bucket = |b: i32| Struct::from_iter([Some(Literal::int(b))]);
+    let a = t.data_file_in(bucket(3), vec![("v", 1, longs([1]))]);
+    t.commit(vec![a], vec![]).await;
+    t.evolve_partitioning(vec![("v", "v_bucket", Transform::Bucket(32))]);
+    let b = t.data_file_in(bucket(7), vec![("v", 1, longs([2]))]);
+    let metadata = t.commit(vec![b], vec![]).await;
+    let options = "OPTIONS ('metadata_columns' '_partition,_spec_id')";
+    let sql = "SELECT v, _spec_id, _partition FROM t ORDER BY v";
+    let out = query_with(&metadata, options, sql).await.unwrap();
+    assert_eq!(
+        rows(&out),
+        [
+            "1|0|{v_bucket_1000: 3, v_bucket: }",
+            "2|1|{v_bucket_1000: , v_bucket: 7}",
+        ],
+        "{out}"
+    );
+    let sql = "SELECT v FROM t WHERE _partition['v_bucket'] = 7";
+    assert_eq!(
+        column(&query_with(&metadata, options, sql).await.unwrap()),
+        ["2"]
+    );
+}
