@@ -25,6 +25,7 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_deleted_equality`         | rows dropped because an equality-delete file lists their key (Iceberg) |
 /// | `delete_files_loaded`           | delete files read (each once per scan, however many splits use it) |
 /// | `rows_removed_residual`         | rows dropped by the residual expression                  |
+/// | `row_groups_pruned_dynamic_filter` | row groups of a split not read yet, pruned by statistics against a dynamic filter that changed while the split streamed |
 /// | `splits_stopped_dynamic_filter` | splits stopped while they streamed: a dynamic filter that changed meanwhile rejects their constants (seed §12.3) |
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
@@ -70,6 +71,8 @@ pub struct LakeScanMetrics {
     /// See the table above.
     pub rows_removed_residual: Count,
     /// See the table above.
+    pub row_groups_pruned_dynamic_filter: Count,
+    /// See the table above.
     pub splits_stopped_dynamic_filter: Count,
     /// See the table above.
     pub rows_removed_dynamic_filter: Count,
@@ -107,6 +110,7 @@ impl LakeScanMetrics {
             rows_deleted_equality: count("rows_deleted_equality"),
             delete_files_loaded: count("delete_files_loaded"),
             rows_removed_residual: count("rows_removed_residual"),
+            row_groups_pruned_dynamic_filter: count("row_groups_pruned_dynamic_filter"),
             splits_stopped_dynamic_filter: count("splits_stopped_dynamic_filter"),
             rows_removed_dynamic_filter: count("rows_removed_dynamic_filter"),
             bytes_read: count("bytes_read"),

@@ -89,6 +89,33 @@ pub struct SplitContext {
     pub options: ReadOptions,
     /// Where readers reserve the memory they hold across batches (equality-delete keys).
     pub memory_pool: Arc<dyn MemoryPool>,
+    /// The filters pushed into the scan (over the table schema), when some are dynamic:
+    /// readers re-snapshot them between row groups.
+    pub dynamic: Option<DynamicFilters>,
+}
+
+/// The filters pushed into a scan, some of them dynamic, and the generation of the
+/// snapshot a split's [`SplitFilters`] were built from.
+#[derive(Debug, Clone)]
+pub struct DynamicFilters {
+    /// Every filter pushed into the scan.
+    pub pushed: Arc<[Arc<dyn PhysicalExpr>]>,
+    /// Their combined generation when the split's filters were built.
+    pub generation: u64,
+}
+
+impl DynamicFilters {
+    /// The filters' combined generation now.
+    pub fn current_generation(&self) -> u64 {
+        generation_of(&self.pushed)
+    }
+}
+
+/// The combined generation of `filters` (0 when none is dynamic).
+fn generation_of(filters: &[Arc<dyn PhysicalExpr>]) -> u64 {
+    filters
+        .iter()
+        .fold(0u64, |g, f| g.wrapping_add(snapshot_generation(f)))
 }
 
 /// Settings of one execution that shape reading (not results).
@@ -271,9 +298,7 @@ impl FileDataSource {
 
     /// The combined generation of the dynamic filters pushed into the scan (0: none).
     fn dynamic_generation(&self) -> u64 {
-        self.pushed_filters
-            .iter()
-            .fold(0u64, |g, f| g.wrapping_add(snapshot_generation(f)))
+        generation_of(&self.pushed_filters)
     }
 
     /// Called before each batch: when a dynamic filter changed since the current split's
@@ -324,6 +349,10 @@ impl FileDataSource {
             metrics: self.metrics.clone(),
             options: self.options,
             memory_pool: Arc::clone(&self.memory_pool),
+            dynamic: (generation != 0).then(|| DynamicFilters {
+                pushed: self.pushed_filters.clone().into(),
+                generation,
+            }),
         };
         let mut stages = self.factory.stages(&split, &self.spec)?;
         stages.sort_by_key(|s| s.slot);

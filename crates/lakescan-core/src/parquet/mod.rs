@@ -60,7 +60,9 @@ use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
 use crate::binding::{FieldSource, SplitBinding, constant_subfield};
-use crate::source::{Prepared, ReaderBatch, SplitContext, SplitReader, SplitReaderFactory};
+use crate::source::{
+    Prepared, ReaderBatch, SplitContext, SplitFilters, SplitReader, SplitReaderFactory,
+};
 use crate::split::FileSplit;
 use leaves::FileLeaves;
 use open::{CountingReader, file_error};
@@ -82,6 +84,9 @@ pub struct ParquetSplitReader {
     split: FileSplit,
     context: SplitContext,
     state: State,
+    /// With dynamic filters, row groups are decoded one at a time: those after the one
+    /// being read, pruned again whenever a dynamic filter changes.
+    rest: Option<Chosen>,
 }
 
 /// Where a split is in its lifecycle (see the module docs).
@@ -101,6 +106,7 @@ enum State {
 }
 
 /// A file whose footer was read.
+#[derive(Clone)]
 pub struct Opened {
     /// The open file.
     pub reader: CountingReader,
@@ -109,6 +115,7 @@ pub struct Opened {
 }
 
 /// An opened file bound to the scan.
+#[derive(Clone)]
 pub struct Bound {
     /// The open file.
     pub opened: Opened,
@@ -133,7 +140,54 @@ impl ParquetSplitReader {
             split,
             context,
             state: State::Pending,
+            rest: None,
         }
+    }
+
+    /// The decoder of the next row group not read yet (dynamic filters only), after pruning
+    /// the rest again when a dynamic filter changed since the split's filters were built.
+    fn next_row_group(&mut self) -> Result<Option<Reading>> {
+        let Some(mut rest) = self.rest.take() else {
+            return Ok(None);
+        };
+        if let Some(dynamic) = self.context.dynamic.as_mut() {
+            let generation = dynamic.current_generation();
+            if generation != dynamic.generation {
+                dynamic.generation = generation;
+                let filters = SplitFilters::try_new(&self.context.spec, &dynamic.pushed)?;
+                self.context.filters = Arc::new(filters);
+                let metadata = Arc::clone(rest.bound.opened.metadata.metadata());
+                let stats = RowGroupStatistics::new(
+                    &self.context.spec,
+                    &rest.bound.binding,
+                    &metadata,
+                    rest.bound.opened.metadata.schema(),
+                    &rest.bound.leaves,
+                    &rest.row_groups,
+                );
+                let kept = self.prune_row_groups(&stats, rest.row_groups.clone())?;
+                self.context
+                    .metrics
+                    .row_groups_pruned_dynamic_filter
+                    .add(rest.row_groups.len() - kept.len());
+                rest.row_groups = kept;
+            }
+        }
+        if rest.row_groups.is_empty() {
+            return Ok(None);
+        }
+        let first = rest.row_groups.remove(0);
+        let chosen = Chosen {
+            bound: rest.bound.clone(),
+            row_groups: vec![first],
+        };
+        if !rest.row_groups.is_empty() {
+            self.rest = Some(rest);
+        }
+        let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
+            .build(chosen, &self.context)
+            .map_err(|e| file_error(&self.split.file_path, e))?;
+        Ok(Some(reading))
     }
 
     /// `bind`: file columns, constants and generated columns of this split; `None` when a
@@ -285,6 +339,12 @@ impl ParquetSplitReader {
                 let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
                 if chosen.row_groups.is_empty() {
                     (State::Done, Some(Prepared::NothingToRead))
+                } else if self.context.dynamic.is_some() && chosen.row_groups.len() > 1 {
+                    self.rest = Some(chosen);
+                    match self.next_row_group()? {
+                        Some(reading) => (State::Reading(Box::new(reading)), Some(Prepared::Read)),
+                        None => (State::Done, Some(Prepared::NothingToRead)),
+                    }
                 } else {
                     let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
                         .build(chosen, &self.context)
@@ -370,32 +430,36 @@ impl SplitReader for ParquetSplitReader {
     }
 
     async fn next(&mut self) -> Result<Option<ReaderBatch>> {
-        let State::Reading(reading) = &mut self.state else {
-            return Ok(None);
-        };
-        match reading.stream.next().await {
-            None => {
-                // Rows the filters dropped after the last batch still count as scanned.
-                let rows_scanned = reading.take_rows_scanned(0);
-                let schema = Arc::clone(self.context.spec.reader_schema());
-                self.state = State::Done;
-                if rows_scanned == 0 {
-                    return Ok(None);
+        loop {
+            let State::Reading(reading) = &mut self.state else {
+                return Ok(None);
+            };
+            match reading.stream.next().await {
+                None => {
+                    // Rows the filters dropped after the last batch still count as scanned.
+                    let rows_scanned = reading.take_rows_scanned(0);
+                    self.state = match self.next_row_group()? {
+                        Some(next) => State::Reading(Box::new(next)),
+                        None => State::Done,
+                    };
+                    if rows_scanned == 0 {
+                        continue;
+                    }
+                    let schema = Arc::clone(self.context.spec.reader_schema());
+                    return Ok(Some(ReaderBatch {
+                        batch: RecordBatch::new_empty(schema),
+                        rows_scanned,
+                    }));
                 }
-                let batch = RecordBatch::new_empty(schema);
-                Ok(Some(ReaderBatch {
-                    batch,
-                    rows_scanned,
-                }))
-            }
-            Some(Err(e)) => Err(file_error(&self.split.file_path, e)),
-            Some(Ok(file_batch)) => {
-                let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
-                let batch = reading.assembler.assemble(file_batch)?;
-                Ok(Some(ReaderBatch {
-                    batch,
-                    rows_scanned,
-                }))
+                Some(Err(e)) => return Err(file_error(&self.split.file_path, e)),
+                Some(Ok(file_batch)) => {
+                    let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
+                    let batch = reading.assembler.assemble(file_batch)?;
+                    return Ok(Some(ReaderBatch {
+                        batch,
+                        rows_scanned,
+                    }));
+                }
             }
         }
     }
