@@ -109,6 +109,27 @@ impl DynamicFilters {
     pub fn current_generation(&self) -> u64 {
         generation_of(&self.pushed)
     }
+
+    /// Whether a filter may still change: some dynamic filter is not marked complete (a
+    /// hash join's is complete once its build side is read; a TopK's never is).
+    pub fn may_change(&self) -> bool {
+        use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+        use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
+        let mut open = false;
+        for filter in self.pushed.iter() {
+            // The traversal closure never fails.
+            let _ = filter.apply(|e| {
+                if let Some(d) = e.downcast_ref::<DynamicFilterPhysicalExpr>()
+                    && !d.inner().is_complete
+                {
+                    open = true;
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+        }
+        open
+    }
 }
 
 /// The combined generation of `filters` (0 when none is dynamic).
@@ -193,6 +214,9 @@ pub struct SplitFilters {
     pub filters: BTreeMap<Subfield, Filter>,
     /// Residual over `R`.
     pub residual: Option<Arc<dyn PhysicalExpr>>,
+    /// The conjuncts of `residual` that come from dynamic filters (joins' hash-table
+    /// lookups, …): also evaluated inside the decoder when they read one column.
+    pub dynamic_residual: Vec<Arc<dyn PhysicalExpr>>,
 }
 
 impl SplitFilters {
@@ -224,9 +248,16 @@ impl SplitFilters {
             }
         }
         residual.extend(extracted.residual);
+        let dynamic: Vec<_> = pushed
+            .iter()
+            .filter(|d| is_dynamic_physical_expr(d))
+            .map(|d| spec.to_reader(&snapshot_physical_expr(Arc::clone(d))?))
+            .collect::<Result<_>>()?;
+        let dynamic_residual = Extraction::from_conjuncts(&dynamic, spec.reader_schema()).residual;
         Ok(Self {
             filters,
             residual: conjunction_opt(residual),
+            dynamic_residual,
         })
     }
 

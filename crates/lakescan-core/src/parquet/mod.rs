@@ -84,8 +84,8 @@ pub struct ParquetSplitReader {
     split: FileSplit,
     context: SplitContext,
     state: State,
-    /// With dynamic filters, row groups are decoded one at a time: those after the one
-    /// being read, pruned again whenever a dynamic filter changes.
+    /// With dynamic filters that may still change, row groups are decoded one at a time:
+    /// those after the one being read, pruned again whenever a dynamic filter changes.
     rest: Option<Chosen>,
 }
 
@@ -339,7 +339,13 @@ impl ParquetSplitReader {
                 let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
                 if chosen.row_groups.is_empty() {
                     (State::Done, Some(Prepared::NothingToRead))
-                } else if self.context.dynamic.is_some() && chosen.row_groups.len() > 1 {
+                } else if chosen.row_groups.len() > 1
+                    && self
+                        .context
+                        .dynamic
+                        .as_ref()
+                        .is_some_and(|d| d.may_change())
+                {
                     self.rest = Some(chosen);
                     match self.next_row_group()? {
                         Some(reading) => (State::Reading(Box::new(reading)), Some(Prepared::Read)),

@@ -32,7 +32,7 @@ use parquet::file::metadata::ParquetMetaData;
 use super::assemble::{Assembler, GeneratedFilter, PostFilter};
 use super::leaves::{FileLeaves, reannotate_maps};
 use super::open::CountingReader;
-use super::row_filter::{self, ColumnPredicate};
+use super::row_filter::{self, ColumnPredicate, ExprPredicate};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
 use crate::binding::{FieldSource, SplitBinding};
@@ -104,7 +104,9 @@ impl ReadPlan {
         }
         let metadata = reader_metadata_for(context, chosen, &output_leaves)?;
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
-        let rows_scanned = (!pushed.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
+        let expr_filters = dynamic_column_filters(context, chosen);
+        let rows_scanned =
+            (!pushed.is_empty() || !expr_filters.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
         let mut decoded_leaves = output_leaves.clone();
         let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
         for (n, c) in pushed.iter().enumerate() {
@@ -113,6 +115,20 @@ impl ReadPlan {
             let counter = if n == 0 { rows_scanned.clone() } else { None };
             let projection = ProjectionMask::leaves(&descr, leaves_of);
             predicates.push(Box::new(predicate(context, c, projection, counter)));
+        }
+        for (root, expr, schema) in expr_filters {
+            let leaves_of = bound.leaves.select(root, &RequiredSubfields::Whole);
+            decoded_leaves.extend(leaves_of.iter().copied());
+            let counter = match predicates.is_empty() {
+                true => rows_scanned.clone(),
+                false => None,
+            };
+            predicates.push(Box::new(ExprPredicate {
+                projection: ProjectionMask::leaves(&descr, leaves_of),
+                expr,
+                schema,
+                rows_scanned: counter,
+            }));
         }
         let decoded = decoded_leaves.len() * chosen.row_groups.len();
         context.metrics.leaves_decoded.add(decoded);
@@ -286,6 +302,59 @@ pub fn member_missing(
     !path.is_empty()
         && leaves.struct_member(root, subfield.path()).is_empty()
         && !has_path(file_type, &path)
+}
+
+/// The dynamic filters' residual conjuncts that read one top-level, non-nested file column,
+/// rewritten over that column alone: `(file root, conjunct, its one-field schema)`.
+fn dynamic_column_filters(
+    context: &SplitContext,
+    chosen: &Chosen,
+) -> Vec<(
+    usize,
+    Arc<dyn datafusion::physical_plan::PhysicalExpr>,
+    arrow::datatypes::SchemaRef,
+)> {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    use datafusion::physical_expr::expressions::Column;
+    use datafusion::physical_expr::utils::collect_columns;
+    let spec = &context.spec;
+    let reader = spec.reader_schema();
+    let mut out = vec![];
+    for conjunct in &context.filters.dynamic_residual {
+        let columns = collect_columns(conjunct);
+        let [column] = columns.iter().collect::<Vec<_>>()[..] else {
+            continue;
+        };
+        let Some((i, _)) = spec
+            .fields()
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.channel == Some(column.index()))
+        else {
+            continue;
+        };
+        let FieldSource::File { root, file_type } = &chosen.bound.binding.sources()[i] else {
+            continue;
+        };
+        let field = reader.field(column.index());
+        if file_type.is_nested() || field.data_type().is_nested() {
+            continue;
+        }
+        let rewritten = Arc::clone(conjunct).transform_up(|e| {
+            Ok(match e.downcast_ref::<Column>() {
+                Some(c) if c.index() == column.index() => {
+                    Transformed::yes(Arc::new(Column::new(c.name(), 0)) as _)
+                }
+                _ => Transformed::no(e),
+            })
+        });
+        let Ok(rewritten) = rewritten else {
+            continue;
+        };
+        let schema = Arc::new(Schema::new(vec![field.as_ref().clone()]));
+        out.push((*root, rewritten.data, schema));
+    }
+    out
 }
 
 /// Filters on generated columns (row index, row id members), run on the batches of `R`.

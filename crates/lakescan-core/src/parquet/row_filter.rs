@@ -119,3 +119,60 @@ impl ColumnPredicate {
         Ok(mask)
     }
 }
+
+/// A dynamic filter's residual conjunct on one file column (a join's hash-table lookup),
+/// evaluated inside the decoder: the column is decoded first and the other columns only
+/// for the rows it keeps. The conjunct still runs as part of the residual afterwards, so
+/// this only filters early.
+pub struct ExprPredicate {
+    /// Mask selecting the file column.
+    pub projection: ProjectionMask,
+    /// The conjunct over `schema` (its one column at index 0).
+    pub expr: Arc<dyn datafusion::physical_plan::PhysicalExpr>,
+    /// One field: the column in its type in `R`.
+    pub schema: arrow::datatypes::SchemaRef,
+    /// Rows the first predicate sees = rows scanned; `None` for later predicates.
+    pub rows_scanned: Option<Arc<AtomicU64>>,
+}
+
+impl ArrowPredicate for ExprPredicate {
+    fn projection(&self) -> &ProjectionMask {
+        &self.projection
+    }
+
+    fn evaluate(&mut self, batch: RecordBatch) -> Result<BooleanArray, ArrowError> {
+        if let Some(counter) = &self.rows_scanned {
+            counter.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+        }
+        let external =
+            |e: datafusion::error::DataFusionError| ArrowError::ExternalError(Box::new(e));
+        let Some(column) = batch.columns().first() else {
+            return Err(ArrowError::ComputeError(format!(
+                "the reader filter {} got no column to test",
+                self.expr
+            )));
+        };
+        let target = self.schema.field(0).data_type();
+        let column = match column.data_type() == target {
+            true => Arc::clone(column),
+            false => arrow::compute::cast(column, target)?,
+        };
+        let rows = batch.num_rows();
+        let input = RecordBatch::try_new(Arc::clone(&self.schema), vec![column])?;
+        let result = self
+            .expr
+            .evaluate(&input)
+            .and_then(|v| v.into_array(rows))
+            .map_err(external)?;
+        let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
+            return Err(ArrowError::ComputeError(format!(
+                "the reader filter {} did not evaluate to booleans",
+                self.expr
+            )));
+        };
+        Ok(match mask.null_count() {
+            0 => mask.clone(),
+            _ => arrow::compute::prep_null_mask_filter(mask),
+        })
+    }
+}
