@@ -267,12 +267,8 @@ impl TableProvider for TableChanges {
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
         let table = &self.table;
         let planner = Planner {
-            runtime: state.runtime_env(),
-            paths: table.paths(),
-            loaded: table.loaded(),
-            schema: table.scan_schema(),
             filters: Planner::top_level_filters(table.scan_schema(), &extraction.filters),
-            residual_pruning: None,
+            ..table.planner(state.runtime_env())
         };
         let split_size = table.split_size(state);
         let mut counts = PlanCounts::default();
@@ -387,20 +383,17 @@ impl TableChanges {
         let parent = snapshot
             .parent_snapshot_id()
             .and_then(|p| metadata.snapshot_by_id(p).cloned());
-        let unfiltered = Planner {
-            runtime: planner.runtime,
-            paths: planner.paths,
-            loaded: planner.loaded,
-            schema: planner.schema,
-            filters: Default::default(),
-            residual_pruning: None,
-        };
-        let plan = unfiltered.plan(parent.as_ref()).await.map_err(|e| {
-            DataFusionError::Execution(format!(
-                "table_changes: planning the parent of snapshot {}: {e}",
-                snapshot.snapshot_id()
-            ))
-        })?;
+        let plan = self
+            .table
+            .planner(planner.runtime)
+            .plan(parent.as_ref())
+            .await
+            .map_err(|e| {
+                DataFusionError::Execution(format!(
+                    "table_changes: planning the parent of snapshot {}: {e}",
+                    snapshot.snapshot_id()
+                ))
+            })?;
         Ok(plan
             .files
             .into_iter()

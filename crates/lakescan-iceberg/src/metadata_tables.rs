@@ -133,19 +133,7 @@ impl IcebergMetadataTable {
     }
 
     fn planner<'a>(&'a self, state: &'a dyn Session) -> Planner<'a> {
-        let (loaded, schema, paths) = (
-            self.table.loaded(),
-            self.table.scan_schema(),
-            self.table.paths(),
-        );
-        Planner {
-            runtime: state.runtime_env(),
-            paths,
-            loaded,
-            schema,
-            filters: Default::default(),
-            residual_pruning: None,
-        }
+        self.table.planner(state.runtime_env())
     }
 
     async fn manifests(&self, state: &dyn Session) -> Result<Vec<ArrayRef>> {

@@ -393,6 +393,21 @@ impl IcebergTable {
         Ok(Arc::new(exec))
     }
 
+    /// A planner of this table's files without filters (callers add theirs).
+    pub(crate) fn planner<'a>(
+        &'a self,
+        runtime: &'a Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+    ) -> Planner<'a> {
+        Planner {
+            runtime,
+            paths: &self.paths,
+            loaded: &self.loaded,
+            schema: &self.schema,
+            filters: Default::default(),
+            residual_pruning: None,
+        }
+    }
+
     /// The object store of the metadata file.
     pub(crate) fn metadata_store(&self) -> ObjectStoreUrl {
         self.metadata_store.clone()
@@ -504,14 +519,11 @@ impl TableProvider for IcebergTable {
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
         let runtime = state.runtime_env();
         let planner = Planner {
-            runtime,
-            paths: &self.paths,
-            loaded: &self.loaded,
-            schema: &self.schema,
             filters: Planner::top_level_filters(&self.schema, &extraction.filters),
             residual_pruning: conjunction_opt(extraction.residual.clone()).and_then(|r| {
                 PruningPredicate::try_new(r, Arc::clone(self.handle.table_schema())).ok()
             }),
+            ..self.planner(runtime)
         };
         let plan = planner.plan(self.snapshot.as_ref()).await?;
         let splits = self.splits(plan.files, self.split_size(state))?;

@@ -12,6 +12,18 @@ use lakescan_iceberg::changelog::TableChangesFunction;
 
 use crate::fixture::Fixture;
 
+/// One BIGINT column `v` (field id 1).
+fn v_schema() -> Schema {
+    Schema::builder()
+        .with_fields(vec![Arc::new(NestedField::optional(
+            1,
+            "v",
+            Type::Primitive(PrimitiveType::Long),
+        ))])
+        .build()
+        .unwrap()
+}
+
 fn longs(values: &[i64]) -> ArrayRef {
     Arc::new(Int64Array::from(values.to_vec()))
 }
@@ -20,14 +32,7 @@ fn longs(values: &[i64]) -> ArrayRef {
 /// replaced by C = [1, 3] (copy-on-write delete of 2); 1004 delete: B removed; 1005 a
 /// position delete of C's first row (merge-on-read); 1006 delete: C removed.
 async fn table() -> (Fixture, Vec<String>) {
-    let schema = Schema::builder()
-        .with_fields(vec![Arc::new(NestedField::optional(
-            1,
-            "v",
-            Type::Primitive(PrimitiveType::Long),
-        ))])
-        .build()
-        .unwrap();
+    let schema = v_schema();
     let mut t = Fixture::new(schema);
     let mut versions = vec![];
     let a = t.data_file(vec![("v", 1, longs(&[1, 2, 3]))]);
@@ -176,14 +181,7 @@ async fn table_changes_errors() {
 /// it is ordinal 1, as in Iceberg's changelog scan and Trino.
 #[tokio::test]
 async fn replace_snapshots_are_left_out_before_numbering() {
-    let schema = Schema::builder()
-        .with_fields(vec![Arc::new(NestedField::optional(
-            1,
-            "v",
-            Type::Primitive(PrimitiveType::Long),
-        ))])
-        .build()
-        .unwrap();
+    let schema = v_schema();
     let mut t = Fixture::new(schema);
     let a = t.data_file(vec![("v", 1, longs(&[1]))]);
     let a_path = a.file_path().to_string();
@@ -207,14 +205,7 @@ async fn replace_snapshots_are_left_out_before_numbering() {
 /// file's first_row_id + position).
 #[tokio::test]
 async fn table_changes_fill_row_lineage() {
-    let schema = Schema::builder()
-        .with_fields(vec![Arc::new(NestedField::optional(
-            1,
-            "v",
-            Type::Primitive(PrimitiveType::Long),
-        ))])
-        .build()
-        .unwrap();
+    let schema = v_schema();
     let mut t = Fixture::new(schema).with_format_version(iceberg::spec::FormatVersion::V3);
     let a = t.data_file(vec![("v", 1, longs(&[10, 20]))]);
     t.commit(vec![a], vec![]).await; // 1001: row ids 0, 1
