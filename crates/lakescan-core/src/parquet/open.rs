@@ -68,11 +68,18 @@ fn counting_reader(
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
 /// count into the same counter.
+///
+/// The footer is read with the last [`FOOTER_HINT`] bytes of the file in one request, and
+/// those bytes are kept: later reads inside them (the page index, and every column chunk of
+/// a file smaller than the hint — the common small-file case of Hive tables) are served
+/// from memory, so a small file costs one request.
 #[derive(Clone)]
 pub struct CountingReader {
     inner: ParquetObjectReader,
     file_size: u64,
     bytes_read: Count,
+    /// The file's last bytes, from `tail.0` on, once the footer was read.
+    tail: Option<(u64, Bytes)>,
 }
 
 impl CountingReader {
@@ -82,12 +89,28 @@ impl CountingReader {
             inner,
             file_size,
             bytes_read,
+            tail: None,
         }
+    }
+}
+
+impl CountingReader {
+    /// `range` from the kept tail, when it lies inside it.
+    fn kept_bytes(&self, range: &Range<u64>) -> Option<Bytes> {
+        let (start, bytes) = self.tail.as_ref()?;
+        let end = start + bytes.len() as u64;
+        (range.start >= *start && range.end <= end && range.start <= range.end).then(|| {
+            let (from, to) = ((range.start - start) as usize, (range.end - start) as usize);
+            bytes.slice(from..to)
+        })
     }
 }
 
 impl AsyncFileReader for CountingReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        if let Some(bytes) = self.kept_bytes(&range) {
+            return futures::future::ready(Ok(bytes)).boxed();
+        }
         let count = self.bytes_read.clone();
         self.inner
             .get_bytes(range)
@@ -104,6 +127,10 @@ impl AsyncFileReader for CountingReader {
         &mut self,
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        let kept: Option<Vec<Bytes>> = ranges.iter().map(|r| self.kept_bytes(r)).collect();
+        if let Some(parts) = kept {
+            return futures::future::ready(Ok(parts)).boxed();
+        }
         let count = self.bytes_read.clone();
         self.inner
             .get_byte_ranges(ranges)
@@ -123,6 +150,12 @@ impl AsyncFileReader for CountingReader {
         // Fetch the footer through `self` so its bytes are counted too.
         let file_size = self.file_size;
         async move {
+            // The tail, fetched (and counted) once and kept for the reads that follow.
+            let start = file_size.saturating_sub(FOOTER_HINT as u64);
+            if self.tail.is_none() && file_size > 0 {
+                let bytes = self.get_bytes(start..file_size).await?;
+                self.tail = Some((start, bytes));
+            }
             let mut reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
             if let Some(o) = options {
                 reader = reader
