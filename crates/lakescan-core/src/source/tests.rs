@@ -555,3 +555,40 @@ async fn a_small_file_is_read_with_one_request() {
         "the whole file, once"
     );
 }
+
+/// A dynamic filter that fails to evaluate (here a division by zero) is an error of the
+/// scan, before prepare (inside the decoder) and mid-split (on the batches), never rows
+/// silently dropped or kept.
+#[tokio::test]
+async fn a_dynamic_filter_that_fails_to_evaluate_is_an_error() {
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{binary, col, lit};
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    let failing = || {
+        let div = binary(
+            col("c0", &schema).unwrap(),
+            Operator::Divide,
+            lit(0i64),
+            &schema,
+        );
+        binary(div.unwrap(), Operator::Gt, lit(1i64), &schema).unwrap()
+    };
+    // Before prepare: the conjunct reads one column, so it runs inside the decoder.
+    let (mut source, dynamic, _) = seed_15_12_source(dir.path());
+    dynamic.update(failing()).unwrap();
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    let err = source.next().await.unwrap_err().to_string();
+    assert!(err.contains("Divide by zero"), "{err}");
+    // Mid-split: on the batches after the change.
+    let (mut source, dynamic, _) = seed_15_12_source(dir.path());
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    assert!(source.next().await.unwrap().is_some());
+    dynamic.update(failing()).unwrap();
+    let err = source.next().await.unwrap_err().to_string();
+    assert!(err.contains("Divide by zero"), "{err}");
+}
