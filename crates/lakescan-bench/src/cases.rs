@@ -234,7 +234,7 @@ pub fn all(scale: f64) -> Vec<Case> {
             name: "join_orders",
             iceberg: false,
             description: "lineitem joined with orders under a one-week o_orderdate filter \
-                          (no dynamic filter into the lineitem scan yet)",
+                          (the join's dynamic filter goes into the lineitem scan)",
             sql: format!(
                 "SELECT count(*) AS lines, sum(l_extendedprice * (1 - l_discount)) AS revenue \
                  FROM lineitem JOIN orders ON l_orderkey = o_orderkey WHERE {week}"
@@ -248,6 +248,15 @@ pub fn all(scale: f64) -> Vec<Case> {
                     predicate: Some(week.to_string()),
                 },
             ],
+        },
+        Case {
+            name: "topk",
+            iceberg: false,
+            description: "the 10 largest l_extendedprice: TopK's dynamic filter tightens \
+                          while the scan streams",
+            sql: "SELECT l_extendedprice FROM lineitem ORDER BY l_extendedprice DESC LIMIT 10"
+                .to_string(),
+            floor: vec![flat(&["l_extendedprice"], None)],
         },
         Case {
             name: "bucket_lookup",
@@ -345,7 +354,7 @@ mod tests {
         assert_eq!(middle_order_key(1.0), 3_000_001);
         assert_eq!(middle_order_key(0.01), 29_985);
         let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 16);
+        assert_eq!(names.len(), 17);
         assert_eq!(customer_key(1.0), 75_001);
         assert_eq!(customer_key(0.01) % 3, 1);
     }
