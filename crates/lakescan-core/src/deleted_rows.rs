@@ -84,32 +84,27 @@ impl DeletedRows {
         }
     }
 
-    /// How many rows of `row_groups` each source deletes.
-    pub fn counts(&self, metadata: &ParquetMetaData, row_groups: &[usize]) -> DeletedCounts {
-        let all = self.all();
-        let mut counts = DeletedCounts::default();
-        for range in row_group_ranges(metadata, row_groups) {
-            let by_files = self.by_position_deletes.range_cardinality(range.clone());
-            counts.position_deletes += by_files;
-            counts.deletion_vector += all.range_cardinality(range) - by_files;
-        }
-        counts
-    }
-
-    /// How the deleted rows of `row_groups` (ascending) are dropped: `decoder_filters` tells
-    /// whether filters run inside the decoder, `other` is the reader's other selection over
-    /// those row groups (page index, row index), if any.
+    /// How the deleted rows of `row_groups` (ascending) are dropped, and how many of them
+    /// each source deletes: `decoder_filters` tells whether filters run inside the decoder,
+    /// `other` is the reader's other selection over those row groups (page index, row
+    /// index), if any.
     pub fn apply(
         self: &Arc<Self>,
         metadata: &ParquetMetaData,
         row_groups: &[usize],
         decoder_filters: bool,
         other: Option<&RowSelection>,
-    ) -> DeletedApplied {
+    ) -> (DeletedApplied, DeletedCounts) {
         let all = self.all();
         let ranges = row_group_ranges(metadata, row_groups);
+        let mut counts = DeletedCounts::default();
+        for range in &ranges {
+            let by_files = self.by_position_deletes.range_cardinality(range.clone());
+            counts.position_deletes += by_files;
+            counts.deletion_vector += all.range_cardinality(range.clone()) - by_files;
+        }
         if decoder_filters || !short_runs(&all, &ranges) {
-            return DeletedApplied::Selection(selection(&all, &ranges));
+            return (DeletedApplied::Selection(selection(&all, &ranges)), counts);
         }
         let decoded = match other {
             None => ranges.into(),
@@ -120,11 +115,12 @@ impl DeletedRows {
             Cow::Borrowed(_) => None,
             Cow::Owned(union) => Some(union),
         };
-        DeletedApplied::Mask(DeletedMask {
+        let mask = DeletedMask {
             rows: Arc::clone(self),
             union,
             decoded,
-        })
+        };
+        (DeletedApplied::Mask(mask), counts)
     }
 }
 
@@ -313,7 +309,9 @@ mod tests {
             by_deletion_vector: [6u64, 250].into_iter().collect(),
         });
         // With filters in the decoder, the deletes are always a selection.
-        let DeletedApplied::Selection(selection) = deleted.apply(&md, &[0, 2], true, None) else {
+        let (DeletedApplied::Selection(selection), counts) =
+            deleted.apply(&md, &[0, 2], true, None)
+        else {
             panic!("decoder filters need a selection");
         };
         // Row group 1 is not read: the selection covers rows 0..100 and 200..300 only.
@@ -323,7 +321,7 @@ mod tests {
         );
         // 150 is in a row group not read; 6 counts once, for the position deletes.
         assert_eq!(
-            deleted.counts(&md, &[0, 2]),
+            counts,
             DeletedCounts {
                 position_deletes: 2,
                 deletion_vector: 1
@@ -340,7 +338,7 @@ mod tests {
             ..DeletedRows::default()
         });
         assert!(matches!(
-            one_run.apply(&md, &[0, 1, 2], false, None),
+            one_run.apply(&md, &[0, 1, 2], false, None).0,
             DeletedApplied::Mask(_)
         ));
         // No deleted row in the row groups read: a selection (of every row).
@@ -349,7 +347,7 @@ mod tests {
             ..DeletedRows::default()
         });
         assert!(matches!(
-            none.apply(&md, &[0, 1, 2], false, None),
+            none.apply(&md, &[0, 1, 2], false, None).0,
             DeletedApplied::Selection(_)
         ));
     }
@@ -362,7 +360,7 @@ mod tests {
             by_deletion_vector: [200u64, 203].into_iter().collect(),
         });
         // Row groups 0 and 2 are read: decoded rows 0..100 then 200..300.
-        let DeletedApplied::Mask(mut mask) = deleted.apply(&md, &[0, 2], false, None) else {
+        let (DeletedApplied::Mask(mut mask), _) = deleted.apply(&md, &[0, 2], false, None) else {
             panic!("scattered deletes without decoder filters are a mask");
         };
         let unset = |bits: BooleanBuffer| -> Vec<usize> {
@@ -391,7 +389,8 @@ mod tests {
             RowSelector::skip(50),
             RowSelector::select(50),
         ]);
-        let DeletedApplied::Mask(mut mask) = deleted.apply(&md, &[0, 1, 2], false, Some(&other))
+        let (DeletedApplied::Mask(mut mask), _) =
+            deleted.apply(&md, &[0, 1, 2], false, Some(&other))
         else {
             panic!("scattered deletes without decoder filters are a mask");
         };

@@ -97,16 +97,19 @@ impl ReadPlan {
     pub fn try_new(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<Self> {
         let bound = &chosen.bound;
         let (pushed, post) = place_filters(context, chosen)?;
-        let (selection, deleted_mask) = selection(context, split, chosen, &pushed, &post)?;
+        let expr_filters = dynamic_column_filters(context, chosen);
+        // Rows deleted by position may be masked after decoding only when the decoder
+        // yields every selected row (no filter inside it): the mask follows positions.
+        let decoder_filters = !pushed.is_empty() || !expr_filters.is_empty();
+        let (selection, deleted_mask) =
+            selection(context, split, chosen, (&pushed, &post), decoder_filters)?;
         let mut output_leaves = output_leaves(context, &bound.binding, &bound.leaves);
         for c in &post {
             output_leaves.extend(filter_leaves(&bound.leaves, c));
         }
         let metadata = reader_metadata_for(context, chosen, &output_leaves)?;
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
-        let expr_filters = dynamic_column_filters(context, chosen);
-        let rows_scanned =
-            (!pushed.is_empty() || !expr_filters.is_empty()).then(|| Arc::new(AtomicU64::new(0)));
+        let rows_scanned = decoder_filters.then(|| Arc::new(AtomicU64::new(0)));
         let mut decoded_leaves = output_leaves.clone();
         let mut predicates: Vec<Box<dyn ArrowPredicate>> = vec![];
         for (n, c) in pushed.iter().enumerate() {
@@ -387,8 +390,8 @@ fn selection(
     context: &SplitContext,
     split: &FileSplit,
     chosen: &Chosen,
-    pushed: &[FilteredColumn<'_>],
-    post: &[FilteredColumn<'_>],
+    (pushed, post): (&[FilteredColumn<'_>], &[FilteredColumn<'_>]),
+    decoder_filters: bool,
 ) -> Result<(Option<RowSelection>, Option<DeletedMask>)> {
     let metadata = &chosen.bound.opened.metadata;
     let row_groups = &chosen.row_groups;
@@ -425,19 +428,18 @@ fn selection(
     let Some(deleted) = split.deleted_rows.as_ref().filter(|d| !d.is_empty()) else {
         return Ok((selection, None));
     };
-    let counts = deleted.counts(metadata.metadata(), row_groups);
+    let (applied, counts) = deleted.apply(
+        metadata.metadata(),
+        row_groups,
+        decoder_filters,
+        selection.as_ref(),
+    );
     metrics
         .rows_deleted_position
         .add(counts.position_deletes as usize);
     metrics
         .rows_deleted_vector
         .add(counts.deletion_vector as usize);
-    let applied = deleted.apply(
-        metadata.metadata(),
-        row_groups,
-        !pushed.is_empty(),
-        selection.as_ref(),
-    );
     Ok(match applied {
         DeletedApplied::Mask(mask) => (selection, Some(mask)),
         DeletedApplied::Selection(s) => {

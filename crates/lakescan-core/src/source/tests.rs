@@ -592,3 +592,43 @@ async fn a_dynamic_filter_that_fails_to_evaluate_is_an_error() {
     let err = source.next().await.unwrap_err().to_string();
     assert!(err.contains("Divide by zero"), "{err}");
 }
+
+/// Rows deleted by position at scattered positions, and a dynamic filter that runs inside
+/// the decoder (a one-column conjunct no interval describes): the decoder yields only the
+/// rows the filter keeps, so the deletes must be a row selection, not a mask that assumes
+/// every row comes out.
+#[tokio::test]
+async fn scattered_deletes_under_a_decoder_dynamic_filter_keep_their_positions() {
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{binary, col, lit};
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    let modulo = binary(
+        col("c0", &schema).unwrap(),
+        Operator::Modulo,
+        lit(3i64),
+        &schema,
+    );
+    let multiple_of_3 = binary(modulo.unwrap(), Operator::Eq, lit(0i64), &schema).unwrap();
+    let (mut source, dynamic, _) = seed_15_12_source(dir.path());
+    dynamic.update(multiple_of_3).unwrap();
+    let mut split = partition_1_split(size);
+    // Every 10th row, at positions 7, 17, 27, …
+    split.deleted_rows = Some(Arc::new(crate::deleted_rows::DeletedRows {
+        by_deletion_vector: (0..20_000u64).filter(|p| p % 10 == 7).collect(),
+        ..Default::default()
+    }));
+    assert!(source.add_split(split).await.unwrap());
+    let mut rows = 0;
+    while let Some(batch) = source.next().await.unwrap() {
+        rows += batch.num_rows();
+    }
+    let expected = (0..20_000i64)
+        .filter(|i| i % 10 != 7 && (i % 20) % 3 == 0)
+        .count();
+    assert_eq!(rows, expected);
+}
