@@ -21,10 +21,10 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use arrow::array::{Array, BooleanArray, RecordBatch, RecordBatchOptions};
-use arrow::compute::{filter_record_batch, prep_null_mask_filter};
+use arrow::array::{RecordBatch, RecordBatchOptions};
+use arrow::compute::filter_record_batch;
 use async_trait::async_trait;
-use datafusion::common::{Result, internal_err};
+use datafusion::common::Result;
 use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
 use datafusion::physical_expr::utils::conjunction_opt;
 use datafusion::physical_expr_common::physical_expr::{
@@ -36,6 +36,7 @@ use object_store::ObjectStore;
 use crate::binding::SplitConstants;
 use crate::extract::Extraction;
 use crate::filter::Filter;
+use crate::filter::eval::keep_mask;
 use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::{OutputSource, ScanSpec};
 use crate::split::FileSplit;
@@ -214,6 +215,8 @@ pub struct SplitFilters {
     pub filters: BTreeMap<Subfield, Filter>,
     /// Residual over `R`.
     pub residual: Option<Arc<dyn PhysicalExpr>>,
+    /// The dynamic filters' value when these filters were built, over `R`.
+    pub dynamic: Vec<Arc<dyn PhysicalExpr>>,
     /// The conjuncts of `residual` that come from dynamic filters (joins' hash-table
     /// lookups, …): also evaluated inside the decoder when they read one column.
     pub dynamic_residual: Vec<Arc<dyn PhysicalExpr>>,
@@ -230,10 +233,15 @@ impl SplitFilters {
             .collect();
         let mut residual: Vec<Arc<dyn PhysicalExpr>> =
             spec.residual().cloned().into_iter().collect();
-        let snapshots: Vec<_> = pushed
-            .iter()
-            .map(|d| spec.to_reader(&snapshot_physical_expr(Arc::clone(d))?))
-            .collect::<Result<_>>()?;
+        let mut snapshots = Vec::with_capacity(pushed.len());
+        let mut dynamic = vec![];
+        for filter in pushed {
+            let snapshot = spec.to_reader(&snapshot_physical_expr(Arc::clone(filter))?)?;
+            if is_dynamic_physical_expr(filter) {
+                dynamic.push(Arc::clone(&snapshot));
+            }
+            snapshots.push(snapshot);
+        }
         let extracted = Extraction::from_conjuncts(&snapshots, spec.reader_schema());
         for (name, filter) in extracted.filters {
             let merged = match filters.get(&name) {
@@ -248,15 +256,11 @@ impl SplitFilters {
             }
         }
         residual.extend(extracted.residual);
-        let dynamic: Vec<_> = pushed
-            .iter()
-            .filter(|d| is_dynamic_physical_expr(d))
-            .map(|d| spec.to_reader(&snapshot_physical_expr(Arc::clone(d))?))
-            .collect::<Result<_>>()?;
         let dynamic_residual = Extraction::from_conjuncts(&dynamic, spec.reader_schema()).residual;
         Ok(Self {
             filters,
             residual: conjunction_opt(residual),
+            dynamic,
             dynamic_residual,
         })
     }
@@ -274,7 +278,7 @@ pub struct FileDataSource {
     factory: Arc<dyn SplitReaderFactory>,
     store: Arc<dyn ObjectStore>,
     /// Filters pushed into the scan by its parents, over the table schema.
-    pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
+    pushed_filters: Arc<[Arc<dyn PhysicalExpr>]>,
     metrics: LakeScanMetrics,
     options: ReadOptions,
     memory_pool: Arc<dyn MemoryPool>,
@@ -313,7 +317,7 @@ impl FileDataSource {
             spec,
             factory,
             store,
-            pushed_filters,
+            pushed_filters: pushed_filters.into(),
             metrics,
             options,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
@@ -350,13 +354,7 @@ impl FileDataSource {
             self.current = None;
             return Ok(false);
         }
-        let dynamic = self
-            .pushed_filters
-            .iter()
-            .filter(|f| is_dynamic_physical_expr(f))
-            .map(|f| self.spec.to_reader(&snapshot_physical_expr(Arc::clone(f))?))
-            .collect::<Result<Vec<_>>>()?;
-        current.dynamic = conjunction_opt(dynamic);
+        current.dynamic = conjunction_opt(filters.dynamic);
         Ok(true)
     }
 
@@ -381,7 +379,7 @@ impl FileDataSource {
             options: self.options,
             memory_pool: Arc::clone(&self.memory_pool),
             dynamic: (generation != 0).then(|| DynamicFilters {
-                pushed: self.pushed_filters.clone().into(),
+                pushed: Arc::clone(&self.pushed_filters),
                 generation,
             }),
         };
@@ -473,15 +471,7 @@ impl FileDataSource {
 }
 
 fn apply_residual(residual: &Arc<dyn PhysicalExpr>, batch: RecordBatch) -> Result<RecordBatch> {
-    let result = residual.evaluate(&batch)?.into_array(batch.num_rows())?;
-    let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
-        return internal_err!("residual {residual} did not evaluate to booleans");
-    };
-    let mask = if mask.null_count() > 0 {
-        prep_null_mask_filter(mask)
-    } else {
-        mask.clone()
-    };
+    let mask = keep_mask(residual, &batch)?;
     Ok(filter_record_batch(&batch, &mask)?)
 }
 

@@ -17,6 +17,19 @@ use datafusion::physical_plan::PhysicalExpr;
 
 use super::{Bound, Filter, NullResult, ValueRange};
 
+/// The rows `predicate` keeps in `batch`: its boolean result, NULL counting as false.
+pub fn keep_mask(predicate: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<BooleanArray> {
+    let result = predicate.evaluate(batch)?.into_array(batch.num_rows())?;
+    let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
+        return internal_err!("predicate {predicate} did not evaluate to booleans");
+    };
+    Ok(if mask.null_count() > 0 {
+        prep_null_mask_filter(mask)
+    } else {
+        mask.clone()
+    })
+}
+
 /// Min/max/null-count statistics of one column over some rows (a file, a row group or a
 /// page). `None` means unknown. Values must be of the filter's type.
 #[derive(Debug, Clone, Default)]
@@ -45,18 +58,7 @@ impl Filter {
         };
         let schema = Schema::new(vec![Field::new("v", self.data_type.clone(), true)]);
         let batch = RecordBatch::try_new(Arc::new(schema), vec![array])?;
-        let result = self
-            .expr()?
-            .evaluate(&batch)?
-            .into_array(batch.num_rows())?;
-        let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
-            return internal_err!("filter {self} did not evaluate to booleans");
-        };
-        Ok(if mask.null_count() > 0 {
-            prep_null_mask_filter(mask)
-        } else {
-            mask.clone()
-        })
+        keep_mask(self.expr()?, &batch)
     }
 
     /// Tests one constant (a partition value, a missing column's NULL, an info column).

@@ -14,10 +14,13 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray, BooleanArray, Int64Array};
-use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
-use arrow::compute::{and, cast, filter_record_batch};
-use arrow::datatypes::Int64Type;
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StructArray,
+    new_null_array,
+};
+use arrow::compute::kernels::numeric::add;
+use arrow::compute::kernels::zip::zip;
+use arrow::compute::{and, cast, filter_record_batch, is_not_null};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
@@ -305,35 +308,25 @@ impl Assembler {
             }
             None => None,
         };
-        let stored = stored.as_ref().map(|a| a.as_primitive::<Int64Type>());
-        let positions = match row_numbers {
-            Some(i) => Some(cast(decoded.column(i), &DataType::Int64)?),
-            None => None,
-        };
-        let positions = positions.as_ref().map(|a| a.as_primitive::<Int64Type>());
-        let fill = |row: usize| -> Result<Option<i64>> {
-            let Some(base) = base else {
-                return Ok(None);
-            };
-            let Some(positions) = positions else {
-                return Ok(Some(base));
-            };
-            match base.checked_add(positions.value(row)) {
-                Some(v) => Ok(Some(v)),
-                None => exec_err!(
-                    "file '{}': row id {base} + position {} overflows BIGINT",
-                    self.file,
-                    positions.value(row)
-                ),
+        // What NULLs read: the base (plus the row's file position), or NULL without one.
+        let fill: ArrayRef = match (base, row_numbers) {
+            (None, _) => new_null_array(&DataType::Int64, rows),
+            (Some(base), None) => Arc::new(Int64Array::from_value(base, rows)),
+            (Some(base), Some(i)) => {
+                let positions = cast(decoded.column(i), &DataType::Int64)?;
+                add(&positions, &Int64Array::new_scalar(base)).or_else(|e| {
+                    exec_err!(
+                        "file '{}': row id {base} + a row position overflows BIGINT: {e}",
+                        self.file
+                    )
+                })?
             }
         };
-        let values = (0..rows)
-            .map(|row| match stored {
-                Some(s) if s.is_valid(row) => Ok(Some(s.value(row))),
-                _ => fill(row),
-            })
-            .collect::<Result<Int64Array>>()?;
-        Ok(Arc::new(values))
+        Ok(match stored {
+            None => fill,
+            Some(stored) if stored.null_count() == 0 => stored,
+            Some(stored) => zip(&is_not_null(&stored)?, &stored, &fill)?,
+        })
     }
 
     fn channel(&self, source: &ChannelSource, decoded: &RecordBatch) -> Result<ArrayRef> {

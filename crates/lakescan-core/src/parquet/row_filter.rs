@@ -157,22 +157,7 @@ impl ArrowPredicate for ExprPredicate {
             true => Arc::clone(column),
             false => arrow::compute::cast(column, target)?,
         };
-        let rows = batch.num_rows();
         let input = RecordBatch::try_new(Arc::clone(&self.schema), vec![column])?;
-        let result = self
-            .expr
-            .evaluate(&input)
-            .and_then(|v| v.into_array(rows))
-            .map_err(external)?;
-        let Some(mask) = result.as_any().downcast_ref::<BooleanArray>() else {
-            return Err(ArrowError::ComputeError(format!(
-                "the reader filter {} did not evaluate to booleans",
-                self.expr
-            )));
-        };
-        Ok(match mask.null_count() {
-            0 => mask.clone(),
-            _ => arrow::compute::prep_null_mask_filter(mask),
-        })
+        crate::filter::eval::keep_mask(&self.expr, &input).map_err(external)
     }
 }

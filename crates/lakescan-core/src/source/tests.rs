@@ -1,7 +1,7 @@
 use super::*;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
 use crate::parquet::ParquetSplitReader;
-use arrow::array::{AsArray, Int64Array};
+use arrow::array::{AsArray, BooleanArray, Int64Array};
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use object_store::local::LocalFileSystem;
