@@ -24,7 +24,7 @@
 //! files had applied to, is a `NotImplemented` error naming it: those changes are not rows
 //! of whole files.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
@@ -281,7 +281,7 @@ impl TableProvider for TableChanges {
             let snapshot = &change.snapshot;
             // The parent's files and their deletes: a removed file deletes delete files
             // had applied to cannot be read as whole-file changes.
-            let mut parent_deletes: Option<HashMap<String, bool>> = None;
+            let mut parent_deletes: Option<HashSet<String>> = None;
             for manifest in planner.manifests(snapshot).await? {
                 counts.manifests_total += 1;
                 if manifest.added_snapshot_id != snapshot.snapshot_id() {
@@ -316,9 +316,9 @@ impl TableProvider for TableChanges {
                         let deletes = match &mut parent_deletes {
                             Some(d) => d,
                             None => parent_deletes
-                                .insert(self.deletes_before(&planner, snapshot).await?),
+                                .insert(self.deletes_before(planner.runtime, snapshot).await?),
                         };
-                        if deletes.get(entry.data_file.file_path()) == Some(&true) {
+                        if deletes.contains(entry.data_file.file_path()) {
                             return not_impl_err!(
                                 "table_changes: snapshot {} removes data file '{}', which \
                                  delete files had applied to; changelog scans of \
@@ -373,34 +373,40 @@ impl TableProvider for TableChanges {
 }
 
 impl TableChanges {
-    /// Whether delete files apply to each data file of `snapshot`'s parent, by path.
+    /// The data files of `snapshot`'s parent that delete files apply to, by path.
     async fn deletes_before(
         &self,
-        planner: &Planner<'_>,
+        runtime: &Arc<datafusion::execution::runtime_env::RuntimeEnv>,
         snapshot: &SnapshotRef,
-    ) -> Result<HashMap<String, bool>> {
+    ) -> Result<HashSet<String>> {
+        // Unfiltered: the scan's filters must not hide a removed file's deletes.
+        let planner = self.table.planner(runtime);
         let metadata = &self.table.loaded().metadata;
-        let parent = snapshot
+        let Some(parent) = snapshot
             .parent_snapshot_id()
-            .and_then(|p| metadata.snapshot_by_id(p).cloned());
-        let plan = self
-            .table
-            .planner(planner.runtime)
-            .plan(parent.as_ref())
-            .await
-            .map_err(|e| {
-                DataFusionError::Execution(format!(
-                    "table_changes: planning the parent of snapshot {}: {e}",
-                    snapshot.snapshot_id()
-                ))
-            })?;
+            .and_then(|p| metadata.snapshot_by_id(p).cloned())
+        else {
+            return Ok(HashSet::new());
+        };
+        // Without delete manifests no delete applies: no need to plan the parent's files.
+        let manifests = planner.manifests(&parent).await?;
+        if manifests
+            .iter()
+            .all(|m| m.content != ManifestContentType::Deletes)
+        {
+            return Ok(HashSet::new());
+        }
+        let plan = planner.plan(Some(&parent)).await.map_err(|e| {
+            DataFusionError::Execution(format!(
+                "table_changes: planning the parent of snapshot {}: {e}",
+                snapshot.snapshot_id()
+            ))
+        })?;
         Ok(plan
             .files
             .into_iter()
-            .map(|f| {
-                let deleted = !f.position_deletes.is_empty() || !f.equality_deletes.is_empty();
-                (f.written_path, deleted)
-            })
+            .filter(|f| !f.position_deletes.is_empty() || !f.equality_deletes.is_empty())
+            .map(|f| f.written_path)
             .collect())
     }
 }

@@ -27,6 +27,7 @@
 //! row lineage, NULLs would read as real ids). A metadata column whose name a data column
 //! has is an error.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields};
@@ -147,9 +148,11 @@ impl MetadataSelection {
 #[derive(Debug, Clone, Default)]
 pub struct MetadataColumns {
     columns: Vec<MetadataColumn>,
-    /// `_partition`'s members: partition field id, its member, and the spec's own fields
-    /// found by id per spec.
+    /// `_partition`'s members: partition field id and its member.
     partition: Vec<(i32, Field)>,
+    /// The Iceberg result type of each field of each spec, by spec id (`None`: the field's
+    /// source column is in no schema of the table).
+    spec_types: HashMap<i32, Vec<Option<Type>>>,
 }
 
 impl MetadataColumns {
@@ -208,7 +211,15 @@ impl MetadataColumns {
                 );
             }
         }
-        Ok(Self { columns, partition })
+        let spec_types = metadata
+            .partition_specs_iter()
+            .map(|spec| (spec.spec_id(), partition_result_types(metadata, spec)))
+            .collect();
+        Ok(Self {
+            columns,
+            partition,
+            spec_types,
+        })
     }
 
     /// The selected columns, in schema order.
@@ -321,6 +332,13 @@ impl MetadataColumns {
     /// `_partition` of one file: its spec's fields set, the others NULL.
     pub fn partition_value(&self, file: &FileInfo<'_>) -> Result<ScalarValue> {
         let own = file.spec.fields();
+        let Some(types) = self.spec_types.get(&file.spec.spec_id()) else {
+            return Err(datafusion::common::DataFusionError::Execution(format!(
+                "Iceberg data file '{}' names partition spec {}, which the table does not have",
+                file.written_path,
+                file.spec.spec_id()
+            )));
+        };
         let values = self
             .partition
             .iter()
@@ -331,12 +349,11 @@ impl MetadataColumns {
                 let (Some(literal), Some(i)) = (literal, at) else {
                     return null();
                 };
-                let result_type = file.partition_types.get(i).cloned().flatten();
-                let Some(result_type) = result_type else {
+                let Some(Some(result_type)) = types.get(i) else {
                     return null();
                 };
                 let value =
-                    literal_to_scalar(literal, &result_type, member.data_type()).map_err(|e| {
+                    literal_to_scalar(literal, result_type, member.data_type()).map_err(|e| {
                         datafusion::common::DataFusionError::Execution(format!(
                             "Iceberg data file '{}': partition value of '{}': {e}",
                             file.written_path,
@@ -357,9 +374,6 @@ pub struct FileInfo<'a> {
     pub written_path: &'a str,
     /// Its partition spec.
     pub spec: &'a PartitionSpec,
-    /// The Iceberg result type of each of the spec's fields (`None`: the source column is
-    /// in no schema of the table).
-    pub partition_types: Vec<Option<Type>>,
     /// Its partition under that spec.
     pub partition: &'a iceberg::spec::Struct,
     /// Its `first_row_id`, assigned or inherited.
@@ -370,7 +384,7 @@ pub struct FileInfo<'a> {
 
 /// The result type of each field of `spec`, its source column looked up in the current
 /// schema first, then in the older ones.
-pub fn partition_result_types(metadata: &TableMetadata, spec: &PartitionSpec) -> Vec<Option<Type>> {
+fn partition_result_types(metadata: &TableMetadata, spec: &PartitionSpec) -> Vec<Option<Type>> {
     spec.fields()
         .iter()
         .map(|f| {

@@ -35,9 +35,7 @@ use datafusion::logical_expr::{Expr, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use iceberg::spec::{DataContentType, ManifestStatus, SnapshotRetention, TableMetadata};
 
-use crate::metadata_columns::{
-    FileInfo, MetadataColumns, MetadataSelection, partition_result_types,
-};
+use crate::metadata_columns::{FileInfo, MetadataColumns, MetadataSelection};
 use crate::plan::Planner;
 use crate::table::IcebergTable;
 
@@ -187,7 +185,6 @@ impl IcebergMetadataTable {
     }
 
     async fn files(&self, state: &dyn Session) -> Result<Vec<ArrayRef>> {
-        let metadata = &self.table.loaded().metadata;
         let mut content = Int32Builder::new();
         let mut path = StringBuilder::new();
         let mut format = StringBuilder::new();
@@ -220,7 +217,6 @@ impl IcebergMetadataTable {
                         partitions.push(columns.partition_value(&FileInfo {
                             written_path: file.file_path(),
                             spec: &spec,
-                            partition_types: partition_result_types(metadata, &spec),
                             partition: file.partition(),
                             first_row_id,
                             data_sequence_number: entry.sequence_number.unwrap_or(0),

@@ -30,9 +30,7 @@ use lakescan_core::split::FileSplit;
 use crate::deletes::equality::EqualityDeleteSet;
 use crate::deletes::{DeleteFile, DeleteKind};
 use crate::metadata::LoadedMetadata;
-use crate::metadata_columns::{
-    FileInfo, MetadataColumn, MetadataColumns, MetadataSelection, partition_result_types,
-};
+use crate::metadata_columns::{FileInfo, MetadataColumn, MetadataColumns, MetadataSelection};
 use crate::paths::PathResolver;
 use crate::plan::{PlannedFile, Planner};
 use crate::reader::{IcebergSplit, IcebergSplitReaderFactory};
@@ -257,7 +255,6 @@ impl IcebergTable {
         self.metadata_columns.info_columns(&FileInfo {
             written_path: &file.written_path,
             spec,
-            partition_types: partition_result_types(metadata, spec),
             partition: &file.partition,
             first_row_id: file.first_row_id,
             data_sequence_number: file.data_sequence_number,

@@ -460,7 +460,7 @@ impl TableWriter {
         let snapshot_id = 1000 + seq;
         let mut rewritten = vec![];
         let mut found = 0;
-        for manifest in std::mem::take(&mut self.manifests) {
+        for manifest in self.manifests.clone() {
             if manifest.content != ManifestContentType::Data {
                 rewritten.push(manifest);
                 continue;
@@ -517,13 +517,13 @@ impl TableWriter {
             new.min_sequence_number = manifest.min_sequence_number;
             rewritten.push(new);
         }
-        self.manifests = rewritten;
         if found != removed.len() {
             return internal_err!(
                 "overwrite: {} of the removed paths are not live files",
                 removed.len() - found
             );
         }
+        self.manifests = rewritten;
         self.commit_snapshot(data, vec![], operation).await
     }
 
