@@ -309,6 +309,24 @@ async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() 
     assert_eq!(metrics.leaves_decoded.value(), 0);
 }
 
+/// A Parquet data source over `spec` reading `store`, and its metrics.
+fn parquet_source(
+    spec: Arc<ScanSpec>,
+    store: Arc<dyn ObjectStore>,
+    pushed: Vec<Arc<dyn PhysicalExpr>>,
+) -> (FileDataSource, LakeScanMetrics) {
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let source = FileDataSource::new(
+        spec,
+        Arc::new(crate::parquet::ParquetSplitReaderFactory),
+        store,
+        pushed,
+        metrics.clone(),
+        ReadOptions::default(),
+    );
+    (source, metrics)
+}
+
 /// Reads every split of `splits` with a fresh source over `table` and returns the rows of
 /// output column 0.
 async fn read_values(
@@ -317,16 +335,7 @@ async fn read_values(
     splits: Vec<FileSplit>,
 ) -> Vec<i64> {
     let spec = Arc::new(ScanSpec::try_new(table, &Assignments::new(vec![0]), &[]).unwrap());
-    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-    let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
-    let mut source = FileDataSource::new(
-        spec,
-        factory,
-        store,
-        vec![],
-        metrics,
-        ReadOptions::default(),
-    );
+    let (mut source, _) = parquet_source(spec, store, vec![]);
     let mut out = vec![];
     for split in splits {
         if source.add_split(split).await.unwrap() {
@@ -426,15 +435,7 @@ fn seed_15_12_source(
     let pushed: Vec<Arc<dyn PhysicalExpr>> = vec![Arc::clone(&dynamic) as _];
     let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0, 1]), &pushed).unwrap());
     let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
-    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-    let source = FileDataSource::new(
-        spec,
-        Arc::new(crate::parquet::ParquetSplitReaderFactory),
-        store,
-        pushed,
-        metrics.clone(),
-        ReadOptions::default(),
-    );
+    let (source, metrics) = parquet_source(spec, store, pushed);
     (source, dynamic, metrics)
 }
 
@@ -529,15 +530,7 @@ async fn a_small_file_is_read_with_one_request() {
     let store: Arc<dyn ObjectStore> =
         Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
     let spec = Arc::new(ScanSpec::try_new(&table_v(), &Assignments::new(vec![0]), &[]).unwrap());
-    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-    let mut source = FileDataSource::new(
-        spec,
-        Arc::new(crate::parquet::ParquetSplitReaderFactory),
-        store,
-        vec![],
-        metrics.clone(),
-        ReadOptions::default(),
-    );
+    let (mut source, metrics) = parquet_source(spec, store, vec![]);
     assert!(
         source
             .add_split(FileSplit::whole_file(Path::from("f.parquet"), size))

@@ -27,8 +27,8 @@ async fn rows(ctx: &SessionContext, sql: &str) -> String {
     pretty_format_batches(&batches).unwrap().to_string()
 }
 
-#[tokio::test]
-async fn sqlite_catalog_tables_by_three_part_names() {
+/// A SQLite catalog file holding the fixture table as `db.t`, closed; its URI.
+async fn sqlite_catalog() -> (crate::fixture::Fixture, String) {
     let (t, metadata) = fixture_table().await;
     let db = t.path().join("catalog.db");
     let uri = format!("sqlite://{}", db.display());
@@ -39,7 +39,12 @@ async fn sqlite_catalog_tables_by_three_part_names() {
         .register_table(&TableIdent::new(ns, "t".into()), metadata)
         .await
         .unwrap();
-    drop(catalog);
+    (t, uri)
+}
+
+#[tokio::test]
+async fn sqlite_catalog_tables_by_three_part_names() {
+    let (_t, uri) = sqlite_catalog().await;
 
     // A new connection to the same file sees the table.
     let ctx = SessionContext::new();
@@ -63,16 +68,7 @@ async fn sqlite_catalog_tables_by_three_part_names() {
 /// `lakescan.iceberg_metadata_columns` at the time they are loaded.
 #[tokio::test]
 async fn catalog_tables_take_metadata_columns_from_the_session() {
-    let (t, metadata) = fixture_table().await;
-    let db = t.path().join("catalog.db");
-    let uri = format!("sqlite://{}", db.display());
-    let catalog = connect("ice", &uri).await.unwrap();
-    let ns = NamespaceIdent::new("db".into());
-    catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
-    catalog
-        .register_table(&TableIdent::new(ns, "t".into()), metadata)
-        .await
-        .unwrap();
+    let (_t, uri) = sqlite_catalog().await;
     let config = datafusion::prelude::SessionConfig::new()
         .with_option_extension(lakescan_core::config::LakeScanOptions::default());
     let ctx = SessionContext::new_with_config(config);

@@ -64,19 +64,9 @@ async fn context(metadata: &str) -> SessionContext {
 
 async fn rows(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<String>> {
     let batches = ctx.sql(sql).await?.collect().await?;
-    let text = pretty_format_batches(&batches)?.to_string();
-    Ok(text
-        .lines()
-        .filter(|l| l.starts_with("| "))
-        .skip(1)
-        .map(|l| {
-            l.trim_matches('|')
-                .split('|')
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join("|")
-        })
-        .collect())
+    Ok(crate::position_deletes::rows(
+        &pretty_format_batches(&batches)?.to_string(),
+    ))
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use iceberg::spec::{
 };
 
 use crate::fixture::Fixture;
-use crate::position_deletes::{column, query_with};
+use crate::position_deletes::{column, query_with, rows};
 
 const ROW_ID: i32 = 2147483540;
 const LAST_UPDATED: i32 = 2147483539;
@@ -42,21 +42,6 @@ fn long_range(values: impl IntoIterator<Item = i64>) -> ArrayRef {
 
 fn strings(n: usize, value: &str) -> ArrayRef {
     Arc::new(StringArray::from(vec![value; n]))
-}
-
-/// Rows of a result as `a|b|c` lines (the header left out).
-fn rows(out: &str) -> Vec<String> {
-    out.lines()
-        .filter(|l| l.starts_with("| "))
-        .skip(1)
-        .map(|l| {
-            l.trim_matches('|')
-                .split('|')
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join("|")
-        })
-        .collect()
 }
 
 /// Seed §15.11: a data file whose positions 100..=104 have NULL `_row_id`, first_row_id

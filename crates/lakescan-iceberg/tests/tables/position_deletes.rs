@@ -44,6 +44,21 @@ pub async fn query_with(
     Ok(pretty_format_batches(&batches)?.to_string())
 }
 
+/// Rows of a result as `a|b|c` lines (the header left out).
+pub fn rows(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
 /// The values of a one-column result, in order.
 pub fn column(out: &str) -> Vec<String> {
     out.lines()
