@@ -19,6 +19,9 @@ extensions_options! {
         /// `_last_updated_sequence_number`; empty: none. (`CREATE EXTERNAL TABLE` takes the
         /// table option `metadata_columns` instead.)
         pub iceberg_metadata_columns: String, default = String::new()
+        /// Splits each scan partition prepares ahead of time (footer, page index, delete
+        /// files) on their own tasks while the current one streams; 0 turns preload off.
+        pub preload_splits: usize, default = 1
     }
 }
 

@@ -1,11 +1,15 @@
 //! [`LakeScanExec`]: the leaf `ExecutionPlan` of a lakescan scan (seed §12).
 //!
-//! Output partitions pull splits from one shared queue, each driving its own
-//! [`FileDataSource`]. Filters pushed by parents through DataFusion's physical
+//! Each output partition reads its own list of splits ([`assign_splits`]: a static list,
+//! what a plan serialized to several executors carries); within one process a partition
+//! that finished its list steals from the others'. Each drives its own [`FileDataSource`]
+//! and prepares the next `lakescan.preload_splits` splits on their own tasks while the
+//! current one streams (seed §14). Filters pushed by parents through DataFusion's physical
 //! filter-pushdown API join the per-split filters: static ones are evaluated exactly (the
-//! parent `FilterExec` is removed), dynamic ones (joins, TopK) are snapshotted each time a
-//! split is prepared and used for pruning and row filtering.
+//! parent `FilterExec` is removed), dynamic ones (joins, TopK) are snapshotted when a
+//! split starts and again whenever they change (see [`crate::source`]).
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -13,6 +17,7 @@ use std::task::Poll;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::common::config::ConfigOptions;
+use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics, internal_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -37,7 +42,9 @@ use crate::config::LakeScanOptions;
 use crate::handle::{Assignments, TableHandle};
 use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::ScanSpec;
-use crate::source::{FileDataSource, ReadOptions, SplitReaderFactory};
+use crate::source::{
+    FileDataSource, LifecycleHook, PreparedSplit, ReadOptions, SplitReaderFactory,
+};
 use crate::split::FileSplit;
 
 /// Counts from planning (listing) shown with the scan's metrics.
@@ -63,12 +70,17 @@ pub struct LakeScanExec {
     assignments: Assignments,
     spec: Arc<ScanSpec>,
     splits: Arc<[FileSplit]>,
+    /// Each partition's splits (see [`assign_splits`]).
+    lists: Arc<[Arc<[FileSplit]>]>,
+    /// Whether a partition whose list is done takes splits from the others' (one process).
+    stealing: bool,
     store_url: ObjectStoreUrl,
     factory: Arc<dyn SplitReaderFactory>,
     /// Filters pushed by parents, re-expressed over the table schema.
     pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
     limit: Option<usize>,
     queue: Arc<SplitQueue>,
+    hook: Option<LifecycleHook>,
     metrics: ExecutionPlanMetricsSet,
     planning: PlanningStats,
     properties: Arc<PlanProperties>,
@@ -88,6 +100,7 @@ impl LakeScanExec {
         let assignments = assignments.resolve(&table)?;
         let spec = Arc::new(ScanSpec::try_new(&table, &assignments, &[])?);
         let partitions = target_partitions.min(splits.len()).max(1);
+        let lists = lists_of(assign_splits(&splits, partitions));
         let splits: Arc<[FileSplit]> = splits.into();
         Ok(Self {
             table_name: table.table_name().to_string(),
@@ -95,15 +108,53 @@ impl LakeScanExec {
             assignments,
             properties: Self::properties_of(&spec, partitions),
             spec,
-            queue: Arc::new(SplitQueue::new(Arc::clone(&splits), partitions, None)),
+            queue: Arc::new(SplitQueue::new(Arc::clone(&lists), true, None)),
+            lists,
+            stealing: true,
             splits,
             store_url,
             factory,
             pushed_filters: vec![],
             limit: None,
+            hook: None,
             metrics: ExecutionPlanMetricsSet::new(),
             planning: PlanningStats::default(),
         })
+    }
+
+    /// Each output partition's splits: a static list that a plan serialized to several
+    /// executors carries (each executor runs some partitions and reads only their lists).
+    pub fn partition_splits(&self) -> &[Arc<[FileSplit]>] {
+        &self.lists
+    }
+
+    /// The same scan over the given per-partition lists, one output partition each, without
+    /// stealing: the form of a plan rebuilt where each process runs some of the partitions.
+    pub fn with_partition_splits(mut self, lists: Vec<Vec<FileSplit>>) -> Self {
+        let lists = if lists.is_empty() {
+            vec![vec![]]
+        } else {
+            lists
+        };
+        self.splits = lists.iter().flatten().cloned().collect::<Vec<_>>().into();
+        self.properties = Self::properties_of(&self.spec, lists.len());
+        self.lists = lists_of(lists);
+        self.stealing = false;
+        self.with_fresh_state()
+    }
+
+    /// Whether a partition that finished its own list takes splits from the others' (on by
+    /// default; only sound when every partition runs in this process).
+    pub fn with_work_stealing(mut self, stealing: bool) -> Self {
+        self.stealing = stealing;
+        self.with_fresh_state()
+    }
+
+    /// Calls `hook` at each point of every split's lifecycle (tests: a dynamic filter
+    /// updated at a chosen moment).
+    pub fn with_lifecycle_hook(mut self, hook: LifecycleHook) -> Self {
+        self.hook = Some(hook);
+        self
     }
 
     fn properties_of(spec: &ScanSpec, partitions: usize) -> Arc<PlanProperties> {
@@ -139,8 +190,8 @@ impl LakeScanExec {
     pub fn with_limit(mut self, limit: Option<usize>) -> Self {
         self.limit = limit;
         self.queue = Arc::new(SplitQueue::new(
-            Arc::clone(&self.splits),
-            self.partitions(),
+            Arc::clone(&self.lists),
+            self.stealing,
             limit,
         ));
         self
@@ -169,8 +220,8 @@ impl LakeScanExec {
     fn with_fresh_state(&self) -> Self {
         let mut fresh = self.clone();
         fresh.queue = Arc::new(SplitQueue::new(
-            Arc::clone(&self.splits),
-            self.partitions(),
+            Arc::clone(&self.lists),
+            self.stealing,
             self.limit,
         ));
         fresh.metrics = ExecutionPlanMetricsSet::new();
@@ -274,10 +325,10 @@ impl ExecutionPlan for LakeScanExec {
             }
         }
         let session = context.session_config();
+        let settings = LakeScanOptions::from_config(session.options());
         let options = ReadOptions {
             batch_size: session.batch_size(),
-            pushdown_max_keep_ratio: LakeScanOptions::from_config(session.options())
-                .pushdown_max_keep_ratio,
+            pushdown_max_keep_ratio: settings.pushdown_max_keep_ratio,
         };
         let source = FileDataSource::new(
             Arc::clone(&self.spec),
@@ -287,10 +338,18 @@ impl ExecutionPlan for LakeScanExec {
             metrics.clone(),
             options,
         )
-        .with_memory_pool(Arc::clone(context.memory_pool()));
+        .with_memory_pool(Arc::clone(context.memory_pool()))
+        .with_lifecycle_hook(self.hook.clone());
         let state = PartitionState {
+            partition,
             source,
             queue: self.queue.start_partition()?,
+            // A scan under a limit reads as few splits as it can: none ahead of time.
+            preloads: Preloads::new(if self.limit.is_some() {
+                0
+            } else {
+                settings.preload_splits
+            }),
             metrics,
         };
         let stream = stream::try_unfold(state, |mut state| async move {
@@ -372,10 +431,32 @@ impl ExecutionPlan for LakeScanExec {
         child_pushdown_result: ChildPushdownResult,
         _config: &ConfigOptions,
     ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        let filters = child_pushdown_result
+            .parent_filters
+            .into_iter()
+            .map(|parent| parent.filter)
+            .collect();
+        let (updated, answers) = self.with_pushed_filters(filters)?;
+        let result = FilterPushdownPropagation::with_parent_pushdown_result(answers);
+        Ok(match updated {
+            Some(updated) => result.with_updated_node(Arc::new(updated)),
+            None => result,
+        })
+    }
+}
+
+impl LakeScanExec {
+    /// The scan with `filters` (over its output schema) pushed into it, as a parent's filter
+    /// pushdown does, and the answer for each; `None` when none could be pushed. Static
+    /// filters are evaluated exactly; dynamic ones (`DynamicFilterPhysicalExpr`) are read
+    /// again whenever they change, to prune and filter early.
+    pub fn with_pushed_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<(Option<Self>, Vec<PushedDown>)> {
         let mut pushed = self.pushed_filters.clone();
         let mut answers = vec![];
-        for parent in child_pushdown_result.parent_filters {
-            let filter = parent.filter;
+        for filter in filters {
             if is_volatile(&filter) {
                 answers.push(PushedDown::No);
                 continue;
@@ -385,9 +466,8 @@ impl ExecutionPlan for LakeScanExec {
                 answers.push(PushedDown::No);
                 continue;
             };
-            // Static filters are evaluated exactly; dynamic ones only prune and filter
-            // early, and their producer does not rely on our answer (it keeps the `Arc`,
-            // shared with the rewritten expression).
+            // Dynamic filters only prune and filter early, and their producer does not rely
+            // on our answer (it keeps the `Arc`, shared with the rewritten expression).
             let exact = !is_dynamic_physical_expr(&filter);
             pushed.push(unprojected);
             answers.push(if exact {
@@ -396,44 +476,79 @@ impl ExecutionPlan for LakeScanExec {
                 PushedDown::No
             });
         }
-        let changed = pushed.len() != self.pushed_filters.len();
-        let result = FilterPushdownPropagation::with_parent_pushdown_result(answers);
-        Ok(if changed {
-            let updated = self.rebuilt(self.assignments.clone(), pushed)?;
-            result.with_updated_node(Arc::new(updated))
-        } else {
-            result
-        })
+        if pushed.len() == self.pushed_filters.len() {
+            return Ok((None, answers));
+        }
+        let updated = self.rebuilt(self.assignments.clone(), pushed)?;
+        Ok((Some(updated), answers))
     }
 }
 
-/// The splits of one execution, shared by its partitions.
+fn lists_of(lists: Vec<Vec<FileSplit>>) -> Arc<[Arc<[FileSplit]>]> {
+    lists.into_iter().map(Arc::from).collect()
+}
+
+/// Assigns `splits` to `partitions` lists: each split to the list with the fewest bytes so
+/// far, largest splits first (so the lists end up even), each list in the splits' order.
+pub fn assign_splits(splits: &[FileSplit], partitions: usize) -> Vec<Vec<FileSplit>> {
+    let partitions = partitions.max(1);
+    let mut order: Vec<usize> = (0..splits.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(splits[i].length));
+    let mut bytes = vec![0u64; partitions];
+    let mut members: Vec<Vec<usize>> = vec![vec![]; partitions];
+    for i in order {
+        let (p, _) = bytes
+            .iter()
+            .enumerate()
+            .min_by_key(|(p, b)| (**b, members[*p].len()))
+            .unwrap_or((0, &0));
+        bytes[p] += splits[i].length;
+        members[p].push(i);
+    }
+    members
+        .into_iter()
+        .map(|mut m| {
+            m.sort_unstable();
+            m.into_iter().map(|i| splits[i].clone()).collect()
+        })
+        .collect()
+}
+
+/// The splits of one execution: each partition's static list (what a plan sent to several
+/// executors carries), and, within one process, stealing from the other lists once a
+/// partition's own is done.
 #[derive(Debug)]
 struct SplitQueue {
-    splits: Arc<[FileSplit]>,
-    partitions: usize,
+    lists: Arc<[Arc<[FileSplit]>]>,
+    stealing: bool,
     limit: Option<usize>,
     state: Mutex<QueueState>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct QueueState {
-    next: usize,
+    /// Per list: the next split and the end of what is left (stolen splits come off the end).
+    cursors: Vec<(usize, usize)>,
     started: usize,
     remaining: Option<usize>,
 }
 
 impl SplitQueue {
-    fn new(splits: Arc<[FileSplit]>, partitions: usize, limit: Option<usize>) -> Self {
-        let state = Mutex::new(QueueState {
-            remaining: limit,
-            ..Default::default()
-        });
+    fn new(lists: Arc<[Arc<[FileSplit]>]>, stealing: bool, limit: Option<usize>) -> Self {
+        let state = Mutex::new(Self::fresh(&lists, limit));
         Self {
-            splits,
-            partitions,
+            lists,
+            stealing,
             limit,
             state,
+        }
+    }
+
+    fn fresh(lists: &[Arc<[FileSplit]>], limit: Option<usize>) -> QueueState {
+        QueueState {
+            cursors: lists.iter().map(|l| (0, l.len())).collect(),
+            started: 0,
+            remaining: limit,
         }
     }
 
@@ -449,25 +564,41 @@ impl SplitQueue {
     /// of the previous one started.
     fn start_partition(self: &Arc<Self>) -> Result<Arc<Self>> {
         let mut s = self.lock()?;
-        if s.started == self.partitions {
-            *s = QueueState {
-                remaining: self.limit,
-                ..Default::default()
-            };
+        if s.started == self.lists.len() {
+            *s = Self::fresh(&self.lists, self.limit);
         }
         s.started += 1;
         drop(s);
         Ok(Arc::clone(self))
     }
 
-    fn pop(&self) -> Result<Option<FileSplit>> {
+    /// The next split of `partition`: from its own list, then (stealing) from the end of
+    /// the list with the most splits left.
+    fn pop(&self, partition: usize) -> Result<Option<FileSplit>> {
         let mut s = self.lock()?;
         if s.remaining == Some(0) {
             return Ok(None);
         }
-        let split = self.splits.get(s.next).cloned();
-        s.next += 1;
-        Ok(split)
+        let Some(&(next, end)) = s.cursors.get(partition) else {
+            return internal_err!(
+                "partition {partition} of a scan with {} partitions",
+                self.lists.len()
+            );
+        };
+        if next < end {
+            s.cursors[partition].0 += 1;
+            return Ok(Some(self.lists[partition][next].clone()));
+        }
+        if !self.stealing {
+            return Ok(None);
+        }
+        let victim = (0..s.cursors.len())
+            .filter(|&p| s.cursors[p].0 < s.cursors[p].1)
+            .max_by_key(|&p| s.cursors[p].1 - s.cursors[p].0);
+        Ok(victim.map(|p| {
+            s.cursors[p].1 -= 1;
+            self.lists[p][s.cursors[p].1].clone()
+        }))
     }
 
     /// Takes up to `rows` from the remaining limit; returns how many may be emitted.
@@ -484,9 +615,47 @@ impl SplitQueue {
     }
 }
 
+/// Splits prepared ahead of time on their own tasks while the current one streams (seed
+/// §14), at most `limit`. Dropping it aborts them: a cancelled query leaves no task behind,
+/// and the readers they own (open files, memory reservations) go with them.
+struct Preloads {
+    limit: usize,
+    tasks: VecDeque<SpawnedTask<Result<PreparedSplit>>>,
+}
+
+impl Preloads {
+    fn new(limit: usize) -> Self {
+        // Preload tasks need a Tokio runtime; without one, splits are prepared in turn.
+        let limit = if tokio::runtime::Handle::try_current().is_ok() {
+            limit
+        } else {
+            0
+        };
+        Self {
+            limit,
+            tasks: VecDeque::new(),
+        }
+    }
+
+    /// The oldest preloaded split, once prepared. A preparation that failed is the scan's
+    /// error (seed §14.1), never an empty split.
+    async fn take(&mut self) -> Result<Option<PreparedSplit>> {
+        let Some(task) = self.tasks.pop_front() else {
+            return Ok(None);
+        };
+        match task.join().await {
+            Ok(prepared) => prepared.map(Some),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => internal_err!("a split preload task was cancelled: {e}"),
+        }
+    }
+}
+
 struct PartitionState {
+    partition: usize,
     source: FileDataSource,
     queue: Arc<SplitQueue>,
+    preloads: Preloads,
     metrics: LakeScanMetrics,
 }
 
@@ -508,11 +677,41 @@ impl PartitionState {
                     .record_poll(Poll::Ready(Some(Ok(batch.clone()))));
                 return Ok(Some(batch));
             }
-            let Some(split) = self.queue.pop()? else {
+            let prepared = match self.preloads.take().await? {
+                Some(prepared) => Some(prepared),
+                None => self.prepare_here().await?,
+            };
+            let Some(prepared) = prepared else {
                 self.metrics.baseline.done();
                 return Ok(None);
             };
-            self.source.add_split(split).await?;
+            // Takeover: the dynamic filters in force now apply to the prepared split.
+            self.source.install(prepared)?;
+            self.preload()?;
         }
+    }
+
+    /// Prepares the next split that passes the filters on this task; `None`: no split left.
+    async fn prepare_here(&mut self) -> Result<Option<PreparedSplit>> {
+        while let Some(split) = self.queue.pop(self.partition)? {
+            if let Some(pending) = self.source.start(split)? {
+                return pending.prepare(false).await.map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Starts preparing the following splits on their own tasks, up to the limit.
+    fn preload(&mut self) -> Result<()> {
+        while self.preloads.tasks.len() < self.preloads.limit {
+            let Some(split) = self.queue.pop(self.partition)? else {
+                break;
+            };
+            if let Some(pending) = self.source.start(split)? {
+                let task = SpawnedTask::spawn(pending.prepare(true));
+                self.preloads.tasks.push_back(task);
+            }
+        }
+        Ok(())
     }
 }

@@ -25,7 +25,8 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_deleted_equality`         | rows dropped because an equality-delete file lists their key (Iceberg) |
 /// | `delete_files_loaded`           | delete files read (each once per scan, however many splits use it) |
 /// | `rows_removed_residual`         | rows dropped by the residual expression                  |
-/// | `row_groups_pruned_dynamic_filter` | row groups of a split not read yet, pruned by statistics against a dynamic filter that changed while the split streamed |
+/// | `splits_pruned_dynamic_filter`  | splits not read because a dynamic filter rejects their constants (before the file is opened, or at takeover of a split prepared earlier) or, after prepare, every row group left; `splits_skipped` counts only the static filters' |
+/// | `row_groups_pruned_dynamic_filter` | row groups of a split not read yet, pruned by statistics against a dynamic filter that changed after the split was prepared (preloaded, or while it streamed) |
 /// | `splits_stopped_dynamic_filter` | splits stopped while they streamed: a dynamic filter that changed meanwhile rejects their constants (seed §12.3) |
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
@@ -73,6 +74,8 @@ pub struct LakeScanMetrics {
     /// See the table above.
     pub row_groups_pruned_dynamic_filter: Count,
     /// See the table above.
+    pub splits_pruned_dynamic_filter: Count,
+    /// See the table above.
     pub splits_stopped_dynamic_filter: Count,
     /// See the table above.
     pub rows_removed_dynamic_filter: Count,
@@ -111,6 +114,7 @@ impl LakeScanMetrics {
             delete_files_loaded: count("delete_files_loaded"),
             rows_removed_residual: count("rows_removed_residual"),
             row_groups_pruned_dynamic_filter: count("row_groups_pruned_dynamic_filter"),
+            splits_pruned_dynamic_filter: count("splits_pruned_dynamic_filter"),
             splits_stopped_dynamic_filter: count("splits_stopped_dynamic_filter"),
             rows_removed_dynamic_filter: count("rows_removed_dynamic_filter"),
             bytes_read: count("bytes_read"),

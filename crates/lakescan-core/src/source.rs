@@ -1,21 +1,33 @@
 //! [`FileDataSource`] and the [`SplitReader`] trait: reading splits one after another
-//! (seed §7, §8).
+//! (seed §7, §8), prepared on the partition's task or ahead of time on a preload task
+//! (seed §14).
 //!
 //! ```text
-//!  add_split ─▶ SplitReader::prepare ──skip──▶ (next split)
-//!                     │ read
-//!                     ▼
+//!  start ──constants rejected──▶ (next split)
+//!    │ PendingSplit
+//!    ▼
+//!  PendingSplit::prepare (SplitReader::prepare: footer, page index, delete files; here or
+//!    │                    on a preload task while the previous split streams)
+//!    ▼ PreparedSplit
+//!  install ─▶ takeover: the dynamic filters in force now (SplitReader::refresh_filters)
+//!    │
+//!    ▼
 //!  next ─▶ SplitReader::next ─▶ BatchStages in StageSlot order (bucket conversion →
 //!          (R, rows_scanned)      lineage fill → post-read filters / equality deletes)
 //!                              ─▶ residual ─▶ project to P
 //! ```
 //! An all-filtered batch is not the end of a split: only `SplitReader::next` returning
-//! `None` is. Per-split filters ([`SplitFilters`]) are rebuilt at every `add_split` from the
+//! `None` is. Per-split filters ([`SplitFilters`]) are built when a split starts from the
 //! static filters plus a snapshot of the dynamic filters, so a dynamic filter that arrived
-//! before a split is prepared prunes that split. One that changes while the split streams
-//! (its generation moved) is seen at the next batch: when it rejects the split's constants
-//! the split stops (seed §12.3: Velox keeps reading it), otherwise its current value filters
-//! every later batch of the split.
+//! before a split is prepared prunes that split. One that changes later is seen when the
+//! split is installed (after its prepare, possibly on a preload task: seed §14.4, where
+//! Velox's takeover keeps the donor's stale filters for constants) and before every batch:
+//! when it rejects the split's constants the split stops (seed §12.3: Velox keeps reading
+//! it); otherwise the reader applies it to what it has not decoded yet (constants, row
+//! groups, decoder filters) when it can, and the batches are filtered when it cannot.
+//! Adaptive filter order lives in the shared [`crate::adaptive::AdaptiveState`], keyed by
+//! subfield, so a split prepared ahead of time reads with the order learned up to its first
+//! batch, nested filters included (seed §13.3 moves only top-level feedback).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -71,6 +83,69 @@ pub trait SplitReader: Send {
     async fn prepare(&mut self) -> Result<Prepared>;
     /// The next batch, or `None` at the end of the split.
     async fn next(&mut self) -> Result<Option<ReaderBatch>>;
+
+    /// The filters in force changed since `prepare` (a dynamic filter moved; `filters` and
+    /// `generation` are its new value). The default leaves filtering to the caller.
+    fn refresh_filters(
+        &mut self,
+        _filters: Arc<SplitFilters>,
+        _generation: u64,
+    ) -> Result<Refreshed> {
+        Ok(Refreshed::NotApplied)
+    }
+}
+
+/// What a reader did with filters that changed after `prepare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refreshed {
+    /// Every row the reader yields from now on passes them (it had decoded nothing yet).
+    Applied,
+    /// Rows already being decoded do not: the caller filters the batches.
+    NotApplied,
+    /// They reject the split's constants or every row group left: nothing more to read.
+    NothingToRead,
+}
+
+/// A point in a split's lifecycle reported to a [`LifecycleHook`]. Splits are numbered
+/// from 0 in the order a partition takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitEvent {
+    /// Split `split` finished preparing (`preloaded`: on a preload task, before its takeover).
+    Prepared {
+        /// The split's number.
+        split: usize,
+        /// Prepared ahead of time.
+        preloaded: bool,
+    },
+    /// Batch `batch` of split `split` was read, before it is returned.
+    Batch {
+        /// The split's number.
+        split: usize,
+        /// The batch's number within the split.
+        batch: usize,
+    },
+}
+
+/// Called at each [`SplitEvent`]: tests update a dynamic filter at a chosen point of the split
+/// lifecycle (before or after prepare, mid-split, while a split is preloaded).
+#[derive(Clone)]
+pub struct LifecycleHook(Arc<dyn Fn(SplitEvent) + Send + Sync>);
+
+impl LifecycleHook {
+    /// A hook running `f`.
+    pub fn new(f: impl Fn(SplitEvent) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    fn call(&self, event: SplitEvent) {
+        (self.0)(event)
+    }
+}
+
+impl Debug for LifecycleHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LifecycleHook")
+    }
 }
 
 /// Everything a split reader needs besides the split.
@@ -279,13 +354,21 @@ pub struct FileDataSource {
     store: Arc<dyn ObjectStore>,
     /// Filters pushed into the scan by its parents, over the table schema.
     pushed_filters: Arc<[Arc<dyn PhysicalExpr>]>,
+    /// The static filters alone (no dynamic value): tells which splits a dynamic filter
+    /// pruned. `None` while no filter is dynamic.
+    static_filters: Option<Arc<SplitFilters>>,
     metrics: LakeScanMetrics,
     options: ReadOptions,
     memory_pool: Arc<dyn MemoryPool>,
+    hook: Option<LifecycleHook>,
+    /// Splits started so far (the next split's number).
+    started: usize,
     current: Option<CurrentSplit>,
 }
 
 struct CurrentSplit {
+    number: usize,
+    batches: usize,
     reader: Box<dyn SplitReader>,
     stages: Vec<BatchStage>,
     residual: Option<Arc<dyn PhysicalExpr>>,
@@ -293,7 +376,8 @@ struct CurrentSplit {
     constants: Arc<SplitConstants>,
     /// The dynamic filters' generation the split's filters were built with.
     generation: u64,
-    /// The dynamic filters' value over `R` since they changed mid-split.
+    /// The dynamic filters' value over `R`, when it changed after the reader started
+    /// decoding (the reader cannot apply it to rows it is decoding).
     dynamic: Option<Arc<dyn PhysicalExpr>>,
 }
 
@@ -301,6 +385,55 @@ impl Debug for CurrentSplit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CurrentSplit").finish_non_exhaustive()
     }
+}
+
+/// A split whose constants passed the filters, with its reader not prepared yet. Owns all
+/// it needs, so it can be prepared on another task ([`PendingSplit::prepare`]).
+pub struct PendingSplit {
+    number: usize,
+    reader: Box<dyn SplitReader>,
+    stages: Vec<BatchStage>,
+    filters: Arc<SplitFilters>,
+    constants: Arc<SplitConstants>,
+    generation: u64,
+    metrics: LakeScanMetrics,
+    hook: Option<LifecycleHook>,
+}
+
+impl Debug for PendingSplit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSplit")
+            .field("number", &self.number)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingSplit {
+    /// Prepares the reader (footer, page index, delete files): on the partition's task, or
+    /// on a preload task while an earlier split streams (`preloaded`).
+    pub async fn prepare(mut self, preloaded: bool) -> Result<PreparedSplit> {
+        let outcome = {
+            let _timer = self.metrics.time_opening.timer();
+            self.reader.prepare().await?
+        };
+        if let Some(hook) = &self.hook {
+            hook.call(SplitEvent::Prepared {
+                split: self.number,
+                preloaded,
+            });
+        }
+        Ok(PreparedSplit {
+            pending: self,
+            outcome,
+        })
+    }
+}
+
+/// A prepared split waiting for [`FileDataSource::install`].
+#[derive(Debug)]
+pub struct PreparedSplit {
+    pending: PendingSplit,
+    outcome: Prepared,
 }
 
 impl FileDataSource {
@@ -318,9 +451,12 @@ impl FileDataSource {
             factory,
             store,
             pushed_filters: pushed_filters.into(),
+            static_filters: None,
             metrics,
             options,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
+            hook: None,
+            started: 0,
             current: None,
         }
     }
@@ -331,44 +467,61 @@ impl FileDataSource {
         self
     }
 
+    /// Calls `hook` at each point of the split lifecycle.
+    pub fn with_lifecycle_hook(mut self, hook: Option<LifecycleHook>) -> Self {
+        self.hook = hook;
+        self
+    }
+
     /// The combined generation of the dynamic filters pushed into the scan (0: none).
     fn dynamic_generation(&self) -> u64 {
         generation_of(&self.pushed_filters)
     }
 
-    /// Called before each batch: when a dynamic filter changed since the current split's
-    /// filters were built, stops the split if the new filters reject its constants, else
-    /// filters its later batches with the dynamic filters' current value. False: stopped.
-    fn refresh_dynamic_filters(&mut self) -> Result<bool> {
-        let generation = self.dynamic_generation();
-        let Some(current) = self.current.as_mut() else {
-            return Ok(false);
+    /// True when the static filters alone reject `constants`; false when only a dynamic
+    /// filter does (counted as `splits_pruned_dynamic_filter`).
+    fn rejected_statically(&mut self, constants: &SplitConstants) -> Result<bool> {
+        let static_filters = match &self.static_filters {
+            Some(f) => Arc::clone(f),
+            None => {
+                let pushed: Vec<_> = self
+                    .pushed_filters
+                    .iter()
+                    .filter(|f| !is_dynamic_physical_expr(f))
+                    .cloned()
+                    .collect();
+                let f = Arc::new(SplitFilters::try_new(&self.spec, &pushed)?);
+                self.static_filters = Some(Arc::clone(&f));
+                f
+            }
         };
-        if generation == current.generation {
-            return Ok(true);
-        }
-        current.generation = generation;
-        let filters = SplitFilters::try_new(&self.spec, &self.pushed_filters)?;
-        if filters.always_false() || !current.constants.pass(&self.spec, &filters)? {
-            self.metrics.splits_stopped_dynamic_filter.add(1);
-            self.current = None;
-            return Ok(false);
-        }
-        current.dynamic = conjunction_opt(filters.dynamic);
-        Ok(true)
+        Ok(static_filters.always_false() || !constants.pass(&self.spec, &static_filters)?)
     }
 
-    /// Prepares `split`; returns false (and counts why) when it has nothing to read.
-    pub async fn add_split(&mut self, split: FileSplit) -> Result<bool> {
+    /// Counts a split a filter rejected before any row was read: by a dynamic filter or not.
+    fn count_rejected(&mut self, constants: &SplitConstants) -> Result<()> {
+        if self.dynamic_generation() != 0 && !self.rejected_statically(constants)? {
+            self.metrics.splits_pruned_dynamic_filter.add(1);
+        } else {
+            self.metrics.splits_skipped.add(1);
+        }
+        Ok(())
+    }
+
+    /// Starts `split` with the filters in force now: `None` (counted) when they reject its
+    /// constants (partition values, `$path`, …) before any I/O, else its reader, not
+    /// prepared yet.
+    pub fn start(&mut self, split: FileSplit) -> Result<Option<PendingSplit>> {
         self.metrics.splits_total.add(1);
-        // The generation before the snapshot: a change in between is seen at the first batch.
+        let number = self.started;
+        self.started += 1;
+        // The generation before the snapshot: a change in between is seen at install.
         let generation = self.dynamic_generation();
         let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
         let constants = Arc::new(SplitConstants::try_new(&self.spec, &split)?);
-        // Before any I/O: filters on the split's constants (partition values, `$path`, …).
         if filters.always_false() || !constants.pass(&self.spec, &filters)? {
-            self.metrics.splits_skipped.add(1);
-            return Ok(false);
+            self.count_rejected(&constants)?;
+            return Ok(None);
         }
         let context = SplitContext {
             store: Arc::clone(&self.store),
@@ -385,26 +538,40 @@ impl FileDataSource {
         };
         let mut stages = self.factory.stages(&split, &self.spec)?;
         stages.sort_by_key(|s| s.slot);
-        let mut reader = self.factory.create(split, context)?;
-        let prepared = {
-            let _timer = self.metrics.time_opening.timer();
-            reader.prepare().await?
-        };
-        match prepared {
+        let reader = self.factory.create(split, context)?;
+        Ok(Some(PendingSplit {
+            number,
+            reader,
+            stages,
+            filters,
+            constants,
+            generation,
+            metrics: self.metrics.clone(),
+            hook: self.hook.clone(),
+        }))
+    }
+
+    /// Makes a prepared split the current one (its takeover when it was preloaded): the
+    /// dynamic filters in force now apply before its first row. False (counted) when it
+    /// has nothing to read.
+    pub fn install(&mut self, prepared: PreparedSplit) -> Result<bool> {
+        let PreparedSplit { pending, outcome } = prepared;
+        match outcome {
             Prepared::Read => {
-                let residual = filters.residual.clone();
                 self.current = Some(CurrentSplit {
-                    reader,
-                    stages,
-                    residual,
-                    constants,
-                    generation,
+                    number: pending.number,
+                    batches: 0,
+                    reader: pending.reader,
+                    stages: pending.stages,
+                    residual: pending.filters.residual.clone(),
+                    constants: pending.constants,
+                    generation: pending.generation,
                     dynamic: None,
                 });
-                Ok(true)
+                self.refresh_dynamic_filters()
             }
             Prepared::SkippedByConstant => {
-                self.metrics.splits_skipped.add(1);
+                self.count_rejected(&pending.constants)?;
                 Ok(false)
             }
             Prepared::NothingToRead => {
@@ -412,6 +579,62 @@ impl FileDataSource {
                 Ok(false)
             }
             Prepared::EmptyRange => Ok(false),
+        }
+    }
+
+    /// Prepares `split` here and makes it the current one; returns false (and counts why)
+    /// when it has nothing to read.
+    pub async fn add_split(&mut self, split: FileSplit) -> Result<bool> {
+        match self.start(split)? {
+            Some(pending) => {
+                let prepared = pending.prepare(false).await?;
+                self.install(prepared)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// When a dynamic filter changed since the current split's filters were built: stops
+    /// the split if the new filters reject its constants, else has the reader apply them to
+    /// what it has not decoded yet, or filters the later batches when it cannot. False: the
+    /// split is over.
+    fn refresh_dynamic_filters(&mut self) -> Result<bool> {
+        let generation = self.dynamic_generation();
+        let Some(current) = self.current.as_mut() else {
+            return Ok(false);
+        };
+        if generation == current.generation {
+            return Ok(true);
+        }
+        current.generation = generation;
+        let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
+        let rejected = filters.always_false() || !current.constants.pass(&self.spec, &filters)?;
+        let refreshed = if rejected {
+            Refreshed::NothingToRead
+        } else {
+            current
+                .reader
+                .refresh_filters(Arc::clone(&filters), generation)?
+        };
+        match refreshed {
+            Refreshed::Applied => {
+                current.residual = filters.residual.clone();
+                current.dynamic = None;
+                Ok(true)
+            }
+            Refreshed::NotApplied => {
+                current.dynamic = conjunction_opt(filters.dynamic.clone());
+                Ok(true)
+            }
+            Refreshed::NothingToRead => {
+                if current.batches == 0 {
+                    self.metrics.splits_pruned_dynamic_filter.add(1);
+                } else {
+                    self.metrics.splits_stopped_dynamic_filter.add(1);
+                }
+                self.current = None;
+                Ok(false)
+            }
         }
     }
 
@@ -428,6 +651,13 @@ impl FileDataSource {
             self.current = None;
             return Ok(None);
         };
+        if let Some(hook) = &self.hook {
+            hook.call(SplitEvent::Batch {
+                split: current.number,
+                batch: current.batches,
+            });
+        }
+        current.batches += 1;
         let _timer = self.metrics.time_reading.timer();
         let _compute = self.metrics.baseline.elapsed_compute().timer();
         self.metrics.rows_scanned.add(read.rows_scanned);

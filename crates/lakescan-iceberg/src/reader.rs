@@ -22,7 +22,8 @@ use datafusion::common::{Result, internal_err};
 use lakescan_core::parquet::ParquetSplitReader;
 use lakescan_core::scan_spec::ScanSpec;
 use lakescan_core::source::{
-    BatchStage, Prepared, ReaderBatch, SplitContext, SplitReader, SplitReaderFactory, StageSlot,
+    BatchStage, Prepared, ReaderBatch, Refreshed, SplitContext, SplitFilters, SplitReader,
+    SplitReaderFactory, StageSlot,
 };
 use lakescan_core::split::{FileSplit, SplitExtension};
 
@@ -217,6 +218,17 @@ impl SplitReader for IcebergSplitReader {
         match &mut self.inner {
             Some(inner) => inner.next().await,
             None => Ok(None),
+        }
+    }
+
+    fn refresh_filters(
+        &mut self,
+        filters: Arc<SplitFilters>,
+        generation: u64,
+    ) -> Result<Refreshed> {
+        match &mut self.inner {
+            Some(inner) => inner.refresh_filters(filters, generation),
+            None => Ok(Refreshed::NotApplied),
         }
     }
 }

@@ -19,7 +19,7 @@
 //! The lifecycle of one split, with the I/O states named `Load*`:
 //!
 //! ```text
-//!  Pending ─LoadFooter─▶ Opened ─bind─▶ Bound ─choose─▶ Chosen ─LoadBloomFilters─▶ Reading ─▶ Done
+//!  Pending ─LoadFooter─▶ Opened ─bind─▶ Bound ─choose─▶ Chosen ─LoadBloomFilters─▶ Ready ─▶ Reading ─▶ Done
 //!                          │                  │                  │
 //!                          └─a constant       ├─no row group     └─bloom filters
 //!                            rejects─▶ Done   │ in range ─▶ Done    reject all ─▶ Done
@@ -33,8 +33,12 @@
 //! * `choose` keeps the row groups whose midpoint lies in the byte range, then those the
 //!   filters and the residual's AND/OR tree may match by statistics;
 //! * `LoadBloomFilters` reads the bloom filters of point-filtered columns, when there are;
-//! * then the [`plan::ReadPlan`] builds the decoder: output and filter leaves, filters
-//!   inside the decoder or after it, page and row-index selections.
+//! * `prepare` ends in `Ready`. A dynamic filter that changed since (the split was
+//!   preloaded, or the filter arrived after prepare) is applied there: constants tested and
+//!   row groups pruned again (`refresh_filters`);
+//! * at the first `next`, the [`plan::ReadPlan`] builds the decoder with the filters and
+//!   adaptive order in force then: output and filter leaves, filters inside the decoder or
+//!   after it, page and row-index selections.
 
 pub mod adapt;
 pub mod assemble;
@@ -61,7 +65,7 @@ use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
 use crate::binding::{FieldSource, SplitBinding, constant_subfield};
 use crate::source::{
-    Prepared, ReaderBatch, SplitContext, SplitFilters, SplitReader, SplitReaderFactory,
+    Prepared, ReaderBatch, Refreshed, SplitContext, SplitFilters, SplitReader, SplitReaderFactory,
 };
 use crate::split::FileSplit;
 use leaves::FileLeaves;
@@ -99,6 +103,9 @@ enum State {
     Bound(Bound),
     /// Row groups chosen by range and statistics.
     Chosen(Chosen),
+    /// Prepared: bloom filters applied, the decoder not built yet (it is built at the first
+    /// `next`, with the filters and adaptive order in force then).
+    Ready(Chosen),
     /// Decoding.
     Reading(Box<Reading>),
     /// Read to the end, or nothing to read.
@@ -156,6 +163,10 @@ impl ParquetSplitReader {
                 dynamic.generation = generation;
                 let filters = SplitFilters::try_new(&self.context.spec, &dynamic.pushed)?;
                 self.context.filters = Arc::new(filters);
+                // A missing column's NULL the new filters reject: nothing left to read.
+                if self.constants_rejected(&rest.bound.binding, &rest.bound.leaves) {
+                    return Ok(None);
+                }
                 let metadata = Arc::clone(rest.bound.opened.metadata.metadata());
                 let stats = RowGroupStatistics::new(
                     &self.context.spec,
@@ -190,17 +201,10 @@ impl ParquetSplitReader {
         Ok(Some(reading))
     }
 
-    /// `bind`: file columns, constants and generated columns of this split; `None` when a
-    /// filter rejects a constant (a missing column's NULL, or a field of one).
-    fn bind(&self, opened: Opened) -> Result<Option<Bound>> {
+    /// True when a filter rejects a constant of the bound file: a missing column's NULL,
+    /// or a missing struct member's default.
+    fn constants_rejected(&self, binding: &SplitBinding, leaves: &FileLeaves) -> bool {
         let spec = &self.context.spec;
-        let binding = SplitBinding::try_new(
-            spec,
-            &self.split,
-            &self.context.constants,
-            opened.metadata.schema(),
-        )?;
-        let leaves = FileLeaves::new(opened.metadata.metadata().file_metadata().schema_descr());
         for (subfield, filter) in &self.context.filters.filters {
             let Some((i, _)) = spec.field(subfield.root()) else {
                 continue;
@@ -210,7 +214,7 @@ impl ParquetSplitReader {
                 // A struct member this file does not have reads its default, else NULL, in
                 // every row where the struct is present (and NULL where it is not).
                 FieldSource::File { root, file_type }
-                    if plan::member_missing(&leaves, *root, file_type, subfield) =>
+                    if plan::member_missing(leaves, *root, file_type, subfield) =>
                 {
                     let defaults = spec.fields()[i].handle.member_defaults.as_deref();
                     let null = datafusion::common::ScalarValue::Null;
@@ -229,8 +233,25 @@ impl ParquetSplitReader {
                 _ => None,
             };
             if value.is_some_and(|v| !filter.test_constant(&v)) {
-                return Ok(None);
+                return true;
             }
+        }
+        false
+    }
+
+    /// `bind`: file columns, constants and generated columns of this split; `None` when a
+    /// filter rejects a constant (a missing column's NULL, or a field of one).
+    fn bind(&self, opened: Opened) -> Result<Option<Bound>> {
+        let spec = &self.context.spec;
+        let binding = SplitBinding::try_new(
+            spec,
+            &self.split,
+            &self.context.constants,
+            opened.metadata.schema(),
+        )?;
+        let leaves = FileLeaves::new(opened.metadata.metadata().file_metadata().schema_descr());
+        if self.constants_rejected(&binding, &leaves) {
+            return Ok(None);
         }
         Ok(Some(Bound {
             opened,
@@ -318,6 +339,55 @@ impl ParquetSplitReader {
         Ok(kept)
     }
 
+    /// The decoder of a prepared split, built with the filters and adaptive order in force
+    /// now. While a dynamic filter may still change, one row group at a time (the rest are
+    /// pruned again when it does).
+    fn start_reading(&mut self, chosen: Chosen) -> Result<State> {
+        let may_change = self
+            .context
+            .dynamic
+            .as_ref()
+            .is_some_and(|d| d.may_change());
+        if chosen.row_groups.len() > 1 && may_change {
+            self.rest = Some(chosen);
+            return Ok(match self.next_row_group()? {
+                Some(reading) => State::Reading(Box::new(reading)),
+                None => State::Done,
+            });
+        }
+        let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
+            .build(chosen, &self.context)
+            .map_err(|e| file_error(&self.split.file_path, e))?;
+        Ok(State::Reading(Box::new(reading)))
+    }
+
+    /// New filters for a prepared split whose decoder is not built yet: its constants are
+    /// tested again and its row groups pruned again; `None` when nothing is left to read.
+    fn refresh_chosen(&mut self, mut chosen: Chosen) -> Result<Option<Chosen>> {
+        if self.constants_rejected(&chosen.bound.binding, &chosen.bound.leaves) {
+            return Ok(None);
+        }
+        let metadata = Arc::clone(chosen.bound.opened.metadata.metadata());
+        let stats = RowGroupStatistics::new(
+            &self.context.spec,
+            &chosen.bound.binding,
+            &metadata,
+            chosen.bound.opened.metadata.schema(),
+            &chosen.bound.leaves,
+            &chosen.row_groups,
+        );
+        let kept = self.prune_row_groups(&stats, chosen.row_groups.clone())?;
+        self.context
+            .metrics
+            .row_groups_pruned_dynamic_filter
+            .add(chosen.row_groups.len() - kept.len());
+        if kept.is_empty() {
+            return Ok(None);
+        }
+        chosen.row_groups = kept;
+        Ok(Some(chosen))
+    }
+
     /// One step of the lifecycle; `Some(outcome)` when preparing is over.
     async fn step(&mut self) -> Result<Option<Prepared>> {
         let state = std::mem::replace(&mut self.state, State::Done);
@@ -339,26 +409,11 @@ impl ParquetSplitReader {
                 let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
                 if chosen.row_groups.is_empty() {
                     (State::Done, Some(Prepared::NothingToRead))
-                } else if chosen.row_groups.len() > 1
-                    && self
-                        .context
-                        .dynamic
-                        .as_ref()
-                        .is_some_and(|d| d.may_change())
-                {
-                    self.rest = Some(chosen);
-                    match self.next_row_group()? {
-                        Some(reading) => (State::Reading(Box::new(reading)), Some(Prepared::Read)),
-                        None => (State::Done, Some(Prepared::NothingToRead)),
-                    }
                 } else {
-                    let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
-                        .build(chosen, &self.context)
-                        .map_err(|e| file_error(&self.split.file_path, e))?;
-                    (State::Reading(Box::new(reading)), Some(Prepared::Read))
+                    (State::Ready(chosen), Some(Prepared::Read))
                 }
             }
-            State::Reading(_) | State::Done => {
+            State::Ready(_) | State::Reading(_) | State::Done => {
                 return internal_err!("split of '{}' prepared twice", self.split.file_path);
             }
         };
@@ -435,8 +490,44 @@ impl SplitReader for ParquetSplitReader {
         }
     }
 
+    /// Before the first batch (a takeover, or a filter that arrived after prepare) the new
+    /// filters apply to everything: constants, row groups, decoder. Once decoding, the row
+    /// groups not started yet are pruned again when they come (`next_row_group`), and the
+    /// caller filters the batches.
+    fn refresh_filters(
+        &mut self,
+        filters: Arc<SplitFilters>,
+        generation: u64,
+    ) -> Result<Refreshed> {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Ready(chosen) => {
+                self.context.filters = filters;
+                if let Some(dynamic) = self.context.dynamic.as_mut() {
+                    dynamic.generation = generation;
+                }
+                Ok(match self.refresh_chosen(chosen)? {
+                    Some(chosen) => {
+                        self.state = State::Ready(chosen);
+                        Refreshed::Applied
+                    }
+                    None => Refreshed::NothingToRead,
+                })
+            }
+            State::Done => Ok(Refreshed::Applied),
+            other => {
+                self.state = other;
+                Ok(Refreshed::NotApplied)
+            }
+        }
+    }
+
     async fn next(&mut self) -> Result<Option<ReaderBatch>> {
         loop {
+            if matches!(self.state, State::Ready(_))
+                && let State::Ready(chosen) = std::mem::replace(&mut self.state, State::Done)
+            {
+                self.state = self.start_reading(chosen)?;
+            }
             let State::Reading(reading) = &mut self.state else {
                 return Ok(None);
             };

@@ -480,7 +480,7 @@ async fn seed_15_12_a_dynamic_filter_before_prepare() {
     assert_eq!(rows, 9_000, "9 of every 20 values are above 10");
     dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
     assert!(!source.add_split(partition_1_split(size)).await.unwrap());
-    assert_eq!(metrics.splits_skipped.value(), 1);
+    assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
 }
 
 /// Seed §15.12, the dynamic filter arriving after prepare, while the split streams: `c0 >
@@ -624,4 +624,162 @@ async fn scattered_deletes_under_a_decoder_dynamic_filter_keep_their_positions()
         .filter(|i| i % 10 != 7 && (i % 20) % 3 == 0)
         .count();
     assert_eq!(rows, expected);
+}
+
+/// Writes `c.parquet`: `c0` = 0..20 000 in order, in 20 row groups of 1 000 rows.
+fn write_c0_sorted(dir: &std::path::Path) -> u64 {
+    let schema = Arc::new(Schema::new(vec![Field::new("c0", DataType::Int64, true)]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(Int64Array::from_iter_values(0..20_000))],
+    )
+    .unwrap();
+    let file = dir.join("c.parquet");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1_000))
+        .build();
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    std::fs::metadata(&file).unwrap().len()
+}
+
+/// `c0 > v` over the table schema of seed §15.12.
+fn c0_above(v: i64) -> Arc<dyn PhysicalExpr> {
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{binary, col, lit};
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    binary(col("c0", &schema).unwrap(), Operator::Gt, lit(v), &schema).unwrap()
+}
+
+/// Seed §14.4 (and §16, "moveAdaptationFrom skips constants"): a split is prepared at T0 on a
+/// preload task, the dynamic filter arrives at T1, the split is taken over at T2. Velox's
+/// takeover keeps the donor's T0 filter for constants and nested fields; lakescan applies the
+/// T1 filter at takeover: `p = 2` skips the p = 1 split unread, and `c0 > 15 000` prunes 15
+/// of its 20 row groups and filters in the reader, not on the batches.
+#[tokio::test]
+async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeover() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0_sorted(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    // The partition constant.
+    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let pending = source.start(partition_1_split(size)).unwrap().unwrap();
+    let donor = tokio::spawn(pending.prepare(true)).await.unwrap().unwrap();
+    dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
+    assert!(!source.install(donor).unwrap(), "taken over, then skipped");
+    assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
+    assert_eq!(metrics.rows_scanned.value(), 0);
+    assert!(source.next().await.unwrap().is_none());
+
+    // The real column.
+    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let pending = source.start(partition_1_split(size)).unwrap().unwrap();
+    let donor = tokio::spawn(pending.prepare(true)).await.unwrap().unwrap();
+    dynamic.update(c0_above(15_000)).unwrap();
+    assert!(source.install(donor).unwrap());
+    let mut rows = 0;
+    while let Some(batch) = source.next().await.unwrap() {
+        assert!(values(&batch).iter().all(|v| *v > 15_000));
+        rows += batch.num_rows();
+    }
+    assert_eq!(rows, 4_999);
+    assert_eq!(metrics.row_groups_pruned_dynamic_filter.value(), 15);
+    assert_eq!(
+        metrics.rows_scanned.value(),
+        5_000,
+        "only the 5 row groups left"
+    );
+    assert_eq!(
+        metrics.rows_removed_dynamic_filter.value(),
+        0,
+        "applied by the reader, not on the batches"
+    );
+}
+
+/// §16, "a non-null constant takes the fast path": a dynamic filter that arrives after the
+/// split was prepared and rejects its partition value. Velox reads the split anyway (the
+/// constant is tested only at prepare); lakescan reads none of its rows.
+#[tokio::test]
+async fn seed_16_a_filter_after_prepare_that_rejects_a_constant_reads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    let opened = metrics.bytes_read.value();
+    dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
+    assert!(source.next().await.unwrap().is_none());
+    assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
+    assert_eq!(metrics.splits_stopped_dynamic_filter.value(), 0);
+    assert_eq!(metrics.rows_scanned.value(), 0);
+    assert_eq!(
+        metrics.bytes_read.value(),
+        opened,
+        "no column chunk fetched"
+    );
+}
+
+/// A dynamic filter that already rejects a split's partition value when the split starts
+/// skips it before any I/O, counted apart from the static filters' skips.
+#[tokio::test]
+async fn a_split_rejected_by_a_dynamic_filter_at_start_is_counted_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let schema = Schema::new(vec![
+        Field::new("c0", DataType::Int64, true),
+        Field::new("p", DataType::Int32, true),
+    ]);
+    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
+    assert!(source.start(partition_1_split(size)).unwrap().is_none());
+    assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
+    assert_eq!(metrics.splits_skipped.value(), 0);
+    assert_eq!(metrics.bytes_read.value(), 0);
+}
+
+/// The hook sees each split prepared (and where) and each batch, in order.
+#[tokio::test]
+async fn the_lifecycle_hook_sees_prepare_and_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0(dir.path());
+    let (source, _, _) = seed_15_12_source(dir.path());
+    let events = Arc::new(std::sync::Mutex::new(vec![]));
+    let seen = Arc::clone(&events);
+    let hook = LifecycleHook::new(move |e| seen.lock().unwrap().push(e));
+    let mut source = source.with_lifecycle_hook(Some(hook));
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    while source.next().await.unwrap().is_some() {}
+    let pending = source.start(partition_1_split(size)).unwrap().unwrap();
+    let donor = pending.prepare(true).await.unwrap();
+    assert!(source.install(donor).unwrap());
+    assert!(source.next().await.unwrap().is_some());
+    let events = events.lock().unwrap().clone();
+    assert_eq!(
+        events,
+        [
+            SplitEvent::Prepared {
+                split: 0,
+                preloaded: false
+            },
+            SplitEvent::Batch { split: 0, batch: 0 },
+            SplitEvent::Batch { split: 0, batch: 1 },
+            SplitEvent::Batch { split: 0, batch: 2 },
+            SplitEvent::Prepared {
+                split: 1,
+                preloaded: true
+            },
+            SplitEvent::Batch { split: 1, batch: 0 },
+        ]
+    );
 }

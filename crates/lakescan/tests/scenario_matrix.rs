@@ -1,0 +1,471 @@
+//! The seed §15 scenarios under every split-lifecycle configuration (seed §17.2): preload on
+//! and off × a dynamic filter arriving before prepare, after prepare (with preload: after the
+//! next split was preloaded, so its takeover must apply it, seed §14.4) and mid-split (after
+//! the first batch read). One tester, many configurations: each scenario is a table, a query whose
+//! plan is one `LakeScanExec`, and a dynamic filter over the scan's output, pushed into the
+//! scan as a `DynamicFilterPhysicalExpr` and updated by a [`LifecycleHook`] at the chosen
+//! moment, so the timing is deterministic.
+//!
+//! For every configuration the rows that pass the filter (what a join above the scan keeps)
+//! must equal `SELECT * FROM (query) WHERE filter`, and the scan must have emitted fewer rows
+//! than without the filter: the filter acted inside the scan. Batches hold 2 rows, so every
+//! scenario's first split has a batch after the first one.
+//!
+//! §15.13 (zero output columns) has no column a dynamic filter could read, and is left out.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
+use arrow::compute::filter_record_batch;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::common::DFSchema;
+use datafusion::physical_expr::expressions::{DynamicFilterPhysicalExpr, lit};
+use datafusion::physical_expr::utils::collect_columns;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr, collect};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
+use lakescan_core::exec::LakeScanExec;
+use lakescan_core::source::{LifecycleHook, SplitEvent};
+use lakescan_iceberg::writer::TableWriter;
+
+/// One seed §15 scenario: its tables, its query and the dynamic filter.
+struct Scenario {
+    name: &'static str,
+    /// Statements run first; `$DIR` is the scenario's directory.
+    setup: &'static [&'static str],
+    /// Iceberg tables written before `setup` (their metadata path replaces `$META`).
+    iceberg: Option<fn(&Path) -> String>,
+    /// A query planned as one `LakeScanExec`.
+    query: &'static str,
+    /// The dynamic filter, over the scan's output columns.
+    filter: &'static str,
+}
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "15.1 output name differs from the column name",
+        setup: &[
+            "COPY (SELECT v AS c0, v * 10 AS c1, 'x' || v AS c2 FROM unnest(range(1, 9)) AS t(v)) \
+             TO '$DIR/t/f.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT c0 AS alias FROM t",
+        filter: "alias > 4",
+    },
+    Scenario {
+        name: "15.2 output c0, residual on the unprojected c1",
+        setup: &[
+            "COPY (SELECT v AS c0, 9 - v AS c1 FROM unnest(range(1, 9)) AS t(v)) \
+             TO '$DIR/t/f.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT c0 FROM t WHERE c0 * c1 > 6",
+        filter: "c0 < 5",
+    },
+    Scenario {
+        name: "15.3 a column only filtered in the reader",
+        setup: &[
+            "COPY (SELECT v AS c0, v + 8 AS c1 FROM unnest(range(1, 11)) AS t(v)) \
+             TO '$DIR/t/f.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT c0 FROM t WHERE c1 > 10",
+        filter: "c0 % 2 = 0",
+    },
+    Scenario {
+        name: "15.4 ROW / ARRAY / MAP subfield pruning",
+        setup: &[
+            "COPY (SELECT * FROM (VALUES (1, named_struct('a', 10, 'b', 1, 'c', 'z'), [named_struct('x', 1, 'y', 2)], MAP {'k': 1}), (2, named_struct('a', 20, 'b', 2, 'c', 'z'), [named_struct('x', 2, 'y', 3)], MAP {'k': 2}), (3, named_struct('a', 30, 'b', 0, 'c', 'z'), [named_struct('x', 3, 'y', 4)], MAP {'k': 3}), (4, named_struct('a', 40, 'b', 1, 'c', 'z'), [named_struct('x', 4, 'y', 5)], MAP {'k': 4}), (5, named_struct('a', 50, 'b', 2, 'c', 'z'), [named_struct('x', 5, 'y', 6)], MAP {'k': 5}), (6, named_struct('a', 60, 'b', 0, 'c', 'z'), [named_struct('x', 6, 'y', 7)], MAP {'k': 6}), (7, named_struct('a', 70, 'b', 1, 'c', 'z'), [named_struct('x', 7, 'y', 8)], MAP {'k': 7}), (8, named_struct('a', 80, 'b', 2, 'c', 'z'), [named_struct('x', 8, 'y', 9)], MAP {'k': 8})) AS v(id, r, a, m)) \
+             TO '$DIR/t/f.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT id, r['a'] AS ra FROM t WHERE r['b'] > 0",
+        filter: "ra < 60",
+    },
+    Scenario {
+        name: "15.5 extraction turns a MAP into an ARRAY",
+        setup: &[
+            "COPY (SELECT * FROM (VALUES (1, MAP {'k1': 1, 'j': 0}), (2, MAP {'k2': 2, 'j': 0}), (3, MAP {'k3': 3, 'j': 0}), (4, MAP {'k4': 4, 'j': 0}), (5, MAP {'k5': 5, 'j': 0}), (6, MAP {'k6': 6, 'j': 0}), (7, MAP {'k7': 7, 'j': 0}), (8, MAP {'k8': 8, 'j': 0})) AS v(id, m)) \
+             TO '$DIR/t/f.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT id, map_keys(m) AS k FROM t",
+        filter: "id > 3",
+    },
+    Scenario {
+        name: "15.6 only a partition column and the row index",
+        setup: &[
+            "COPY (SELECT v AS c0 FROM unnest(range(1, 7)) AS t(v)) \
+             TO '$DIR/t/p=east/f.parquet' STORED AS PARQUET",
+            "COPY (SELECT v AS c0 FROM unnest(range(1, 5)) AS t(v)) \
+             TO '$DIR/t/p=west/f.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t' PARTITIONED BY (p) \
+             OPTIONS ('hidden_columns' '$row_index')",
+        ],
+        iceberg: None,
+        query: "SELECT p, \"$row_index\" AS ri FROM t",
+        filter: "p = 'east' AND ri < 4",
+    },
+    Scenario {
+        name: "15.7 a column missing in one file, present in the next",
+        setup: &[
+            "COPY (SELECT v AS c0 FROM unnest(range(1, 5)) AS t(v)) \
+             TO '$DIR/t/f1.parquet' STORED AS PARQUET",
+            "COPY (SELECT v AS c0, v * 10 AS c1 FROM unnest(range(5, 9)) AS t(v)) \
+             TO '$DIR/t/f2.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t (c0 BIGINT, c1 BIGINT) STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT c0, c1 FROM t",
+        filter: "c1 > 60",
+    },
+    Scenario {
+        name: "15.8 bucket conversion with the hidden bucket key and a nested filter",
+        setup: &[
+            "CREATE TABLE src AS SELECT * FROM (VALUES \
+             (10, named_struct('a', 1, 'b', 4294967266)), (20, named_struct('a', 1, 'b', 4294967270)), \
+             (30, named_struct('a', 1, 'b', 4294967274)), (40, named_struct('a', 1, 'b', 4294967278)), \
+             (50, named_struct('a', 0, 'b', 5))) AS v(c0, k)",
+            "COPY (SELECT * FROM src) TO '$DIR/t/ds=old/000001_0.parquet' STORED AS PARQUET",
+            "COPY (SELECT * FROM src WHERE false) TO '$DIR/t/ds=old/000000_0.parquet' STORED AS PARQUET",
+            "COPY (SELECT * FROM src WHERE false) TO '$DIR/t/ds=old/000002_0.parquet' STORED AS PARQUET",
+            "COPY (SELECT * FROM src WHERE false) TO '$DIR/t/ds=old/000003_0.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t' PARTITIONED BY (ds) \
+             OPTIONS ('bucketed_by' 'k', 'bucket_count' '8', 'bucketing_version' '1')",
+        ],
+        iceberg: None,
+        query: "SELECT c0 FROM t WHERE k['a'] > 0",
+        filter: "c0 <> 30",
+    },
+    Scenario {
+        name: "15.9 Hive row id constants change between splits",
+        setup: &[
+            "COPY (SELECT v AS c0 FROM unnest(range(1, 5)) AS t(v)) \
+             TO '$DIR/t/ds=1/a.parquet' STORED AS PARQUET",
+            "COPY (SELECT v AS c0 FROM unnest(range(5, 9)) AS t(v)) \
+             TO '$DIR/t/ds=2/b.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t' PARTITIONED BY (ds) \
+             OPTIONS ('hidden_columns' '$row_id', 'row_id.metadata_version' '2', \
+             'row_id.table_guid' 'B', 'row_id.partition_id.ds=1' '10', \
+             'row_id.partition_id.ds=2' '20')",
+        ],
+        iceberg: None,
+        query: "SELECT c0, \"$row_id\" AS rid FROM t",
+        filter: "c0 % 3 <> 0",
+    },
+    Scenario {
+        name: "15.10 an equality delete needs the unprojected key",
+        setup: &["CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '$META'"],
+        iceberg: Some(equality_delete_table),
+        query: "SELECT c0 FROM t",
+        filter: "c0 < 400",
+    },
+    Scenario {
+        name: "15.11 position deletes with lineage",
+        setup: &[
+            "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '$META' \
+             OPTIONS ('metadata_columns' '_row_id,_pos')",
+        ],
+        iceberg: Some(position_delete_table),
+        query: "SELECT c0, _row_id AS rid, _pos AS pos FROM t",
+        filter: "c0 % 2 = 0",
+    },
+    Scenario {
+        name: "15.12 a dynamic filter on a real column (c0 > 10)",
+        setup: SEED_15_12,
+        iceberg: None,
+        query: "SELECT c0, p FROM t",
+        filter: "c0 > 10",
+    },
+    Scenario {
+        name: "15.12 a dynamic filter on the partition constant (p = 2)",
+        setup: SEED_15_12,
+        iceberg: None,
+        query: "SELECT c0, p FROM t",
+        filter: "p = 2",
+    },
+];
+
+/// Seed §15.12: P = [c0 BIGINT, p INTEGER], partitions p = 1 and p = 2.
+const SEED_15_12: &[&str] = &[
+    "COPY (SELECT CAST(v AS BIGINT) AS c0 FROM unnest(range(0, 20)) AS t(v)) \
+     TO '$DIR/t/p=1/f.parquet' STORED AS PARQUET",
+    "COPY (SELECT CAST(v AS BIGINT) AS c0 FROM unnest(range(0, 20)) AS t(v)) \
+     TO '$DIR/t/p=2/f.parquet' STORED AS PARQUET",
+    "CREATE EXTERNAL TABLE t (c0 BIGINT, p INT) STORED AS HIVE LOCATION '$DIR/t' \
+     PARTITIONED BY (p)",
+];
+
+fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(values))
+}
+
+fn c0_key_schema() -> Schema {
+    let long = || Type::Primitive(PrimitiveType::Long);
+    Schema::builder()
+        .with_fields(vec![
+            Arc::new(NestedField::optional(10, "c0", long())),
+            Arc::new(NestedField::optional(20, "key", long())),
+        ])
+        .build()
+        .unwrap()
+}
+
+fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(f))
+}
+
+/// Seed §15.10's data (c0 = 100, 200, 300 with keys 7, 8, 7), repeated with c0 + 300, and
+/// an equality delete of key 7.
+fn equality_delete_table(dir: &Path) -> String {
+    let mut table = TableWriter::new(dir.join("ice"), c0_key_schema()).unwrap();
+    let data = (0..2)
+        .map(|i| {
+            table
+                .data_file(vec![
+                    ("c0", 10, longs([100, 200, 300].map(|v| v + 300 * i))),
+                    ("key", 20, longs([7, 8, 7])),
+                ])
+                .unwrap()
+        })
+        .collect();
+    block_on(table.commit(data, vec![])).unwrap();
+    let delete = table
+        .equality_delete_file(vec![20], vec![("key", 20, longs([7]))])
+        .unwrap();
+    block_on(table.commit(vec![], vec![delete])).unwrap()
+}
+
+/// A v3 table of two files (c0 = 0..8 and 8..16) with a position delete in each.
+fn position_delete_table(dir: &Path) -> String {
+    let mut table = TableWriter::new(dir.join("ice"), c0_key_schema())
+        .unwrap()
+        .with_format_version(iceberg::spec::FormatVersion::V3)
+        .unwrap();
+    let data: Vec<_> = (0..2)
+        .map(|i| {
+            table
+                .data_file(vec![
+                    ("c0", 10, longs((0..8).map(|v| v + 8 * i))),
+                    ("key", 20, longs((0..8).map(|_| 1))),
+                ])
+                .unwrap()
+        })
+        .collect();
+    let paths: Vec<String> = data.iter().map(|f| f.file_path().to_string()).collect();
+    block_on(table.commit(data, vec![])).unwrap();
+    let delete = table
+        .position_delete_file(vec![(paths[0].as_str(), 3), (paths[1].as_str(), 6)])
+        .unwrap();
+    block_on(table.commit(vec![], vec![delete])).unwrap()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    BeforePrepare,
+    AfterPrepare,
+    MidSplit,
+}
+
+async fn context(dir: &Path, scenario: &Scenario, preload: usize) -> SessionContext {
+    let config = SessionConfig::new()
+        .with_target_partitions(1)
+        .with_batch_size(2);
+    let ctx = SessionContext::new_with_config(config);
+    lakescan::register(&ctx).unwrap();
+    ctx.sql(&format!("SET lakescan.preload_splits = {preload}"))
+        .await
+        .unwrap();
+    let meta = scenario.iceberg.map(|f| f(dir)).unwrap_or_default();
+    for statement in scenario.setup {
+        let sql = statement
+            .replace("$DIR", dir.to_str().unwrap())
+            .replace("$META", &meta);
+        ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    }
+    ctx
+}
+
+/// Rows as sorted text lines.
+fn lines(batches: &[RecordBatch]) -> Vec<String> {
+    let options = FormatOptions::default();
+    let mut out = vec![];
+    for batch in batches {
+        let formatters: Vec<_> = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap())
+            .collect();
+        for row in 0..batch.num_rows() {
+            let cells: Vec<String> = formatters
+                .iter()
+                .map(|f| f.value(row).to_string())
+                .collect();
+            out.push(cells.join("|"));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rows(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(RecordBatch::num_rows).sum()
+}
+
+/// The scan of `query`, its output rows and the filter over its output schema.
+async fn plan(ctx: &SessionContext, scenario: &Scenario) -> (LakeScanExec, Arc<dyn PhysicalExpr>) {
+    let plan = ctx
+        .sql(scenario.query)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let Some(scan) = plan.downcast_ref::<LakeScanExec>() else {
+        panic!(
+            "{}: the plan is not one LakeScanExec:\n{}",
+            scenario.name,
+            datafusion::physical_plan::displayable(plan.as_ref()).indent(true)
+        );
+    };
+    let schema = DFSchema::try_from(scan.schema()).unwrap();
+    let expr = ctx.parse_sql_expr(scenario.filter, &schema).unwrap();
+    let filter = ctx.create_physical_expr(expr, &schema).unwrap();
+    (scan.clone(), filter)
+}
+
+async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
+    let label = format!("{} [preload {preload}, {timing:?}]", scenario.name);
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path(), scenario, preload).await;
+    let expected = ctx
+        .sql(&format!(
+            "SELECT * FROM ({}) WHERE {}",
+            scenario.query, scenario.filter
+        ))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let (scan, filter) = plan(&ctx, scenario).await;
+    let unfiltered = collect(Arc::new(scan.clone()), ctx.task_ctx())
+        .await
+        .unwrap();
+
+    let children: Vec<Arc<dyn PhysicalExpr>> = collect_columns(&filter)
+        .into_iter()
+        .map(|c| Arc::new(c) as Arc<dyn PhysicalExpr>)
+        .collect();
+    let dynamic = Arc::new(DynamicFilterPhysicalExpr::new(children, lit(true)));
+    let (scan, _) = scan
+        .with_pushed_filters(vec![Arc::clone(&dynamic) as _])
+        .unwrap();
+    let scan = scan.expect("the dynamic filter is pushed into the scan");
+    let splits = scan.splits().len();
+    let fired = Arc::new(AtomicBool::new(false));
+    let scan = match timing {
+        Timing::BeforePrepare => {
+            dynamic.update(Arc::clone(&filter)).unwrap();
+            fired.store(true, Ordering::SeqCst);
+            scan
+        }
+        Timing::AfterPrepare | Timing::MidSplit => {
+            let (dynamic, filter, fired) = (
+                Arc::clone(&dynamic),
+                Arc::clone(&filter),
+                Arc::clone(&fired),
+            );
+            // With preload, "after prepare" is after the second split was prepared on its
+            // preload task: the filter arrives between its prepare and its takeover.
+            let preloaded = preload > 0 && splits > 1;
+            scan.with_lifecycle_hook(LifecycleHook::new(move |event| {
+                let now = match (timing, event) {
+                    (
+                        Timing::AfterPrepare,
+                        SplitEvent::Prepared {
+                            preloaded: p,
+                            split,
+                        },
+                    ) => {
+                        if preloaded {
+                            p
+                        } else {
+                            split == 0
+                        }
+                    }
+                    (Timing::MidSplit, SplitEvent::Batch { batch, .. }) => batch == 0,
+                    _ => false,
+                };
+                if now && !fired.swap(true, Ordering::SeqCst) {
+                    dynamic.update(Arc::clone(&filter)).unwrap();
+                }
+            }))
+        }
+    };
+    let scan = Arc::new(scan);
+    let out = collect(Arc::clone(&scan) as _, ctx.task_ctx())
+        .await
+        .unwrap();
+    assert!(
+        fired.load(Ordering::SeqCst),
+        "{label}: the hook never fired"
+    );
+    // What a join above the scan keeps: the rows that pass the filter.
+    let kept: Vec<RecordBatch> = out
+        .iter()
+        .map(|b| {
+            let mask = filter
+                .evaluate(b)
+                .unwrap()
+                .into_array(b.num_rows())
+                .unwrap();
+            let mask = arrow::array::as_boolean_array(&mask);
+            filter_record_batch(b, mask).unwrap()
+        })
+        .collect();
+    assert_eq!(lines(&kept), lines(&expected), "{label}: rows");
+    if std::env::var("MATRIX_DEBUG").is_ok() {
+        eprintln!(
+            "{label}: batches {:?}\n{}",
+            out.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+            datafusion::physical_plan::displayable(scan.as_ref())
+                .indent(true)
+                .to_string()
+        );
+        eprintln!("{:?}", scan.metrics());
+    }
+    assert!(
+        rows(&out) < rows(&unfiltered),
+        "{label}: the scan emitted {} of {} rows, the filter did not act inside it",
+        rows(&out),
+        rows(&unfiltered)
+    );
+    if timing == Timing::BeforePrepare {
+        assert_eq!(rows(&out), rows(&kept), "{label}: exact before prepare");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_15_scenarios_under_every_preload_and_filter_timing() {
+    for scenario in SCENARIOS {
+        for preload in [0, 1] {
+            for timing in [
+                Timing::BeforePrepare,
+                Timing::AfterPrepare,
+                Timing::MidSplit,
+            ] {
+                run(scenario, preload, timing).await;
+            }
+        }
+    }
+}
