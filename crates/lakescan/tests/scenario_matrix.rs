@@ -16,8 +16,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::compute::filter_record_batch;
@@ -386,9 +387,28 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
                 Arc::clone(&fired),
             );
             // With preload, "after prepare" is after the second split was prepared on its
-            // preload task: the filter arrives between its prepare and its takeover.
+            // preload task: the filter arrives between its prepare and its takeover. The
+            // first split's first batch waits for that preparation, so the first split is
+            // still streaming when the filter arrives (without the wait it may be done first
+            // and the filter has nothing left to act on).
             let preloaded = preload > 0 && splits > 1;
+            let arrived = Arc::new((Mutex::new(false), Condvar::new()));
             scan.with_lifecycle_hook(LifecycleHook::new(move |event| {
+                let (flag, signal) = &*arrived;
+                if preloaded
+                    && timing == Timing::AfterPrepare
+                    && event == (SplitEvent::Batch { split: 0, batch: 0 })
+                {
+                    let guard = flag.lock().unwrap();
+                    let (guard, wait) = signal
+                        .wait_timeout_while(guard, Duration::from_secs(60), |done| !*done)
+                        .unwrap();
+                    assert!(
+                        *guard && !wait.timed_out(),
+                        "the next split was never preloaded"
+                    );
+                    return;
+                }
                 let now = match (timing, event) {
                     (
                         Timing::AfterPrepare,
@@ -408,6 +428,8 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
                 };
                 if now && !fired.swap(true, Ordering::SeqCst) {
                     dynamic.update(Arc::clone(&filter)).unwrap();
+                    *flag.lock().unwrap() = true;
+                    signal.notify_all();
                 }
             }))
         }
@@ -438,9 +460,7 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
         eprintln!(
             "{label}: batches {:?}\n{}",
             out.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
-            datafusion::physical_plan::displayable(scan.as_ref())
-                .indent(true)
-                .to_string()
+            datafusion::physical_plan::displayable(scan.as_ref()).indent(true)
         );
         eprintln!("{:?}", scan.metrics());
     }
