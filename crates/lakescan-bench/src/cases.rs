@@ -10,6 +10,7 @@
 //! | `lineitem_hive` | `hive/lineitem/l_shipyear=YYYY/*.parquet` (partitioned by ship year) |
 //! | `orders_bucketed` | `bucketed/orders/00000B_0.parquet`: 8 Hive buckets of `o_custkey` (lakescan knows the bucketing; the peers read plain Parquet) |
 //! | `lineitem_struct` | `nested/lineitem_struct/*.parquet`: `l_orderkey`, `s` = a struct of 20 members |
+//! | `small`         | `small/p=P/fF.parquet`: 2 000 files of 400 rows (`k`, `x`) in 40 partitions `p` (the same at every scale) |
 //! | `lineitem_ice`, `lineitem_ice_pos`, `lineitem_ice_dv`, `lineitem_ice_eq` | Iceberg tables over `flat/lineitem` with no deletes, position deletes, deletion vectors, equality deletes (`crate::iceberg_tables`) |
 
 /// Which table directory a floor scan reads.
@@ -25,6 +26,8 @@ pub enum TableDir {
     BucketedOrders,
     /// `nested/lineitem_struct`
     StructLineitem,
+    /// `small`
+    SmallFiles,
 }
 
 /// What the raw parquet floor decodes for one table of a case: `columns` of every row
@@ -259,6 +262,31 @@ pub fn all(scale: f64) -> Vec<Case> {
             floor: vec![flat(&["l_extendedprice"], None)],
         },
         Case {
+            name: "small_files",
+            iceberg: false,
+            description: "2 000 files of 400 rows in 40 partitions: a GROUP BY over all of them \
+                          (per-file opening cost dominates)",
+            sql: "SELECT k, count(*) AS n, avg(x) AS ax FROM small GROUP BY k".to_string(),
+            floor: vec![FloorScan {
+                table: TableDir::SmallFiles,
+                partitions: None,
+                columns: vec!["k", "x"],
+                predicate: None,
+            }],
+        },
+        Case {
+            name: "small_partition",
+            iceberg: false,
+            description: "count(*) of one partition of the small-files table (50 files)",
+            sql: "SELECT count(*) AS n FROM small WHERE p = 7".to_string(),
+            floor: vec![FloorScan {
+                table: TableDir::SmallFiles,
+                partitions: Some(vec!["p=7".to_string()]),
+                columns: vec![],
+                predicate: None,
+            }],
+        },
+        Case {
             name: "bucket_lookup",
             iceberg: false,
             description: "one customer's orders by o_custkey in 8 Hive bucket files \
@@ -354,7 +382,7 @@ mod tests {
         assert_eq!(middle_order_key(1.0), 3_000_001);
         assert_eq!(middle_order_key(0.01), 29_985);
         let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 17);
+        assert_eq!(names.len(), 19);
         assert_eq!(customer_key(1.0), 75_001);
         assert_eq!(customer_key(0.01) % 3, 1);
     }

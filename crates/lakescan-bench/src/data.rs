@@ -11,6 +11,7 @@
 //!   hive/lineitem/l_shipyear=YYYY/*.parquet  DataFusion COPY … PARTITIONED BY (l_shipyear)
 //!   bucketed/orders/00000B_0.parquet          orders in 8 Hive buckets of o_custkey (version 2)
 //!   nested/lineitem_struct/*.parquet          l_orderkey and s, a struct of 20 members
+//!   small/p=P/fF.parquet                      2 000 files of 400 rows (k, x) in 40 partitions
 //!   iceberg/lineitem{,_pos,_dv,_eq}/          Iceberg tables over flat/lineitem (crate::iceberg_tables)
 //! ```
 //!
@@ -64,6 +65,59 @@ impl Dataset {
     pub fn struct_lineitem(&self) -> PathBuf {
         self.root.join("nested").join("lineitem_struct")
     }
+
+    /// `small/p=P/fF.parquet`: [`SMALL_FILES`] files of [`SMALL_ROWS`] rows in
+    /// [`SMALL_PARTITIONS`] partitions (the many-small-files Hive shape; the same at every
+    /// scale).
+    pub fn small_files(&self) -> PathBuf {
+        self.root.join("small")
+    }
+}
+
+/// Files of `small/` in all.
+pub const SMALL_FILES: usize = 2_000;
+/// Rows per file of `small/`.
+pub const SMALL_ROWS: usize = 400;
+/// Partitions (`p = 0..`) of `small/`.
+pub const SMALL_PARTITIONS: usize = 40;
+
+/// Writes `small/`: in file `f` of partition `p`, row `i` has `k = (f * 400 + i) % 10` and
+/// `x = (p * 1000 + f + i) / 8`; SNAPPY, one row group per file.
+fn write_small_files(dataset: &Dataset) -> Result<()> {
+    use std::sync::Arc;
+
+    use arrow::array::{Float64Array, Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::Compression;
+    use parquet::file::properties::WriterProperties;
+
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, true),
+        Field::new("x", DataType::Float64, true),
+    ]));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let per_partition = SMALL_FILES / SMALL_PARTITIONS;
+    for p in 0..SMALL_PARTITIONS {
+        let dir = dataset.small_files().join(format!("p={p}"));
+        std::fs::create_dir_all(&dir)?;
+        for f in 0..per_partition {
+            let k = Int64Array::from_iter_values(
+                (0..SMALL_ROWS).map(|i| ((f * SMALL_ROWS + i) % 10) as i64),
+            );
+            let x = Float64Array::from_iter_values(
+                (0..SMALL_ROWS).map(|i| (p * 1000 + f + i) as f64 / 8.0),
+            );
+            let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(k), Arc::new(x)])?;
+            let file = std::fs::File::create(dir.join(format!("f{f:03}.parquet")))?;
+            let mut writer = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props.clone()))?;
+            writer.write(&batch)?;
+            writer.close()?;
+        }
+    }
+    Ok(())
 }
 
 /// Buckets of `bucketed/orders` (Hive bucketing version 2 on `o_custkey`).
@@ -156,6 +210,7 @@ impl Layout {
              hive: DataFusion COPY ... PARTITIONED BY (l_shipyear)\n\
              bucketed: orders, {ORDER_BUCKETS} buckets of o_custkey, version 2\n\
              nested: lineitem_struct, {} members\n\
+             small: {SMALL_FILES} files of {SMALL_ROWS} rows in {SMALL_PARTITIONS} partitions\n\
              iceberg: lineitem, positions (files referencing their data file), vectors, \
              {} equality keys\n",
             self.scale,
@@ -273,6 +328,7 @@ pub async fn prepare(cache: &Path, layout: &Layout) -> Result<()> {
     .await?;
 
     write_bucketed_and_nested(&ctx, &staged).await?;
+    write_small_files(&staged)?;
     drop(ctx);
 
     // The Iceberg tables name their data files by absolute path: written in place, before

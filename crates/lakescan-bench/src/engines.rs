@@ -110,8 +110,9 @@ pub async fn lakescan_session(dataset: &Dataset, threads: usize) -> Result<Sessi
     lakescan::register(&ctx)?;
     for table in tables(dataset) {
         let sql = format!(
-            "CREATE EXTERNAL TABLE {} STORED AS HIVE LOCATION '{}'{}{}",
+            "CREATE EXTERNAL TABLE {}{} STORED AS HIVE LOCATION '{}'{}{}",
             table.name,
+            table.columns,
             dir_url(&table.dir),
             table.partitioned_by(),
             table.lakescan_options
@@ -138,8 +139,9 @@ pub async fn datafusion_session(
     let ctx = SessionContext::new_with_config(config(threads, pushdown_filters));
     for table in tables(dataset) {
         let sql = format!(
-            "CREATE EXTERNAL TABLE {} STORED AS PARQUET LOCATION '{}'{}",
+            "CREATE EXTERNAL TABLE {}{} STORED AS PARQUET LOCATION '{}'{}",
             table.name,
+            table.columns,
             dir_url(&table.dir),
             table.partitioned_by()
         );
@@ -152,17 +154,19 @@ pub async fn datafusion_session(
 struct Table {
     name: &'static str,
     dir: std::path::PathBuf,
-    partitioned: bool,
+    /// The partition column, for a partitioned table.
+    partitioned: Option<&'static str>,
+    /// The declared columns (`(k BIGINT, …)`, partition column included) or empty: inferred.
+    columns: &'static str,
     /// Extra `OPTIONS (…)` of the lakescan table (its bucketing).
     lakescan_options: String,
 }
 
 impl Table {
-    fn partitioned_by(&self) -> &'static str {
-        if self.partitioned {
-            " PARTITIONED BY (l_shipyear)"
-        } else {
-            ""
+    fn partitioned_by(&self) -> String {
+        match self.partitioned {
+            Some(column) => format!(" PARTITIONED BY ({column})"),
+            None => String::new(),
         }
     }
 }
@@ -172,22 +176,33 @@ fn tables(dataset: &Dataset) -> Vec<Table> {
         name,
         dir,
         partitioned,
+        columns: "",
         lakescan_options: String::new(),
     };
     vec![
-        plain("lineitem", dataset.flat_lineitem(), false),
-        plain("orders", dataset.flat_orders(), false),
-        plain("lineitem_hive", dataset.hive_lineitem(), true),
+        plain("lineitem", dataset.flat_lineitem(), None),
+        plain("orders", dataset.flat_orders(), None),
+        plain("lineitem_hive", dataset.hive_lineitem(), Some("l_shipyear")),
+        Table {
+            name: "small",
+            dir: dataset.small_files(),
+            partitioned: Some("p"),
+            // Declared: DataFusion 54's ListingTable panics inferring this table's partition
+            // column ("Index out of bound").
+            columns: " (k BIGINT, x DOUBLE, p INT)",
+            lakescan_options: String::new(),
+        },
         Table {
             name: "orders_bucketed",
             dir: dataset.bucketed_orders(),
-            partitioned: false,
+            partitioned: None,
+            columns: "",
             lakescan_options: format!(
                 " OPTIONS ('bucketed_by' 'o_custkey', 'bucket_count' '{}', 'bucketing_version' '2')",
                 crate::data::ORDER_BUCKETS
             ),
         },
-        plain("lineitem_struct", dataset.struct_lineitem(), false),
+        plain("lineitem_struct", dataset.struct_lineitem(), None),
     ]
 }
 

@@ -219,10 +219,11 @@ fn files_of(dataset: &Dataset, scan: &FloorScan) -> Result<Vec<PathBuf>> {
         TableDir::LineitemHive => dataset.hive_lineitem(),
         TableDir::BucketedOrders => dataset.bucketed_orders(),
         TableDir::StructLineitem => dataset.struct_lineitem(),
+        TableDir::SmallFiles => dataset.small_files(),
     };
     let dirs: Vec<PathBuf> = match (&scan.partitions, scan.table) {
         (Some(parts), _) => parts.iter().map(|p| root.join(p)).collect(),
-        (None, TableDir::LineitemHive) => subdirs(&root)?,
+        (None, TableDir::LineitemHive | TableDir::SmallFiles) => subdirs(&root)?,
         (None, _) => vec![root],
     };
     let mut files = vec![];

@@ -87,6 +87,11 @@ impl Peer {
                 quote(&dataset.hive_lineitem())
             ),
             format!(
+                "CREATE VIEW small AS SELECT k, x, CAST(p AS INTEGER) AS p FROM \
+                 read_parquet('{}/*/*.parquet', hive_partitioning = true)",
+                quote(&dataset.small_files())
+            ),
+            format!(
                 "CREATE VIEW orders_bucketed AS SELECT * FROM read_parquet('{}/*.parquet')",
                 quote(&dataset.bucketed_orders())
             ),
