@@ -83,6 +83,9 @@ async fn scan(ctx: &SessionContext, sql: &str) -> LakeScanExec {
         .clone()
 }
 
+/// The tests of this file run one at a time: one counts the open files of the process.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[cfg(target_os = "linux")]
 fn open_files() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
@@ -98,6 +101,7 @@ fn open_files() -> usize {
 /// is left on the runtime, no file open, and no memory reserved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_cancelled_mid_split_with_preload_running_leaves_nothing_behind() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let metadata = table(dir.path(), 6).await;
     let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(1 << 30));
@@ -131,12 +135,13 @@ async fn a_query_cancelled_mid_split_with_preload_running_leaves_nothing_behind(
     let first = stream.next().await.unwrap().unwrap();
     assert!(first.num_rows() > 0);
     assert!(pool.reserved() > 0, "the delete keys are reserved");
-    // Wait until a preload task is inside its preparation.
-    for _ in 0..500 {
+    // Wait until a preload task is inside its preparation. A thread sleep, not a Tokio
+    // timer: the sleeping preparations hold both workers, which drive the timers.
+    for _ in 0..5_000 {
         if preloading.load(Ordering::SeqCst) > 0 {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(2)).await;
+        std::thread::sleep(Duration::from_millis(1));
     }
     assert!(
         preloading.load(Ordering::SeqCst) > 0,
@@ -164,6 +169,7 @@ async fn a_query_cancelled_mid_split_with_preload_running_leaves_nothing_behind(
 /// error naming the file, not a split silently left out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preload_and_split_lists_read_every_split_once_and_report_failures() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let metadata = table(dir.path(), 7).await;
     let expected: i64 = (0..7_000).filter(|v| v % 10 != 7).sum();

@@ -11,7 +11,14 @@
 //! than without the filter: the filter acted inside the scan. Batches hold 2 rows, so every
 //! scenario's first split has a batch after the first one.
 //!
-//! §15.13 (zero output columns) has no column a dynamic filter could read, and is left out.
+//! Two §16 rows join them: a dynamic filter on a struct member across two files (Velox's
+//! takeover moves only top-level filters, seed §13.3), and one on a changelog scan's change
+//! constants (tested only at prepare in Velox). §15.13 (zero output columns) has no column a
+//! dynamic filter could read, and is left out.
+//!
+//! Besides the rows, each configuration bounds how many emitted rows fail the filter: none
+//! when it arrived before the first batch, at most the first batch otherwise. A filter lost
+//! for a preloaded split (seed §14.4) breaks that bound.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -194,6 +201,27 @@ const SCENARIOS: &[Scenario] = &[
         query: "SELECT c0, p FROM t",
         filter: "p = 2",
     },
+    Scenario {
+        name: "16 a nested field's dynamic filter across splits and takeover",
+        setup: &[
+            "COPY (SELECT v AS id, named_struct('a', v * 10, 'b', -v) AS r FROM unnest(range(1, 9)) AS t(v)) \
+             TO '$DIR/t/f1.parquet' STORED AS PARQUET",
+            "COPY (SELECT v AS id, named_struct('a', v * 10, 'b', -v) AS r FROM unnest(range(9, 17)) AS t(v)) \
+             TO '$DIR/t/f2.parquet' STORED AS PARQUET",
+            "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '$DIR/t'",
+        ],
+        iceberg: None,
+        query: "SELECT id, r['a'] AS ra FROM t",
+        filter: "ra % 20 = 0 AND ra > 30",
+    },
+    Scenario {
+        name: "16 a changelog scan's change constants (_change_type, _change_ordinal)",
+        setup: &["CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '$META'"],
+        iceberg: Some(changelog_table),
+        query: "SELECT c0, _change_type AS ct, _change_ordinal AS ord \
+                FROM table_changes('t', 1001, 1003)",
+        filter: "ct = 'insert' AND ord = 1",
+    },
 ];
 
 /// Seed §15.12: P = [c0 BIGINT, p INTEGER], partitions p = 1 and p = 2.
@@ -244,6 +272,27 @@ fn equality_delete_table(dir: &Path) -> String {
         .equality_delete_file(vec![20], vec![("key", 20, longs([7]))])
         .unwrap();
     block_on(table.commit(vec![], vec![delete])).unwrap()
+}
+
+/// Snapshots 1001 append A (c0 = 1..=6), 1002 append B (c0 = 7..=12), 1003 overwrite A by
+/// C (c0 = 1, 3, 5, 21, 23, 25): `table_changes('t', 1001, 1003)` reads B (insert, ordinal
+/// 0), A (delete, ordinal 1) and C (insert, ordinal 1), three splits whose change columns
+/// are constants.
+fn changelog_table(dir: &Path) -> String {
+    let mut table = TableWriter::new(dir.join("ice"), c0_key_schema()).unwrap();
+    let file = |table: &mut TableWriter, c0: Vec<i64>| {
+        let keys = longs(c0.iter().map(|v| v % 3));
+        table
+            .data_file(vec![("c0", 10, longs(c0)), ("key", 20, keys)])
+            .unwrap()
+    };
+    let a = file(&mut table, (1..=6).collect());
+    let a_path = a.file_path().to_string();
+    block_on(table.commit(vec![a], vec![])).unwrap();
+    let b = file(&mut table, (7..=12).collect());
+    block_on(table.commit(vec![b], vec![])).unwrap();
+    let c = file(&mut table, vec![1, 3, 5, 21, 23, 25]);
+    block_on(table.overwrite(vec![c], &[&a_path])).unwrap()
 }
 
 /// A v3 table of two files (c0 = 0..8 and 8..16) with a position delete in each.
@@ -470,9 +519,19 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
         rows(&out),
         rows(&unfiltered)
     );
-    if timing == Timing::BeforePrepare {
-        assert_eq!(rows(&out), rows(&kept), "{label}: exact before prepare");
-    }
+    // Only rows read before the filter arrived may fail it: none when it arrived before
+    // the first batch, at most the first batch (2 rows) otherwise. A filter lost for a
+    // split (Velox's takeover, seed §14.4) leaves that split's failing rows in the output.
+    let early = match timing {
+        Timing::BeforePrepare => 0,
+        Timing::AfterPrepare if preload == 0 || splits == 1 => 0,
+        Timing::AfterPrepare | Timing::MidSplit => 2,
+    };
+    assert!(
+        rows(&out) - rows(&kept) <= early,
+        "{label}: {} emitted rows fail the filter (at most {early} were read before it arrived)",
+        rows(&out) - rows(&kept)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
