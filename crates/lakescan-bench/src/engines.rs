@@ -19,6 +19,11 @@ use crate::results::ResultCollector;
 pub enum Engine {
     /// lakescan's `LakeScanExec` (`STORED AS HIVE`, `STORED AS ICEBERG`).
     Lakescan,
+    /// lakescan with `lakescan.preload_splits = 0` (the opening and scan cases).
+    LakescanNoPreload,
+    /// lakescan with `datafusion.optimizer.enable_dynamic_filter_pushdown = false` (the
+    /// cases whose plan produces dynamic filters: `join_orders`, `topk`).
+    LakescanNoDynamicFilters,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = false` (the default).
     DataFusion,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = true`.
@@ -35,8 +40,10 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, in the order each run visits them.
-    pub const ALL: [Engine; 7] = [
+    pub const ALL: [Engine; 9] = [
         Engine::Lakescan,
+        Engine::LakescanNoPreload,
+        Engine::LakescanNoDynamicFilters,
         Engine::DataFusion,
         Engine::DataFusionPushdown,
         Engine::ParquetFloor,
@@ -49,6 +56,8 @@ impl Engine {
     pub fn name(self) -> &'static str {
         match self {
             Engine::Lakescan => "lakescan",
+            Engine::LakescanNoPreload => "lakescan-no-preload",
+            Engine::LakescanNoDynamicFilters => "lakescan-no-dynamic-filters",
             Engine::DataFusion => "datafusion",
             Engine::DataFusionPushdown => "datafusion-pushdown",
             Engine::ParquetFloor => "parquet-floor",
@@ -70,12 +79,25 @@ impl Engine {
     }
 
     /// Whether this engine runs `case`: the Iceberg cases run in lakescan and the Iceberg
-    /// peers, the others in lakescan and the Parquet engines.
+    /// peers, the others in lakescan and the Parquet engines; the lakescan variants run the
+    /// cases their setting is about.
     pub fn runs(self, case: &Case) -> bool {
         match self {
             Engine::Lakescan => true,
+            Engine::LakescanNoPreload => PRELOAD_CASES.contains(&case.name),
+            Engine::LakescanNoDynamicFilters => DYNAMIC_FILTER_CASES.contains(&case.name),
             Engine::DuckDbIceberg | Engine::IcebergDataFusion => case.iceberg,
             _ => !case.iceberg,
+        }
+    }
+
+    /// The lakescan setting of a lakescan engine; `None` for the peers.
+    pub fn lakescan_variant(self) -> Option<LakescanVariant> {
+        match self {
+            Engine::Lakescan => Some(LakescanVariant::Default),
+            Engine::LakescanNoPreload => Some(LakescanVariant::NoPreload),
+            Engine::LakescanNoDynamicFilters => Some(LakescanVariant::NoDynamicFilters),
+            _ => None,
         }
     }
 
@@ -86,6 +108,23 @@ impl Engine {
             Engine::DuckDb | Engine::DuckDbIceberg | Engine::IcebergDataFusion
         )
     }
+}
+
+/// The cases `lakescan-no-preload` runs: where opening splits ahead of time can matter.
+const PRELOAD_CASES: [&str; 4] = ["full_scan", "join_orders", "small_files", "small_partition"];
+
+/// The cases `lakescan-no-dynamic-filters` runs: plans with a hash join or a TopK.
+const DYNAMIC_FILTER_CASES: [&str; 2] = ["join_orders", "topk"];
+
+/// A lakescan setting that differs from the defaults, for the lakescan variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LakescanVariant {
+    /// The defaults.
+    Default,
+    /// `lakescan.preload_splits = 0`.
+    NoPreload,
+    /// `datafusion.optimizer.enable_dynamic_filter_pushdown = false`.
+    NoDynamicFilters,
 }
 
 /// The session configuration shared by lakescan and DataFusion: `threads` target partitions,
@@ -105,9 +144,24 @@ fn dir_url(path: &std::path::Path) -> String {
 }
 
 /// A session with the tables as lakescan (`STORED AS HIVE`) tables.
-pub async fn lakescan_session(dataset: &Dataset, threads: usize) -> Result<SessionContext> {
-    let ctx = SessionContext::new_with_config(config(threads, false));
+pub async fn lakescan_session(
+    dataset: &Dataset,
+    threads: usize,
+    variant: LakescanVariant,
+) -> Result<SessionContext> {
+    let mut config = config(threads, false);
+    if variant == LakescanVariant::NoDynamicFilters {
+        // Through `set`: it turns off the TopK, join and aggregate flags with it.
+        config.options_mut().set(
+            "datafusion.optimizer.enable_dynamic_filter_pushdown",
+            "false",
+        )?;
+    }
+    let ctx = SessionContext::new_with_config(config);
     lakescan::register(&ctx)?;
+    if variant == LakescanVariant::NoPreload {
+        ctx.sql("SET lakescan.preload_splits = 0").await?;
+    }
     for table in tables(dataset) {
         let sql = format!(
             "CREATE EXTERNAL TABLE {}{} STORED AS HIVE LOCATION '{}'{}{}",
@@ -248,6 +302,11 @@ pub struct LakeMetrics {
     pub scans: usize,
     /// `rows_scanned`: rows the reader advanced over.
     pub rows_scanned: usize,
+    /// `output_rows`: rows the scans emitted, every projected column decoded (a filter
+    /// inside the decoder decodes only its own column for the rows it drops).
+    pub rows_emitted: usize,
+    /// `row_groups_pruned_dynamic_filter`.
+    pub row_groups_pruned_dynamic: usize,
     /// `row_groups_total`.
     pub row_groups_total: usize,
     /// `row_groups_pruned_statistics`.
@@ -300,6 +359,8 @@ pub fn lakescan_metrics(plan: &Arc<dyn ExecutionPlan>) -> LakeMetrics {
     };
     for set in &sets {
         m.rows_scanned += count(set, "rows_scanned");
+        m.rows_emitted += set.output_rows().unwrap_or(0);
+        m.row_groups_pruned_dynamic += count(set, "row_groups_pruned_dynamic_filter");
         m.row_groups_total += count(set, "row_groups_total");
         m.row_groups_pruned += count(set, "row_groups_pruned_statistics");
         m.bytes_read += count(set, "bytes_read");

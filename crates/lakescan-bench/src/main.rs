@@ -33,7 +33,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::cases::Case;
 use crate::data::{Dataset, Layout};
-use crate::engines::{Engine, LakeMetrics, SqlRun};
+use crate::engines::{Engine, LakeMetrics, LakescanVariant, SqlRun};
 use crate::floor::FloorPlan;
 use crate::peer::Peer;
 use crate::report::Measurement;
@@ -172,8 +172,11 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         };
         peers.push((engine, peer));
     }
+    let variant = |v| engines::lakescan_session(&dataset, args.threads, v);
     let sessions = Sessions {
-        lakescan: engines::lakescan_session(&dataset, args.threads).await?,
+        lakescan: variant(LakescanVariant::Default).await?,
+        lakescan_no_preload: variant(LakescanVariant::NoPreload).await?,
+        lakescan_no_dynamic: variant(LakescanVariant::NoDynamicFilters).await?,
         datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
     };
@@ -308,8 +311,9 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
 /// One run of `case` by `engine` in this (fresh) process; the process's peak RSS after it.
 async fn rss_probe(engine: Engine, case: &Case, dataset: &Dataset, threads: usize) -> Result<u64> {
     match engine {
-        Engine::Lakescan => {
-            let ctx = engines::lakescan_session(dataset, threads).await?;
+        Engine::Lakescan | Engine::LakescanNoPreload | Engine::LakescanNoDynamicFilters => {
+            let variant = engine.lakescan_variant().context("a lakescan engine")?;
+            let ctx = engines::lakescan_session(dataset, threads, variant).await?;
             engines::run_sql(&ctx, &case.sql, None).await?;
         }
         Engine::DataFusion | Engine::DataFusionPushdown => {
@@ -355,6 +359,8 @@ fn selected_engines(names: &[String], skip_check: bool, smoke: bool) -> Result<V
 
 struct Sessions {
     lakescan: SessionContext,
+    lakescan_no_preload: SessionContext,
+    lakescan_no_dynamic: SessionContext,
     datafusion: SessionContext,
     datafusion_pushdown: SessionContext,
 }
@@ -363,6 +369,8 @@ impl Sessions {
     fn of(&self, engine: Engine) -> Option<&SessionContext> {
         match engine {
             Engine::Lakescan => Some(&self.lakescan),
+            Engine::LakescanNoPreload => Some(&self.lakescan_no_preload),
+            Engine::LakescanNoDynamicFilters => Some(&self.lakescan_no_dynamic),
             Engine::DataFusion => Some(&self.datafusion),
             Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
             _ => None,
@@ -422,7 +430,10 @@ impl CaseBench<'_> {
             };
             let actual = match engine {
                 Engine::Lakescan => continue,
-                Engine::DataFusion | Engine::DataFusionPushdown => {
+                Engine::LakescanNoPreload
+                | Engine::LakescanNoDynamicFilters
+                | Engine::DataFusion
+                | Engine::DataFusionPushdown => {
                     let mut c = ResultCollector::default();
                     let ctx = self.sessions.of(engine).context("session")?;
                     engines::run_sql(ctx, &case.sql, Some(&mut c))
@@ -527,6 +538,8 @@ impl CaseBench<'_> {
                 m.rows_returned = seen.rows_returned;
                 if let Some(lake) = seen.lake {
                     m.rows_decoded = Some(lake.rows_scanned as u64);
+                    m.rows_emitted = Some(lake.rows_emitted as u64);
+                    m.row_groups_pruned_dynamic = Some(lake.row_groups_pruned_dynamic);
                     m.row_groups_read = Some(lake.row_groups_read());
                     m.row_groups_total = Some(lake.row_groups_total);
                     m.bytes_read = Some(lake.bytes_read);
@@ -579,14 +592,18 @@ impl CaseBench<'_> {
             floor_row_groups: None,
         };
         match engine {
-            Engine::Lakescan | Engine::DataFusion | Engine::DataFusionPushdown => {
+            Engine::Lakescan
+            | Engine::LakescanNoPreload
+            | Engine::LakescanNoDynamicFilters
+            | Engine::DataFusion
+            | Engine::DataFusionPushdown => {
                 let ctx = self.sessions.of(engine).context("session")?;
                 let rss = PeakRss::start();
                 let run: SqlRun = engines::run_sql(ctx, &self.case.sql, None).await?;
                 seen.peak_rss = rss.finish();
                 seen.elapsed = run.elapsed.as_secs_f64();
                 seen.rows_returned = run.rows;
-                if engine == Engine::Lakescan {
+                if engine.lakescan_variant().is_some() {
                     seen.lake = Some(engines::lakescan_metrics(&run.plan));
                 } else {
                     seen.df_row_groups = engines::datafusion_row_groups_read(&run.plan);

@@ -28,6 +28,10 @@ pub struct Measurement {
     pub row_groups_read: Option<usize>,
     /// lakescan: `row_groups_total`.
     pub row_groups_total: Option<usize>,
+    /// lakescan: rows the scans emitted (`output_rows`), every projected column decoded.
+    pub rows_emitted: Option<u64>,
+    /// lakescan: `row_groups_pruned_dynamic_filter`.
+    pub row_groups_pruned_dynamic: Option<usize>,
     /// lakescan: `bytes_read`.
     pub bytes_read: Option<usize>,
     /// lakescan: splits read (`splits_total`).
@@ -49,6 +53,8 @@ impl Measurement {
             rows_decoded: None,
             row_groups_read: None,
             row_groups_total: None,
+            rows_emitted: None,
+            row_groups_pruned_dynamic: None,
             bytes_read: None,
             splits_total: None,
             files_pruned_bucket: None,
@@ -158,6 +164,8 @@ pub fn json(all: &[Measurement], scale: f64, threads: usize) -> Value {
                 "peak_rss_in_process_bytes": m.peak_rss_in_process_bytes,
                 "rows_returned": m.rows_returned,
                 "rows_decoded": m.rows_decoded,
+                "rows_emitted": m.rows_emitted,
+                "row_groups_pruned_dynamic_filter": m.row_groups_pruned_dynamic,
                 "row_groups_read": m.row_groups_read,
                 "row_groups_total": m.row_groups_total,
                 "bytes_read": m.bytes_read,
@@ -300,6 +308,7 @@ pub fn targets(all: &[Measurement]) -> String {
             _ => format!("n/a    Iceberg {label}: not measured"),
         });
     }
+    lines.extend(dynamic_filter_and_preload_targets(all));
     let limit = 512u64 << 20;
     lines.push(match find(all, "full_scan", Engine::Lakescan) {
         Some(m) => format!(
@@ -314,6 +323,85 @@ pub fn targets(all: &[Measurement]) -> String {
         None => "n/a    full scan peak RSS: not measured".to_string(),
     });
     lines.join("\n") + "\n"
+}
+
+/// The targets of issue 9: dynamic filters (join, TopK), preload, many small files.
+fn dynamic_filter_and_preload_targets(all: &[Measurement]) -> Vec<String> {
+    let mut lines = vec![];
+    let verdict = |met: bool| if met { "MET   " } else { "MISSED" };
+    let median = |case: &str, engine| find(all, case, engine).map(Measurement::median);
+    let mut time_target = |label: &str, case: &str, engine: Engine, peer: Engine, limit: f64| {
+        lines.push(match (median(case, engine), median(case, peer)) {
+            (Some(t), Some(p)) if p > 0.0 => {
+                let r = t / p;
+                format!(
+                    "{} {label}: {} / {} = {r:.2} (target <= {limit:.2})",
+                    verdict(r <= limit),
+                    engine.name(),
+                    peer.name()
+                )
+            }
+            _ => format!("n/a    {label}: not measured"),
+        });
+    };
+    let (lake, no_preload) = (Engine::Lakescan, Engine::LakescanNoPreload);
+    time_target(
+        "join with dynamic filters vs DataFusion",
+        "join_orders",
+        lake,
+        Engine::DataFusion,
+        1.0,
+    );
+    time_target(
+        "full scan, preload on, vs raw parquet decode",
+        "full_scan",
+        lake,
+        Engine::ParquetFloor,
+        1.10,
+    );
+    time_target(
+        "full scan, preload off, vs raw parquet decode (1.30 before preload)",
+        "full_scan",
+        no_preload,
+        Engine::ParquetFloor,
+        1.30,
+    );
+    for case in ["small_files", "small_partition"] {
+        time_target(
+            &format!("{case} vs DataFusion"),
+            case,
+            lake,
+            Engine::DataFusion,
+            1.0,
+        );
+    }
+    let emitted = |engine| find(all, "join_orders", engine).and_then(|m| m.rows_emitted);
+    lines.push(
+        match (emitted(lake), emitted(Engine::LakescanNoDynamicFilters)) {
+            (Some(with), Some(without)) => {
+                let r = without as f64 / with.max(1) as f64;
+                format!(
+                    "{} join rows decoded in full: without dynamic filters {without}, with {with} \
+                 ({r:.0} x fewer; target >= 20 x)",
+                    verdict(r >= 20.0)
+                )
+            }
+            _ => "n/a    join rows decoded in full: not measured".to_string(),
+        },
+    );
+    lines.push(match find(all, "topk", lake) {
+        Some(Measurement {
+            row_groups_pruned_dynamic: Some(pruned),
+            row_groups_total: Some(total),
+            ..
+        }) => format!(
+            "{} TopK prunes row groups once its heap fills: {pruned} of {total} pruned by the \
+             dynamic filter (target > 0)",
+            verdict(*pruned > 0)
+        ),
+        _ => "n/a    TopK row groups pruned: not measured".to_string(),
+    });
+    lines
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ fn smoke_run_checks_every_engine_on_every_case() {
         "tpch_q1",
         "tpch_q6",
         "join_orders",
+        "topk",
+        "small_files",
+        "small_partition",
         "bucket_lookup",
         "struct_field",
         "struct_whole",
@@ -62,6 +65,31 @@ fn smoke_run_checks_every_engine_on_every_case() {
             }
         }
     }
+    // The lakescan variants run the cases their setting is about; the join's dynamic
+    // filter leaves the scans far fewer rows to decode in full. (Whether the TopK's prunes
+    // a row group depends on the data: random prices in 8 row groups of SF 0.01 rarely
+    // leave one whose maximum is under the heap's bound; at SF 1 it prunes 20 of 56.)
+    let row = |case: &str, engine: &str| {
+        rows.iter()
+            .find(|r| r["case"] == case && r["engine"] == engine)
+            .unwrap_or_else(|| panic!("no row for {case} / {engine}:\n{stdout}"))
+    };
+    for case in ["full_scan", "join_orders", "small_files", "small_partition"] {
+        assert!(row(case, "lakescan-no-preload")["median_s"].is_number());
+    }
+    let emitted = |engine| row("join_orders", engine)["rows_emitted"].as_u64().unwrap();
+    let (with, without) = (emitted("lakescan"), emitted("lakescan-no-dynamic-filters"));
+    assert!(
+        with * 20 <= without,
+        "join rows emitted: {with} with, {without} without"
+    );
+    let pruned = |engine| {
+        row("topk", engine)["row_groups_pruned_dynamic_filter"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(pruned("lakescan-no-dynamic-filters"), 0);
+    assert!(stdout.contains("join rows decoded in full"), "{stdout}");
     // The Iceberg cases run in lakescan only here (their peers need benchmarks/setup.sh).
     // Every 10th row deleted is too scattered for a row selection to skip a page: the
     // deleted rows are decoded and dropped in the first filter pass, so every variant
