@@ -41,7 +41,9 @@ use futures::stream;
 use crate::config::LakeScanOptions;
 use crate::handle::{Assignments, TableHandle};
 use crate::metrics::LakeScanMetrics;
+use crate::parquet::footer_cache::FooterCache;
 use crate::scan_spec::ScanSpec;
+use crate::scan_statistics::ScanStatistics;
 use crate::source::{
     FileDataSource, LifecycleHook, PreparedSplit, ReadOptions, SplitReaderFactory,
 };
@@ -83,6 +85,8 @@ pub struct LakeScanExec {
     hook: Option<LifecycleHook>,
     metrics: ExecutionPlanMetricsSet,
     planning: PlanningStats,
+    /// What the planner knows of the rows to come (from the footers), for the optimizer.
+    statistics: Option<Arc<ScanStatistics>>,
     properties: Arc<PlanProperties>,
 }
 
@@ -119,6 +123,7 @@ impl LakeScanExec {
             hook: None,
             metrics: ExecutionPlanMetricsSet::new(),
             planning: PlanningStats::default(),
+            statistics: None,
         })
     }
 
@@ -194,6 +199,12 @@ impl LakeScanExec {
             self.stealing,
             limit,
         ));
+        self
+    }
+
+    /// What the planner knows of the rows to come, reported to the optimizer.
+    pub fn with_statistics(mut self, statistics: Option<ScanStatistics>) -> Self {
+        self.statistics = statistics.map(Arc::new);
         self
     }
 
@@ -339,6 +350,12 @@ impl ExecutionPlan for LakeScanExec {
             options,
         )
         .with_memory_pool(Arc::clone(context.memory_pool()))
+        .with_footer_cache(Some(FooterCache::new(
+            context
+                .runtime_env()
+                .cache_manager
+                .get_file_metadata_cache(),
+        )))
         .with_lifecycle_hook(self.hook.clone());
         let state = PartitionState {
             partition,
@@ -366,11 +383,16 @@ impl ExecutionPlan for LakeScanExec {
         Some(self.metrics.clone_inner())
     }
 
-    /// Only sizes are known before reading (no footer is read while planning): the bytes of
-    /// the splits, scaled by DataFusion's default filter selectivity when the scan filters.
-    /// Enough for the optimizer to build a join's hash table on the smaller input.
+    /// The planner's statistics of the outputs ([`ScanStatistics`], from the footers) when
+    /// it collected them; else only sizes: the bytes of the splits, scaled by DataFusion's
+    /// default filter selectivity when the scan filters. Per partition: unknown.
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
         let mut stats = Statistics::new_unknown(self.spec.plan_schema());
+        if let (None, Some(known)) = (partition, &self.statistics) {
+            let outputs =
+                known.of_outputs(&self.assignments, self.spec.plan_schema(), self.limit)?;
+            return Ok(Arc::new(outputs));
+        }
         if partition.is_none() {
             let bytes: u64 = self.splits.iter().map(|s| s.length).sum();
             let filtered = self.spec.residual().is_some()
@@ -479,7 +501,9 @@ impl LakeScanExec {
         if pushed.len() == self.pushed_filters.len() {
             return Ok((None, answers));
         }
-        let updated = self.rebuilt(self.assignments.clone(), pushed)?;
+        let mut updated = self.rebuilt(self.assignments.clone(), pushed)?;
+        // The planner's row count no longer holds once the scan filters more.
+        updated.statistics = self.statistics.as_ref().map(|s| Arc::new(s.to_inexact()));
         Ok((Some(updated), answers))
     }
 }

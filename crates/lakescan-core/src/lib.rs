@@ -15,6 +15,7 @@
 //! | [`source`]    | `SplitReader` trait, `FileDataSource`, per-split filters             |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
 //! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
+//! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
 //! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12)              |
 //!
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
@@ -33,6 +34,7 @@ pub mod metrics;
 pub mod parquet;
 pub mod required;
 pub mod scan_spec;
+pub mod scan_statistics;
 pub mod source;
 pub mod split;
 pub mod subfield;

@@ -50,6 +50,7 @@ use crate::extract::Extraction;
 use crate::filter::Filter;
 use crate::filter::eval::keep_mask;
 use crate::metrics::LakeScanMetrics;
+use crate::parquet::footer_cache::FooterCache;
 use crate::scan_spec::{OutputSource, ScanSpec};
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
@@ -168,6 +169,9 @@ pub struct SplitContext {
     /// The filters pushed into the scan (over the table schema), when some are dynamic:
     /// readers re-snapshot them between row groups.
     pub dynamic: Option<DynamicFilters>,
+    /// Where footers are kept between splits and queries (the session's metadata cache);
+    /// `None`: every split reads its footer.
+    pub footer_cache: Option<FooterCache>,
 }
 
 /// The filters pushed into a scan, some of them dynamic, and the generation of the
@@ -360,6 +364,7 @@ pub struct FileDataSource {
     metrics: LakeScanMetrics,
     options: ReadOptions,
     memory_pool: Arc<dyn MemoryPool>,
+    footer_cache: Option<FooterCache>,
     hook: Option<LifecycleHook>,
     /// Splits started so far (the next split's number).
     started: usize,
@@ -455,6 +460,7 @@ impl FileDataSource {
             metrics,
             options,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
+            footer_cache: None,
             hook: None,
             started: 0,
             current: None,
@@ -464,6 +470,12 @@ impl FileDataSource {
     /// Reserves readers' memory in `pool` (the task's pool) instead of an unbounded one.
     pub fn with_memory_pool(mut self, pool: Arc<dyn MemoryPool>) -> Self {
         self.memory_pool = pool;
+        self
+    }
+
+    /// Keeps footers in `cache` (the session's file metadata cache) and reads them from it.
+    pub fn with_footer_cache(mut self, cache: Option<FooterCache>) -> Self {
+        self.footer_cache = cache;
         self
     }
 
@@ -535,6 +547,7 @@ impl FileDataSource {
                 pushed: Arc::clone(&self.pushed_filters),
                 generation,
             }),
+            footer_cache: self.footer_cache.clone(),
         };
         let mut stages = self.factory.stages(&split, &self.spec)?;
         stages.sort_by_key(|s| s.slot);

@@ -8,6 +8,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use datafusion::common::ScalarValue;
 use object_store::path::Path;
 
@@ -29,6 +30,10 @@ pub struct FileSplit {
     pub length: u64,
     /// Size of the whole file.
     pub file_size: u64,
+    /// When the file was last modified, when the planner knows (a listing). With the size,
+    /// it tells whether a footer kept in the session's metadata cache is still the file's;
+    /// `None`: the file never changes once written (Iceberg data files), the size suffices.
+    pub last_modified: Option<DateTime<Utc>>,
     /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
     pub partition_keys: Vec<(String, Option<String>)>,
     /// Values of regular columns this file does not store, by column name (Iceberg: the
@@ -58,6 +63,7 @@ impl FileSplit {
             start: 0,
             length: file_size,
             file_size,
+            last_modified: None,
             partition_keys: vec![],
             missing_values: vec![],
             known_values: vec![],

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::Result;
+use datafusion::common::{Result, TableReference};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::{collect_columns, conjunction_opt};
@@ -20,6 +20,7 @@ use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
+use lakescan_core::scan_statistics::{RowCount, ScanStatistics, data_schema, file_statistics};
 use lakescan_core::split::FileSplit;
 use object_store::ObjectMeta;
 
@@ -107,18 +108,23 @@ impl HiveTable {
         &self.hidden
     }
 
-    /// Conjuncts that only use partition columns, rebound to the partition schema.
-    fn partition_filters(&self, conjuncts: &[Arc<dyn PhysicalExpr>]) -> Result<PartitionFilters> {
-        let schema = partition_schema(&self.partition_columns);
+    /// Whether `conjunct` uses partition columns only (listing applies it exactly).
+    fn is_partition_only(&self, conjunct: &Arc<dyn PhysicalExpr>) -> bool {
         let table_schema = self.handle.table_schema();
         let is_partition = |i: usize| {
             let name = table_schema.field(i).name();
             self.partition_columns.iter().any(|(n, _)| n == name)
         };
+        let columns = collect_columns(conjunct);
+        !columns.is_empty() && columns.iter().all(|col| is_partition(col.index()))
+    }
+
+    /// Conjuncts that only use partition columns, rebound to the partition schema.
+    fn partition_filters(&self, conjuncts: &[Arc<dyn PhysicalExpr>]) -> Result<PartitionFilters> {
+        let schema = partition_schema(&self.partition_columns);
         let mut filters = vec![];
         for c in conjuncts {
-            let columns = collect_columns(c);
-            if !columns.is_empty() && columns.iter().all(|col| is_partition(col.index())) {
+            if self.is_partition_only(c) {
                 let rebound = datafusion::physical_expr::utils::reassign_expr_columns(
                     Arc::clone(c),
                     &schema,
@@ -161,6 +167,7 @@ impl HiveTable {
             let reads = self.partition_reads(&name, files, bucket_filter, &mut planned)?;
             for (meta, read) in reads {
                 let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
+                split.last_modified = Some(meta.last_modified);
                 split.partition_keys = keys
                     .iter()
                     .cloned()
@@ -231,6 +238,66 @@ impl HiveTable {
     }
 }
 
+impl HiveTable {
+    /// The statistics of a scan of `planned`'s files filtered by `conjuncts`, from their
+    /// footers, when the session collects statistics
+    /// (`datafusion.execution.collect_statistics`, as for `ListingTable`). A footer that
+    /// cannot be read leaves the statistics unknown: the scan reports the file's error.
+    async fn statistics(
+        &self,
+        state: &dyn Session,
+        planned: &Planned,
+        conjuncts: &[Arc<dyn PhysicalExpr>],
+    ) -> Result<Option<ScanStatistics>> {
+        if !state.config_options().execution.collect_statistics {
+            return Ok(None);
+        }
+        let store = state
+            .runtime_env()
+            .object_store(self.location.object_store())?;
+        let mut files: Vec<ObjectMeta> = vec![];
+        for split in &planned.splits {
+            if files.last().is_some_and(|f| f.location == split.file_path) {
+                continue;
+            }
+            let Some(last_modified) = split.last_modified else {
+                return Ok(None);
+            };
+            files.push(ObjectMeta {
+                location: split.file_path.clone(),
+                last_modified,
+                size: split.file_size,
+                e_tag: None,
+                version: None,
+            });
+        }
+        // Scoped by table: a file's statistics are in this table's column types.
+        let scope = TableReference::partial("lakescan", self.name.as_str());
+        let schema = data_schema(&self.handle);
+        let page_index = !conjuncts.is_empty();
+        let statistics = file_statistics(state, &store, &scope, &schema, &files, page_index);
+        let per_file = match statistics.await {
+            Ok(per_file) => per_file,
+            Err(e) => {
+                log::debug!("table {}: no statistics: {e}", self.name);
+                return Ok(None);
+            }
+        };
+        let filters: Vec<_> = conjuncts
+            .iter()
+            .filter(|c| !self.is_partition_only(c))
+            .cloned()
+            .collect();
+        // Bucket conversion drops rows of other buckets.
+        let rows = if planned.converts {
+            RowCount::Estimated
+        } else {
+            RowCount::Exact
+        };
+        ScanStatistics::try_new(&self.handle, &per_file, &filters, rows).map(Some)
+    }
+}
+
 /// The listed files, grouped by partition (the listing is sorted by path, so a partition's
 /// files are consecutive).
 fn group_by_partition(
@@ -273,6 +340,7 @@ impl TableProvider for HiveTable {
         let planned = self
             .plan_splits(state, &partition_filters, &bucket_filter)
             .await?;
+        let statistics = self.statistics(state, &planned, &conjuncts).await?;
         let mut handle = self.handle.clone();
         handle.subfield_filters = extraction.filters;
         handle.remaining_filter = conjunction_opt(extraction.residual);
@@ -291,7 +359,8 @@ impl TableProvider for HiveTable {
             state.config().target_partitions(),
         )?
         .with_limit(limit)
-        .with_planning_stats(planned.stats);
+        .with_planning_stats(planned.stats)
+        .with_statistics(statistics);
         Ok(Arc::new(exec))
     }
 

@@ -4,6 +4,7 @@
 //! |-------------------|-----------------------------------------------------------------|
 //! | this file         | [`ParquetSplitReader`]: the split's lifecycle (below)           |
 //! | [`open`]          | `LoadFooter`, byte-counting reader, errors naming the file      |
+//! | [`footer_cache`]  | footers kept in the session's file metadata cache               |
 //! | [`field_ids`]     | file schema renamed to table names by field id (Iceberg)        |
 //! | [`leaves`]        | file leaves by logical path; maps read as lists                 |
 //! | [`row_groups`]    | byte range → row groups (midpoint rule), statistics pruning     |
@@ -44,6 +45,7 @@ pub mod adapt;
 pub mod assemble;
 pub mod bloom;
 pub mod field_ids;
+pub mod footer_cache;
 pub mod leaves;
 pub mod open;
 pub mod page_index;

@@ -1,4 +1,5 @@
-//! Opening a Parquet file (`LoadFooter`): byte counting and error messages that name the file.
+//! Opening a Parquet file (`LoadFooter`): the footer from the session's cache
+//! ([`super::footer_cache`]) or the file, byte counting, and error messages that name the file.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -15,8 +16,11 @@ use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
+use object_store::ObjectStore;
+
 use super::Opened;
 use super::field_ids::rename_by_field_id;
+use super::footer_cache::FooterCache;
 use crate::source::SplitContext;
 use crate::split::FileSplit;
 
@@ -31,20 +35,17 @@ pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Open
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
     let mut reader = counting_reader(&context, &path, split.file_size);
-    let loaded = ArrowReaderMetadata::load_async(&mut reader, options.clone()).await;
-    let mut metadata = match loaded {
-        Ok(m) => m,
-        Err(e) => {
-            // The size the split was planned with may be wrong (manifests of some writers
-            // record another size): read the footer again at the file's real size.
-            let real = match context.store.head(&path).await {
-                Ok(meta) if meta.size != split.file_size => meta.size,
-                _ => return Err(footer_error(&split.file_path, e)),
-            };
-            reader = counting_reader(&context, &path, real);
-            ArrowReaderMetadata::load_async(&mut reader, options.clone())
-                .await
-                .map_err(|e| footer_error(&split.file_path, e))?
+    let cache = context.footer_cache.as_ref();
+    let page_index = policy != PageIndexPolicy::Skip;
+    let mut metadata = match cache.and_then(|c| c.get(&split, page_index)) {
+        Some(kept) => ArrowReaderMetadata::try_new(kept, options.clone())
+            .map_err(|e| footer_error(&split.file_path, e))?,
+        None => {
+            let (loaded, size) = read_footer(&split, &context, &mut reader, &options).await?;
+            if let Some(c) = cache {
+                c.put(&split, size, Arc::clone(loaded.metadata()));
+            }
+            loaded
         }
     };
     if let Some(matching) = context.spec.field_ids()
@@ -54,6 +55,61 @@ pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Open
             .map_err(|e| footer_error(&split.file_path, e))?;
     }
     Ok(Opened { reader, metadata })
+}
+
+/// The footer of `split`'s file (with its page index when `page_index`), from `cache` or
+/// read and kept there: the planner's statistics come from it, and the scan of the file finds
+/// it again.
+pub async fn file_metadata(
+    store: Arc<dyn ObjectStore>,
+    split: &FileSplit,
+    cache: &FooterCache,
+    page_index: bool,
+) -> Result<Arc<ParquetMetaData>> {
+    if let Some(kept) = cache.get(split, page_index) {
+        return Ok(kept);
+    }
+    let object_reader =
+        ParquetObjectReader::new(store, split.read_path().clone()).with_file_size(split.file_size);
+    let mut reader = CountingReader::new(object_reader, split.file_size, Count::new());
+    let policy = if page_index {
+        PageIndexPolicy::Optional
+    } else {
+        PageIndexPolicy::Skip
+    };
+    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    let metadata = reader
+        .get_metadata(Some(&options))
+        .await
+        .map_err(|e| footer_error(&split.file_path, e))?;
+    cache.put(split, split.file_size, Arc::clone(&metadata));
+    Ok(metadata)
+}
+
+/// Reads the footer from the file; returns it with the size it was read at.
+async fn read_footer(
+    split: &FileSplit,
+    context: &SplitContext,
+    reader: &mut CountingReader,
+    options: &ArrowReaderOptions,
+) -> Result<(ArrowReaderMetadata, u64)> {
+    let loaded = ArrowReaderMetadata::load_async(reader, options.clone()).await;
+    let e = match loaded {
+        Ok(m) => return Ok((m, split.file_size)),
+        Err(e) => e,
+    };
+    // The size the split was planned with may be wrong (manifests of some writers record
+    // another size): read the footer again at the file's real size.
+    let path = split.read_path();
+    let real = match context.store.head(path).await {
+        Ok(meta) if meta.size != split.file_size => meta.size,
+        _ => return Err(footer_error(&split.file_path, e)),
+    };
+    *reader = counting_reader(context, path, real);
+    let loaded = ArrowReaderMetadata::load_async(reader, options.clone())
+        .await
+        .map_err(|e| footer_error(&split.file_path, e))?;
+    Ok((loaded, real))
 }
 
 fn counting_reader(
@@ -153,7 +209,13 @@ impl AsyncFileReader for CountingReader {
             // The tail, fetched (and counted) once and kept for the reads that follow.
             let start = file_size.saturating_sub(FOOTER_HINT as u64);
             if self.tail.is_none() && file_size > 0 {
-                let bytes = self.get_bytes(start..file_size).await?;
+                // As a one-range `get_byte_ranges`: one request, where a local store's
+                // `get_range` takes two trips to its blocking pool (open, then read).
+                let tail = start..file_size;
+                let bytes = self.get_byte_ranges(vec![tail]).await?;
+                let bytes = bytes.into_iter().next().ok_or_else(|| {
+                    ParquetError::General(format!("no bytes for range {start}..{file_size}"))
+                })?;
                 self.tail = Some((start, bytes));
             }
             let mut reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));

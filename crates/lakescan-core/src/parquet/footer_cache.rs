@@ -1,0 +1,114 @@
+//! [`FooterCache`]: Parquet footers kept in the session's file metadata cache between splits
+//! and queries.
+//!
+//! The cache is DataFusion's (`RuntimeEnv::cache_manager`, a `FileMetadataCache`), the one
+//! its own `ListingTable` fills, and the entries are its `CachedParquetMetaData`: nothing is
+//! written by hand but the lookup rule. A cached footer serves a split when the entry was
+//! made for the same size and, when the planner knows it, the same modification time (a
+//! listing's); a split without a modification time reads a file that never changes once
+//! written (Iceberg), so the size suffices. A footer cached without its page index serves a
+//! split that wants the index only when the file has none.
+
+use std::sync::Arc;
+
+use chrono::DateTime;
+use datafusion::datasource::physical_plan::parquet::metadata::CachedParquetMetaData;
+use datafusion::execution::cache::cache_manager::{CachedFileMetadataEntry, FileMetadataCache};
+use object_store::ObjectMeta;
+use parquet::file::metadata::ParquetMetaData;
+
+use crate::split::FileSplit;
+
+/// The session's file metadata cache, as the Parquet reader uses it.
+#[derive(Debug, Clone)]
+pub struct FooterCache(Arc<dyn FileMetadataCache>);
+
+impl FooterCache {
+    /// Footers kept in `cache`.
+    pub fn new(cache: Arc<dyn FileMetadataCache>) -> Self {
+        Self(cache)
+    }
+
+    /// The footer of `split`'s file, when one is kept for this version of it (with its page
+    /// index when `page_index` and the file has one).
+    pub fn get(&self, split: &FileSplit, page_index: bool) -> Option<Arc<ParquetMetaData>> {
+        let entry = self.0.get(split.read_path())?;
+        let same_version = entry.meta.size == split.file_size
+            && split
+                .last_modified
+                .is_none_or(|t| t == entry.meta.last_modified);
+        if !same_version {
+            return None;
+        }
+        let cached = entry
+            .file_metadata
+            .as_any()
+            .downcast_ref::<CachedParquetMetaData>()?;
+        let metadata = Arc::clone(cached.parquet_metadata());
+        let has_index = metadata.column_index().is_some() && metadata.offset_index().is_some();
+        (!page_index || has_index || !file_has_page_index(&metadata)).then_some(metadata)
+    }
+
+    /// Keeps the footer just read for `split`'s file, `size` bytes long.
+    pub fn put(&self, split: &FileSplit, size: u64, metadata: Arc<ParquetMetaData>) {
+        let meta = ObjectMeta {
+            location: split.read_path().clone(),
+            // Without a known time the entry is checked by size alone (see `get`).
+            last_modified: split.last_modified.unwrap_or(DateTime::UNIX_EPOCH),
+            size,
+            e_tag: None,
+            version: None,
+        };
+        let entry =
+            CachedFileMetadataEntry::new(meta, Arc::new(CachedParquetMetaData::new(metadata)));
+        self.0.put(split.read_path(), entry);
+    }
+}
+
+/// Whether the file's column chunks point to a page index.
+fn file_has_page_index(metadata: &ParquetMetaData) -> bool {
+    metadata.row_groups().iter().any(|rg| {
+        rg.columns()
+            .iter()
+            .any(|c| c.column_index_offset().is_some() && c.offset_index_offset().is_some())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::execution::cache::DefaultFilesMetadataCache;
+    use object_store::path::Path;
+    use parquet::file::metadata::{FileMetaData, ParquetMetaData};
+    use parquet::schema::types::{SchemaDescriptor, Type};
+
+    fn metadata() -> Arc<ParquetMetaData> {
+        let schema = Type::group_type_builder("schema").build();
+        let descr = Arc::new(SchemaDescriptor::new(Arc::new(schema.unwrap())));
+        let file = FileMetaData::new(1, 0, None, None, descr, None);
+        Arc::new(ParquetMetaData::new(file, vec![]))
+    }
+
+    #[test]
+    fn a_footer_serves_only_the_version_it_was_read_from() {
+        let cache = FooterCache::new(Arc::new(DefaultFilesMetadataCache::new(1 << 20)));
+        let mut split = FileSplit::whole_file(Path::from("t/f.parquet"), 100);
+        split.last_modified = Some(DateTime::UNIX_EPOCH + chrono::Duration::seconds(5));
+        assert!(cache.get(&split, false).is_none());
+        cache.put(&split, 100, metadata());
+        assert!(cache.get(&split, false).is_some());
+        assert!(
+            cache.get(&split, true).is_some(),
+            "the file has no page index"
+        );
+        let mut rewritten = split.clone();
+        rewritten.last_modified = Some(DateTime::UNIX_EPOCH + chrono::Duration::seconds(6));
+        assert!(cache.get(&rewritten, false).is_none(), "modified since");
+        let mut grown = split.clone();
+        grown.file_size = 101;
+        assert!(cache.get(&grown, false).is_none(), "another size");
+        let mut unknown_time = split.clone();
+        unknown_time.last_modified = None;
+        assert!(cache.get(&unknown_time, false).is_some(), "size alone");
+    }
+}
