@@ -154,7 +154,14 @@ impl ScanStatistics {
     ) -> Result<Self> {
         let data = data_schema(table);
         let merged = Statistics::try_merge_iter(files.iter().map(AsRef::as_ref), &data)?;
-        let mut data_columns = merged.column_statistics.into_iter();
+        // Column bounds and null counts are only estimates to the optimizer: a file column
+        // stored in a narrower type than the table's (widened by the scan) has bounds in
+        // the file's type, so `min`/`max`/`count(c)` are never answered from them. The row
+        // count can be exact.
+        let mut data_columns = merged
+            .column_statistics
+            .into_iter()
+            .map(ColumnStatistics::to_inexact);
         let column_statistics = table
             .columns()
             .iter()

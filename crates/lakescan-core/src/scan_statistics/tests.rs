@@ -65,17 +65,18 @@ async fn footers_give_rows_and_bounds_and_filters_narrow_them() {
         .unwrap();
     assert_eq!(per_file.len(), 2);
 
-    // Unfiltered: the exact row count, the bounds of both files; `p` unknown.
+    // Unfiltered: the exact row count, the bounds of both files (estimates only); `p`
+    // unknown.
     let all = ScanStatistics::try_new(&table, &per_file, &[], RowCount::Exact).unwrap();
     let outputs = Assignments::new(vec![0, 1]).resolve(&table).unwrap();
     let schema = table.table_schema();
     let stats = all.of_outputs(&outputs, schema, None).unwrap();
     assert_eq!(stats.num_rows, Precision::Exact(2000));
     let a = &stats.column_statistics[0];
-    assert_eq!(a.min_value, Precision::Exact(ScalarValue::Int64(Some(0))));
+    assert_eq!(a.min_value, Precision::Inexact(ScalarValue::Int64(Some(0))));
     assert_eq!(
         a.max_value,
-        Precision::Exact(ScalarValue::Int64(Some(1999)))
+        Precision::Inexact(ScalarValue::Int64(Some(1999)))
     );
     assert_eq!(stats.column_statistics[1].min_value, Precision::Absent);
     // A limit caps the count; rows dropped by the scan make it an estimate.
