@@ -16,9 +16,9 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue};
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::PhysicalExpr;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectMeta, ObjectStore};
+use object_store::{ListResult, ObjectMeta, ObjectStore};
 
 use crate::partition::{parse_segment, typed_value};
 
@@ -110,7 +110,12 @@ impl PartitionFilters {
     }
 }
 
-/// Lists `root` for partition keys `keys`, pruning with `filters`.
+/// Directories listed at once (a local store lists each on its blocking pool, a remote one
+/// waits for each response): DataFusion's `meta_fetch_concurrency` default.
+const CONCURRENT_LISTS: usize = 32;
+
+/// Lists `root` for partition keys `keys`, pruning with `filters`; the directories of one
+/// level are listed concurrently, in order.
 pub async fn list_table(
     store: &Arc<dyn ObjectStore>,
     root: &Path,
@@ -124,8 +129,15 @@ pub async fn list_table(
     }];
     for (depth, key) in keys.iter().enumerate() {
         let mut next = vec![];
-        for parent in level {
-            let children = store.list_with_delimiter(Some(&parent.path)).await?;
+        let listed: Vec<(Partition, ListResult)> = futures::stream::iter(level)
+            .map(|parent| async move {
+                let children = store.list_with_delimiter(Some(&parent.path)).await?;
+                Ok::<_, object_store::Error>((parent, children))
+            })
+            .buffered(CONCURRENT_LISTS)
+            .try_collect()
+            .await?;
+        for (parent, children) in listed {
             for dir in children.common_prefixes {
                 let Some(segment) = dir.filename() else {
                     continue;
@@ -149,9 +161,15 @@ pub async fn list_table(
         }
         level = next;
     }
-    for partition in level {
-        let partition = Arc::new(partition);
-        let files: Vec<ObjectMeta> = store.list(Some(&partition.path)).try_collect().await?;
+    let listed: Vec<(Arc<Partition>, Vec<ObjectMeta>)> = futures::stream::iter(level)
+        .map(|partition| async move {
+            let files = store.list(Some(&partition.path)).try_collect().await?;
+            Ok::<_, object_store::Error>((Arc::new(partition), files))
+        })
+        .buffered(CONCURRENT_LISTS)
+        .try_collect()
+        .await?;
+    for (partition, files) in listed {
         for meta in files {
             if is_data_file(&meta.location, &partition.path) {
                 listing.files.push((meta, Arc::clone(&partition)));
