@@ -32,7 +32,7 @@ pub struct FileSplit {
     pub file_size: u64,
     /// When the file was last modified, when the planner knows (a listing). With the size,
     /// it tells whether a footer kept in the session's metadata cache is still the file's;
-    /// `None`: the file never changes once written (Iceberg data files), the size suffices.
+    /// `None`: footers of the file are not cached.
     pub last_modified: Option<DateTime<Utc>>,
     /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
     pub partition_keys: Vec<(String, Option<String>)>,

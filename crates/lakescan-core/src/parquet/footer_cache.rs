@@ -4,14 +4,15 @@
 //! The cache is DataFusion's (`RuntimeEnv::cache_manager`, a `FileMetadataCache`), the one
 //! its own `ListingTable` fills, and the entries are its `CachedParquetMetaData`: nothing is
 //! written by hand but the lookup rule. A cached footer serves a split when the entry was
-//! made for the same size and, when the planner knows it, the same modification time (a
-//! listing's); a split without a modification time reads a file that never changes once
-//! written (Iceberg), so the size suffices. A footer cached without its page index serves a
-//! split that wants the index only when the file has none.
+//! made for the same size and modification time (a listing's). A split whose modification
+//! time the planner does not know (Iceberg's, planned from manifests) is neither served nor
+//! kept: a file rewritten under the same name and size (a table deleted and written again
+//! by a writer with fixed file names) would otherwise be read with another file's footer.
+//! A footer cached without its page index serves a split that wants the index only when
+//! the file has none.
 
 use std::sync::Arc;
 
-use chrono::DateTime;
 use datafusion::datasource::physical_plan::parquet::metadata::CachedParquetMetaData;
 use datafusion::execution::cache::cache_manager::{CachedFileMetadataEntry, FileMetadataCache};
 use object_store::ObjectMeta;
@@ -32,12 +33,9 @@ impl FooterCache {
     /// The footer of `split`'s file, when one is kept for this version of it (with its page
     /// index when `page_index` and the file has one).
     pub fn get(&self, split: &FileSplit, page_index: bool) -> Option<Arc<ParquetMetaData>> {
+        let modified = split.last_modified?;
         let entry = self.0.get(split.read_path())?;
-        let same_version = entry.meta.size == split.file_size
-            && split
-                .last_modified
-                .is_none_or(|t| t == entry.meta.last_modified);
-        if !same_version {
+        if entry.meta.size != split.file_size || entry.meta.last_modified != modified {
             return None;
         }
         let cached = entry
@@ -49,12 +47,15 @@ impl FooterCache {
         (!page_index || has_index || !file_has_page_index(&metadata)).then_some(metadata)
     }
 
-    /// Keeps the footer just read for `split`'s file, `size` bytes long.
+    /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
+    /// knows the file's modification time.
     pub fn put(&self, split: &FileSplit, size: u64, metadata: Arc<ParquetMetaData>) {
+        let Some(last_modified) = split.last_modified else {
+            return;
+        };
         let meta = ObjectMeta {
             location: split.read_path().clone(),
-            // Without a known time the entry is checked by size alone (see `get`).
-            last_modified: split.last_modified.unwrap_or(DateTime::UNIX_EPOCH),
+            last_modified,
             size,
             e_tag: None,
             version: None,
@@ -77,6 +78,7 @@ fn file_has_page_index(metadata: &ParquetMetaData) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::DateTime;
     use datafusion::execution::cache::DefaultFilesMetadataCache;
     use object_store::path::Path;
     use parquet::file::metadata::{FileMetaData, ParquetMetaData};
@@ -109,6 +111,16 @@ mod tests {
         assert!(cache.get(&grown, false).is_none(), "another size");
         let mut unknown_time = split.clone();
         unknown_time.last_modified = None;
-        assert!(cache.get(&unknown_time, false).is_some(), "size alone");
+        assert!(
+            cache.get(&unknown_time, false).is_none(),
+            "no time, no entry"
+        );
+        let mut other = FileSplit::whole_file(Path::from("t/g.parquet"), 100);
+        cache.put(&other, 100, metadata());
+        other.last_modified = split.last_modified;
+        assert!(
+            cache.get(&other, false).is_none(),
+            "not kept without a time"
+        );
     }
 }
