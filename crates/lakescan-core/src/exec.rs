@@ -145,6 +145,8 @@ impl LakeScanExec {
         self.properties = Self::properties_of(&self.spec, lists.len());
         self.lists = lists_of(lists);
         self.stealing = false;
+        // The planner's statistics were of the splits it planned, not of these.
+        self.statistics = None;
         self.with_fresh_state()
     }
 
