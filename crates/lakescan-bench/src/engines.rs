@@ -24,6 +24,9 @@ pub enum Engine {
     /// lakescan with `datafusion.optimizer.enable_dynamic_filter_pushdown = false` (the
     /// cases whose plan produces dynamic filters: `join_orders`, `topk`).
     LakescanNoDynamicFilters,
+    /// lakescan with `lakescan.listing_cache_ttl_seconds = 3600` (the small-file cases:
+    /// listings kept between queries, as DataFusion's `ListingTable` keeps them by default).
+    LakescanListingCache,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = false` (the default).
     DataFusion,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = true`.
@@ -40,10 +43,11 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, in the order each run visits them.
-    pub const ALL: [Engine; 9] = [
+    pub const ALL: [Engine; 10] = [
         Engine::Lakescan,
         Engine::LakescanNoPreload,
         Engine::LakescanNoDynamicFilters,
+        Engine::LakescanListingCache,
         Engine::DataFusion,
         Engine::DataFusionPushdown,
         Engine::ParquetFloor,
@@ -58,6 +62,7 @@ impl Engine {
             Engine::Lakescan => "lakescan",
             Engine::LakescanNoPreload => "lakescan-no-preload",
             Engine::LakescanNoDynamicFilters => "lakescan-no-dynamic-filters",
+            Engine::LakescanListingCache => "lakescan-listing-cache",
             Engine::DataFusion => "datafusion",
             Engine::DataFusionPushdown => "datafusion-pushdown",
             Engine::ParquetFloor => "parquet-floor",
@@ -86,6 +91,7 @@ impl Engine {
             Engine::Lakescan => true,
             Engine::LakescanNoPreload => PRELOAD_CASES.contains(&case.name),
             Engine::LakescanNoDynamicFilters => DYNAMIC_FILTER_CASES.contains(&case.name),
+            Engine::LakescanListingCache => LISTING_CASES.contains(&case.name),
             Engine::DuckDbIceberg | Engine::IcebergDataFusion => case.iceberg,
             _ => !case.iceberg,
         }
@@ -97,6 +103,7 @@ impl Engine {
             Engine::Lakescan => Some(LakescanVariant::Default),
             Engine::LakescanNoPreload => Some(LakescanVariant::NoPreload),
             Engine::LakescanNoDynamicFilters => Some(LakescanVariant::NoDynamicFilters),
+            Engine::LakescanListingCache => Some(LakescanVariant::ListingCache),
             _ => None,
         }
     }
@@ -116,6 +123,9 @@ const PRELOAD_CASES: [&str; 4] = ["full_scan", "join_orders", "small_files", "sm
 /// The cases `lakescan-no-dynamic-filters` runs: plans with a hash join or a TopK.
 const DYNAMIC_FILTER_CASES: [&str; 2] = ["join_orders", "topk"];
 
+/// The cases `lakescan-listing-cache` runs: where listing is a large part of a query.
+const LISTING_CASES: [&str; 2] = ["small_files", "small_partition"];
+
 /// A lakescan setting that differs from the defaults, for the lakescan variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LakescanVariant {
@@ -125,6 +135,8 @@ pub enum LakescanVariant {
     NoPreload,
     /// `datafusion.optimizer.enable_dynamic_filter_pushdown = false`.
     NoDynamicFilters,
+    /// `lakescan.listing_cache_ttl_seconds = 3600`.
+    ListingCache,
 }
 
 /// The session configuration shared by lakescan and DataFusion: `threads` target partitions,
@@ -161,6 +173,10 @@ pub async fn lakescan_session(
     lakescan::register(&ctx)?;
     if variant == LakescanVariant::NoPreload {
         ctx.sql("SET lakescan.preload_splits = 0").await?;
+    }
+    if variant == LakescanVariant::ListingCache {
+        ctx.sql("SET lakescan.listing_cache_ttl_seconds = 3600")
+            .await?;
     }
     for table in tables(dataset) {
         let sql = format!(

@@ -177,6 +177,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         lakescan: variant(LakescanVariant::Default).await?,
         lakescan_no_preload: variant(LakescanVariant::NoPreload).await?,
         lakescan_no_dynamic: variant(LakescanVariant::NoDynamicFilters).await?,
+        lakescan_listing_cache: variant(LakescanVariant::ListingCache).await?,
         datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
     };
@@ -311,7 +312,10 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
 /// One run of `case` by `engine` in this (fresh) process; the process's peak RSS after it.
 async fn rss_probe(engine: Engine, case: &Case, dataset: &Dataset, threads: usize) -> Result<u64> {
     match engine {
-        Engine::Lakescan | Engine::LakescanNoPreload | Engine::LakescanNoDynamicFilters => {
+        Engine::Lakescan
+        | Engine::LakescanNoPreload
+        | Engine::LakescanNoDynamicFilters
+        | Engine::LakescanListingCache => {
             let variant = engine.lakescan_variant().context("a lakescan engine")?;
             let ctx = engines::lakescan_session(dataset, threads, variant).await?;
             engines::run_sql(&ctx, &case.sql, None).await?;
@@ -361,6 +365,7 @@ struct Sessions {
     lakescan: SessionContext,
     lakescan_no_preload: SessionContext,
     lakescan_no_dynamic: SessionContext,
+    lakescan_listing_cache: SessionContext,
     datafusion: SessionContext,
     datafusion_pushdown: SessionContext,
 }
@@ -371,6 +376,7 @@ impl Sessions {
             Engine::Lakescan => Some(&self.lakescan),
             Engine::LakescanNoPreload => Some(&self.lakescan_no_preload),
             Engine::LakescanNoDynamicFilters => Some(&self.lakescan_no_dynamic),
+            Engine::LakescanListingCache => Some(&self.lakescan_listing_cache),
             Engine::DataFusion => Some(&self.datafusion),
             Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
             _ => None,
@@ -432,6 +438,7 @@ impl CaseBench<'_> {
                 Engine::Lakescan => continue,
                 Engine::LakescanNoPreload
                 | Engine::LakescanNoDynamicFilters
+                | Engine::LakescanListingCache
                 | Engine::DataFusion
                 | Engine::DataFusionPushdown => {
                     let mut c = ResultCollector::default();
@@ -595,6 +602,7 @@ impl CaseBench<'_> {
             Engine::Lakescan
             | Engine::LakescanNoPreload
             | Engine::LakescanNoDynamicFilters
+            | Engine::LakescanListingCache
             | Engine::DataFusion
             | Engine::DataFusionPushdown => {
                 let ctx = self.sessions.of(engine).context("session")?;

@@ -374,6 +374,13 @@ fn dynamic_filter_and_preload_targets(all: &[Measurement]) -> Vec<String> {
             Engine::DataFusion,
             1.0,
         );
+        time_target(
+            &format!("{case} vs DataFusion, both keeping listings"),
+            case,
+            Engine::LakescanListingCache,
+            Engine::DataFusion,
+            1.0,
+        );
     }
     let emitted = |engine| find(all, "join_orders", engine).and_then(|m| m.rows_emitted);
     lines.push(

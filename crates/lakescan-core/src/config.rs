@@ -22,6 +22,10 @@ extensions_options! {
         /// Splits each scan partition prepares ahead of time (footer, page index, delete
         /// files) on their own tasks while the current one streams; 0 turns preload off.
         pub preload_splits: usize, default = 1
+        /// Hive tables keep each directory's listing this many seconds and serve later
+        /// queries from it; files added, removed or rewritten in that time are not seen until
+        /// it expires. 0 (the default) lists the table's directories at every query.
+        pub listing_cache_ttl_seconds: u64, default = 0
     }
 }
 

@@ -22,6 +22,7 @@ pub mod factory;
 pub mod hash;
 pub mod hidden;
 pub mod listing;
+pub mod listing_cache;
 pub mod options;
 pub mod partition;
 pub mod table;

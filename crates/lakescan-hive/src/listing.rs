@@ -7,9 +7,12 @@
 //! ```
 //! At level `i` only the partition filters whose columns are all among the first `i + 1`
 //! keys are evaluated; a directory whose values make one of them false or NULL is pruned and
-//! its children are never listed.
+//! its children are never listed. A [`Lister`] serves directories from the table's
+//! [`ListingCache`] when the session keeps listings.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use arrow::array::{Array, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -18,8 +21,9 @@ use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::PhysicalExpr;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ListResult, ObjectMeta, ObjectStore};
+use object_store::{ObjectMeta, ObjectStore};
 
+use crate::listing_cache::{ListKind, Listed, ListingCache};
 use crate::partition::{parse_segment, typed_value};
 
 /// One partition directory and its values (in partition column order).
@@ -40,6 +44,75 @@ pub struct Listing {
     pub partitions_total: usize,
     /// Directories pruned.
     pub partitions_pruned: usize,
+    /// Directories whose listing came from the table's listing cache.
+    pub directories_cached: usize,
+}
+
+/// Lists the directories of one store, through a table's listing cache when `ttl` is
+/// positive.
+pub struct Lister<'a> {
+    store: &'a Arc<dyn ObjectStore>,
+    cache: Option<(&'a ListingCache, Duration)>,
+    cached: AtomicUsize,
+}
+
+impl<'a> Lister<'a> {
+    /// Lists `store`, keeping listings in `cache` for `ttl` (zero: no cache).
+    pub fn new(store: &'a Arc<dyn ObjectStore>, cache: &'a ListingCache, ttl: Duration) -> Self {
+        Self {
+            store,
+            cache: (!ttl.is_zero()).then_some((cache, ttl)),
+            cached: AtomicUsize::new(0),
+        }
+    }
+
+    /// `dir`'s listing from the cache, counted.
+    fn kept(&self, dir: &Path, kind: ListKind) -> Option<Listed> {
+        let (cache, ttl) = self.cache?;
+        let listed = cache.get(dir, kind, ttl)?;
+        self.cached.fetch_add(1, Ordering::Relaxed);
+        Some(listed)
+    }
+
+    fn keep(&self, dir: &Path, kind: ListKind, at: Instant, listed: Listed) {
+        if let Some((cache, _)) = self.cache {
+            cache.put(dir.clone(), kind, at, listed);
+        }
+    }
+
+    /// The subdirectories of `dir`.
+    async fn children(&self, dir: &Path) -> object_store::Result<Arc<Vec<Path>>> {
+        if let Some(Listed::Children(dirs)) = self.kept(dir, ListKind::Children) {
+            return Ok(dirs);
+        }
+        // Stamped before the request: a file added while it runs may be missing from it.
+        let at = Instant::now();
+        let dirs = Arc::new(
+            self.store
+                .list_with_delimiter(Some(dir))
+                .await?
+                .common_prefixes,
+        );
+        self.keep(
+            dir,
+            ListKind::Children,
+            at,
+            Listed::Children(Arc::clone(&dirs)),
+        );
+        Ok(dirs)
+    }
+
+    /// The files under `dir`, recursively.
+    async fn files(&self, dir: &Path) -> object_store::Result<Arc<Vec<ObjectMeta>>> {
+        if let Some(Listed::Files(files)) = self.kept(dir, ListKind::Files) {
+            return Ok(files);
+        }
+        let at = Instant::now();
+        let files: Vec<ObjectMeta> = self.store.list(Some(dir)).try_collect().await?;
+        let files = Arc::new(files);
+        self.keep(dir, ListKind::Files, at, Listed::Files(Arc::clone(&files)));
+        Ok(files)
+    }
 }
 
 /// Partition filters compiled over the partition schema.
@@ -117,7 +190,7 @@ const CONCURRENT_LISTS: usize = 32;
 /// Lists `root` for partition keys `keys`, pruning with `filters`; the directories of one
 /// level are listed concurrently, in order.
 pub async fn list_table(
-    store: &Arc<dyn ObjectStore>,
+    lister: &Lister<'_>,
     root: &Path,
     keys: &[String],
     filters: &PartitionFilters,
@@ -129,16 +202,16 @@ pub async fn list_table(
     }];
     for (depth, key) in keys.iter().enumerate() {
         let mut next = vec![];
-        let listed: Vec<(Partition, ListResult)> = futures::stream::iter(level)
+        let listed: Vec<(Partition, Arc<Vec<Path>>)> = futures::stream::iter(level)
             .map(|parent| async move {
-                let children = store.list_with_delimiter(Some(&parent.path)).await?;
+                let children = lister.children(&parent.path).await?;
                 Ok::<_, object_store::Error>((parent, children))
             })
             .buffered(CONCURRENT_LISTS)
             .try_collect()
             .await?;
         for (parent, children) in listed {
-            for dir in children.common_prefixes {
+            for dir in children.iter() {
                 let Some(segment) = dir.filename() else {
                     continue;
                 };
@@ -153,7 +226,10 @@ pub async fn list_table(
                 let mut values = parent.values.clone();
                 values.push(value);
                 if filters.keeps(dir.as_ref(), depth, &values)? {
-                    next.push(Partition { path: dir, values });
+                    next.push(Partition {
+                        path: dir.clone(),
+                        values,
+                    });
                 } else {
                     listing.partitions_pruned += 1;
                 }
@@ -161,21 +237,22 @@ pub async fn list_table(
         }
         level = next;
     }
-    let listed: Vec<(Arc<Partition>, Vec<ObjectMeta>)> = futures::stream::iter(level)
+    let listed: Vec<(Arc<Partition>, Arc<Vec<ObjectMeta>>)> = futures::stream::iter(level)
         .map(|partition| async move {
-            let files = store.list(Some(&partition.path)).try_collect().await?;
+            let files = lister.files(&partition.path).await?;
             Ok::<_, object_store::Error>((Arc::new(partition), files))
         })
         .buffered(CONCURRENT_LISTS)
         .try_collect()
         .await?;
     for (partition, files) in listed {
-        for meta in files {
+        for meta in files.iter() {
             if is_data_file(&meta.location, &partition.path) {
-                listing.files.push((meta, Arc::clone(&partition)));
+                listing.files.push((meta.clone(), Arc::clone(&partition)));
             }
         }
     }
+    listing.directories_cached = lister.cached.load(Ordering::Relaxed);
     listing
         .files
         .sort_by(|a, b| a.0.location.cmp(&b.0.location));

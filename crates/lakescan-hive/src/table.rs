@@ -7,6 +7,7 @@
 //! a `LakeScanExec` reads them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
@@ -27,7 +28,8 @@ use object_store::ObjectMeta;
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
 use crate::conversion::HiveSplitReaderFactory;
 use crate::hidden::{self, FileFacts, HiddenColumn};
-use crate::listing::{Partition, PartitionFilters, list_table, partition_schema};
+use crate::listing::{Lister, Partition, PartitionFilters, list_table, partition_schema};
+use crate::listing_cache::ListingCache;
 use crate::options::{HiveOptions, RowIdOptions};
 
 /// A Hive-style partitioned (and possibly bucketed) Parquet table.
@@ -42,6 +44,8 @@ pub struct HiveTable {
     bucketing: Option<Arc<Bucketing>>,
     hidden: Vec<HiddenColumn>,
     row_id: RowIdOptions,
+    /// Directory listings kept for `lakescan.listing_cache_ttl_seconds`.
+    listings: ListingCache,
 }
 
 /// What planning one scan produced.
@@ -90,6 +94,7 @@ impl HiveTable {
             bucketing,
             hidden,
             row_id: options.row_id.clone(),
+            listings: ListingCache::default(),
         })
     }
 
@@ -149,8 +154,10 @@ impl HiveTable {
             .iter()
             .map(|(n, _)| n.clone())
             .collect();
-        let listing = list_table(&store, self.location.prefix(), &keys, filters).await?;
         let session = LakeScanOptions::from_config(state.config_options());
+        let ttl = Duration::from_secs(session.listing_cache_ttl_seconds);
+        let lister = Lister::new(&store, &self.listings, ttl);
+        let listing = list_table(&lister, self.location.prefix(), &keys, filters).await?;
         let split_size = self.split_size.unwrap_or(session.split_size);
         let mut planned = Planned {
             splits: vec![],
@@ -158,7 +165,11 @@ impl HiveTable {
                 partitions_total: listing.partitions_total,
                 partitions_pruned: listing.partitions_pruned,
                 files_pruned_bucket: 0,
-                extra: vec![],
+                // Only shown while the session keeps listings.
+                extra: (!ttl.is_zero())
+                    .then_some(("directories_listing_cached", listing.directories_cached))
+                    .into_iter()
+                    .collect(),
             },
             converts: false,
         };

@@ -47,6 +47,7 @@ pub mod bloom;
 pub mod field_ids;
 pub mod footer_cache;
 pub mod leaves;
+pub mod local_file;
 pub mod open;
 pub mod page_index;
 pub mod plan;

@@ -21,6 +21,7 @@ use object_store::ObjectStore;
 use super::Opened;
 use super::field_ids::rename_by_field_id;
 use super::footer_cache::FooterCache;
+use super::local_file::LocalFile;
 use crate::source::SplitContext;
 use crate::split::FileSplit;
 
@@ -69,9 +70,10 @@ pub async fn file_metadata(
     if let Some(kept) = cache.get(split, page_index) {
         return Ok(kept);
     }
+    let local = LocalFile::of(&store, split.read_path());
     let object_reader =
         ParquetObjectReader::new(store, split.read_path().clone()).with_file_size(split.file_size);
-    let mut reader = CountingReader::new(object_reader, split.file_size, Count::new());
+    let mut reader = CountingReader::new(object_reader, split.file_size, Count::new(), local);
     let policy = if page_index {
         PageIndexPolicy::Optional
     } else {
@@ -117,9 +119,15 @@ fn counting_reader(
     path: &object_store::path::Path,
     size: u64,
 ) -> CountingReader {
+    let local = LocalFile::of(&context.store, path);
     let object_reader =
         ParquetObjectReader::new(Arc::clone(&context.store), path.clone()).with_file_size(size);
-    CountingReader::new(object_reader, size, context.metrics.bytes_read.clone())
+    CountingReader::new(
+        object_reader,
+        size,
+        context.metrics.bytes_read.clone(),
+        local,
+    )
 }
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
@@ -129,9 +137,13 @@ fn counting_reader(
 /// those bytes are kept: later reads inside them (the page index, and every column chunk of
 /// a file smaller than the hint — the common small-file case of Hive tables) are served
 /// from memory, so a small file costs one request.
+///
+/// A file of the default local store is read directly into reused buffers
+/// ([`LocalFile`]); `inner` serves every other store.
 #[derive(Clone)]
 pub struct CountingReader {
     inner: ParquetObjectReader,
+    local: Option<LocalFile>,
     file_size: u64,
     bytes_read: Count,
     /// The file's last bytes, from `tail.0` on, once the footer was read.
@@ -139,10 +151,17 @@ pub struct CountingReader {
 }
 
 impl CountingReader {
-    /// Wraps `inner`, adding every fetched byte to `bytes_read`.
-    pub fn new(inner: ParquetObjectReader, file_size: u64, bytes_read: Count) -> Self {
+    /// Wraps `inner` (or reads `local` when it is given), adding every fetched byte to
+    /// `bytes_read`.
+    pub fn new(
+        inner: ParquetObjectReader,
+        file_size: u64,
+        bytes_read: Count,
+        local: Option<LocalFile>,
+    ) -> Self {
         Self {
             inner,
+            local,
             file_size,
             bytes_read,
             tail: None,
@@ -168,8 +187,20 @@ impl AsyncFileReader for CountingReader {
             return futures::future::ready(Ok(bytes)).boxed();
         }
         let count = self.bytes_read.clone();
-        self.inner
-            .get_bytes(range)
+        let fetch = match &self.local {
+            Some(local) => {
+                let local = local.clone();
+                async move {
+                    let mut parts = local.read_ranges(vec![range]).await?;
+                    parts
+                        .pop()
+                        .ok_or_else(|| ParquetError::General("no bytes read".into()))
+                }
+                .boxed()
+            }
+            None => self.inner.get_bytes(range),
+        };
+        fetch
             .map(move |r| {
                 if let Ok(b) = &r {
                     count.add(b.len());
@@ -188,8 +219,14 @@ impl AsyncFileReader for CountingReader {
             return futures::future::ready(Ok(parts)).boxed();
         }
         let count = self.bytes_read.clone();
-        self.inner
-            .get_byte_ranges(ranges)
+        let fetch = match &self.local {
+            Some(local) => {
+                let local = local.clone();
+                async move { local.read_ranges(ranges).await }.boxed()
+            }
+            None => self.inner.get_byte_ranges(ranges),
+        };
+        fetch
             .map(move |r| {
                 if let Ok(parts) = &r {
                     count.add(parts.iter().map(Bytes::len).sum());

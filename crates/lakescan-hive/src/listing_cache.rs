@@ -1,0 +1,160 @@
+//! [`ListingCache`]: a Hive table's directory listings, kept for the session's
+//! `lakescan.listing_cache_ttl_seconds` (0, the default: every query lists).
+//!
+//! ```text
+//!  query 1: list root/ ── list region=eu/          → kept, stamped t1
+//!  query 2 (before t1 + ttl): both served from memory, no request to the store
+//!  query 3 (after):           listed again, kept again
+//! ```
+//! The cache is opt-in and per table: within the time to live a query does not see files
+//! added, removed or rewritten since the listing (as Trino's `hive.file-status-cache` and
+//! DataFusion's `list_files_cache`, which keeps listings without expiry by default). A
+//! listing is kept per directory, so a query that prunes partitions reuses the directories
+//! an earlier one listed. DataFusion's `ListFilesCache` is not used: it keeps a table's
+//! whole recursive listing under one key with one runtime-wide time to live, while a Hive
+//! table lists level by level and prunes as it goes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use object_store::ObjectMeta;
+use object_store::path::Path;
+
+/// Files (over all kept listings) above which the cache starts again empty: a bound on its
+/// memory (about 150 bytes per file), far above a table whose listing is worth keeping.
+const MAX_CACHED_FILES: usize = 200_000;
+
+/// What listing one directory returned.
+#[derive(Debug, Clone)]
+pub enum Listed {
+    /// Its subdirectories (one partition level down).
+    Children(Arc<Vec<Path>>),
+    /// The files under it (a leaf partition, recursively).
+    Files(Arc<Vec<ObjectMeta>>),
+}
+
+impl Listed {
+    fn files(&self) -> usize {
+        match self {
+            Listed::Children(dirs) => dirs.len(),
+            Listed::Files(files) => files.len(),
+        }
+    }
+}
+
+/// Which kind of listing of a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    /// Subdirectories.
+    Children,
+    /// Files, recursively.
+    Files,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    by_dir: HashMap<(Path, ListKind), (Instant, Listed)>,
+    files: usize,
+}
+
+/// Directory listings of one table with the time each was made. Clones share the cache.
+#[derive(Debug, Clone, Default)]
+pub struct ListingCache {
+    entries: Arc<Mutex<Entries>>,
+}
+
+impl ListingCache {
+    /// The listing of `dir` made less than `ttl` ago.
+    pub fn get(&self, dir: &Path, kind: ListKind, ttl: Duration) -> Option<Listed> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let (at, listed) = entries.by_dir.get(&(dir.clone(), kind))?;
+        (at.elapsed() < ttl).then(|| listed.clone())
+    }
+
+    /// Keeps `listed` as `dir`'s listing, made at `at`.
+    pub fn put(&self, dir: Path, kind: ListKind, at: Instant, listed: Listed) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let added = listed.files();
+        if entries.files + added > MAX_CACHED_FILES {
+            *entries = Entries::default();
+            if added > MAX_CACHED_FILES {
+                return;
+            }
+        }
+        entries.files += added;
+        if let Some((_, old)) = entries.by_dir.insert((dir, kind), (at, listed)) {
+            entries.files -= old.files();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirs(names: &[&str]) -> Listed {
+        Listed::Children(Arc::new(names.iter().map(|n| Path::from(*n)).collect()))
+    }
+
+    #[test]
+    fn a_listing_is_served_only_within_its_time_to_live() {
+        let cache = ListingCache::default();
+        let root = Path::from("t");
+        cache.put(
+            root.clone(),
+            ListKind::Children,
+            Instant::now(),
+            dirs(&["t/p=1"]),
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(
+            cache
+                .get(&root, ListKind::Children, Duration::from_millis(1))
+                .is_none()
+        );
+        let served = cache.get(&root, ListKind::Children, Duration::from_secs(600));
+        assert!(matches!(served, Some(Listed::Children(d)) if d.len() == 1));
+        // The other kind of listing of the same directory is not the same entry.
+        assert!(
+            cache
+                .get(&root, ListKind::Files, Duration::from_secs(600))
+                .is_none()
+        );
+        assert!(
+            cache
+                .get(&root, ListKind::Children, Duration::ZERO)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn replacing_a_listing_keeps_the_file_count_and_a_full_cache_starts_over() {
+        let cache = ListingCache::default();
+        let now = Instant::now();
+        cache.put(
+            Path::from("a"),
+            ListKind::Children,
+            now,
+            dirs(&["a/1", "a/2"]),
+        );
+        cache.put(Path::from("a"), ListKind::Children, now, dirs(&["a/1"]));
+        assert_eq!(cache.entries.lock().unwrap().files, 1);
+        let many: Vec<Path> = (0..MAX_CACHED_FILES)
+            .map(|i| Path::from(format!("b/{i}")))
+            .collect();
+        cache.put(
+            Path::from("b"),
+            ListKind::Children,
+            now,
+            Listed::Children(Arc::new(many)),
+        );
+        let entries = cache.entries.lock().unwrap();
+        assert_eq!(entries.files, MAX_CACHED_FILES);
+        assert!(
+            !entries
+                .by_dir
+                .contains_key(&(Path::from("a"), ListKind::Children))
+        );
+    }
+}
