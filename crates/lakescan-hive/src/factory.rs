@@ -12,7 +12,6 @@
 //! Undeclared partition column types are inferred from the directory values.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use arrow::datatypes::{DataType, Field, Schema};
 use async_trait::async_trait;
@@ -29,7 +28,6 @@ use parquet::arrow::async_reader::ParquetObjectReader;
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
 use crate::listing::{Lister, PartitionFilters, list_table, partition_schema};
-use crate::listing_cache::ListingCache;
 use crate::options::{BucketingOptions, HiveOptions, RowIdOptions};
 use crate::partition::infer_type;
 use crate::table::HiveTable;
@@ -245,8 +243,7 @@ async fn resolve_partition_types(
     let utf8: Vec<(String, DataType)> = keys.iter().map(|k| (k.clone(), DataType::Utf8)).collect();
     let no_filters = PartitionFilters::new(partition_schema(&utf8), vec![]);
     // Inference lists once, at CREATE: no cache.
-    let no_cache = ListingCache::default();
-    let lister = Lister::new(store, &no_cache, Duration::ZERO);
+    let lister = Lister::new(store);
     let listing = list_table(&lister, location.prefix(), &keys, &no_filters).await?;
     Ok(columns
         .into_iter()

@@ -23,7 +23,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
-use crate::listing_cache::{ListKind, Listed, ListingCache};
+use crate::listing_cache::{Listed, ListingCache};
 use crate::partition::{parse_segment, typed_value};
 
 /// One partition directory and its values (in partition column order).
@@ -48,8 +48,7 @@ pub struct Listing {
     pub directories_cached: usize,
 }
 
-/// Lists the directories of one store, through a table's listing cache when `ttl` is
-/// positive.
+/// Lists the directories of one store, through a table's listing cache when one is given.
 pub struct Lister<'a> {
     store: &'a Arc<dyn ObjectStore>,
     cache: Option<(&'a ListingCache, Duration)>,
@@ -57,32 +56,39 @@ pub struct Lister<'a> {
 }
 
 impl<'a> Lister<'a> {
-    /// Lists `store`, keeping listings in `cache` for `ttl` (zero: no cache).
-    pub fn new(store: &'a Arc<dyn ObjectStore>, cache: &'a ListingCache, ttl: Duration) -> Self {
+    /// Lists `store` at every call.
+    pub fn new(store: &'a Arc<dyn ObjectStore>) -> Self {
         Self {
             store,
-            cache: (!ttl.is_zero()).then_some((cache, ttl)),
+            cache: None,
             cached: AtomicUsize::new(0),
         }
     }
 
+    /// Serves listings younger than `ttl` from `cache` and keeps new ones there (a zero
+    /// `ttl`: no cache).
+    pub fn with_cache(mut self, cache: &'a ListingCache, ttl: Duration) -> Self {
+        self.cache = (!ttl.is_zero()).then_some((cache, ttl));
+        self
+    }
+
     /// `dir`'s listing from the cache, counted.
-    fn kept(&self, dir: &Path, kind: ListKind) -> Option<Listed> {
+    fn kept(&self, dir: &Path) -> Option<Listed> {
         let (cache, ttl) = self.cache?;
-        let listed = cache.get(dir, kind, ttl)?;
+        let listed = cache.get(dir, ttl)?;
         self.cached.fetch_add(1, Ordering::Relaxed);
         Some(listed)
     }
 
-    fn keep(&self, dir: &Path, kind: ListKind, at: Instant, listed: Listed) {
+    fn keep(&self, dir: &Path, at: Instant, listed: Listed) {
         if let Some((cache, _)) = self.cache {
-            cache.put(dir.clone(), kind, at, listed);
+            cache.put(dir.clone(), at, listed);
         }
     }
 
     /// The subdirectories of `dir`.
     async fn children(&self, dir: &Path) -> object_store::Result<Arc<Vec<Path>>> {
-        if let Some(Listed::Children(dirs)) = self.kept(dir, ListKind::Children) {
+        if let Some(Listed::Children(dirs)) = self.kept(dir) {
             return Ok(dirs);
         }
         // Stamped before the request: a file added while it runs may be missing from it.
@@ -93,24 +99,19 @@ impl<'a> Lister<'a> {
                 .await?
                 .common_prefixes,
         );
-        self.keep(
-            dir,
-            ListKind::Children,
-            at,
-            Listed::Children(Arc::clone(&dirs)),
-        );
+        self.keep(dir, at, Listed::Children(Arc::clone(&dirs)));
         Ok(dirs)
     }
 
     /// The files under `dir`, recursively.
     async fn files(&self, dir: &Path) -> object_store::Result<Arc<Vec<ObjectMeta>>> {
-        if let Some(Listed::Files(files)) = self.kept(dir, ListKind::Files) {
+        if let Some(Listed::Files(files)) = self.kept(dir) {
             return Ok(files);
         }
         let at = Instant::now();
         let files: Vec<ObjectMeta> = self.store.list(Some(dir)).try_collect().await?;
         let files = Arc::new(files);
-        self.keep(dir, ListKind::Files, at, Listed::Files(Arc::clone(&files)));
+        self.keep(dir, at, Listed::Files(Arc::clone(&files)));
         Ok(files)
     }
 }

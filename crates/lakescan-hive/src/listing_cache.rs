@@ -21,11 +21,13 @@ use std::time::{Duration, Instant};
 use object_store::ObjectMeta;
 use object_store::path::Path;
 
-/// Files (over all kept listings) above which the cache starts again empty: a bound on its
-/// memory (about 150 bytes per file), far above a table whose listing is worth keeping.
-const MAX_CACHED_FILES: usize = 200_000;
+/// Entries (files and directories, over all kept listings) above which the cache starts
+/// again empty: a bound on its memory (about 150 bytes each), far above a table whose
+/// listing is worth keeping.
+const MAX_CACHED_ENTRIES: usize = 200_000;
 
-/// What listing one directory returned.
+/// What listing one directory returned. A directory's depth in the table fixes which of the
+/// two it is listed for.
 #[derive(Debug, Clone)]
 pub enum Listed {
     /// Its subdirectories (one partition level down).
@@ -35,7 +37,7 @@ pub enum Listed {
 }
 
 impl Listed {
-    fn files(&self) -> usize {
+    fn len(&self) -> usize {
         match self {
             Listed::Children(dirs) => dirs.len(),
             Listed::Files(files) => files.len(),
@@ -43,19 +45,10 @@ impl Listed {
     }
 }
 
-/// Which kind of listing of a directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ListKind {
-    /// Subdirectories.
-    Children,
-    /// Files, recursively.
-    Files,
-}
-
 #[derive(Debug, Default)]
 struct Entries {
-    by_dir: HashMap<(Path, ListKind), (Instant, Listed)>,
-    files: usize,
+    by_dir: HashMap<Path, (Instant, Listed)>,
+    len: usize,
 }
 
 /// Directory listings of one table with the time each was made. Clones share the cache.
@@ -66,25 +59,25 @@ pub struct ListingCache {
 
 impl ListingCache {
     /// The listing of `dir` made less than `ttl` ago.
-    pub fn get(&self, dir: &Path, kind: ListKind, ttl: Duration) -> Option<Listed> {
+    pub fn get(&self, dir: &Path, ttl: Duration) -> Option<Listed> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let (at, listed) = entries.by_dir.get(&(dir.clone(), kind))?;
+        let (at, listed) = entries.by_dir.get(dir)?;
         (at.elapsed() < ttl).then(|| listed.clone())
     }
 
     /// Keeps `listed` as `dir`'s listing, made at `at`.
-    pub fn put(&self, dir: Path, kind: ListKind, at: Instant, listed: Listed) {
+    pub fn put(&self, dir: Path, at: Instant, listed: Listed) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let added = listed.files();
-        if entries.files + added > MAX_CACHED_FILES {
+        let added = listed.len();
+        if entries.len + added > MAX_CACHED_ENTRIES {
             *entries = Entries::default();
-            if added > MAX_CACHED_FILES {
+            if added > MAX_CACHED_ENTRIES {
                 return;
             }
         }
-        entries.files += added;
-        if let Some((_, old)) = entries.by_dir.insert((dir, kind), (at, listed)) {
-            entries.files -= old.files();
+        entries.len += added;
+        if let Some((_, old)) = entries.by_dir.insert(dir, (at, listed)) {
+            entries.len -= old.len();
         }
     }
 }
@@ -101,60 +94,32 @@ mod tests {
     fn a_listing_is_served_only_within_its_time_to_live() {
         let cache = ListingCache::default();
         let root = Path::from("t");
-        cache.put(
-            root.clone(),
-            ListKind::Children,
-            Instant::now(),
-            dirs(&["t/p=1"]),
-        );
+        cache.put(root.clone(), Instant::now(), dirs(&["t/p=1"]));
         std::thread::sleep(Duration::from_millis(5));
-        assert!(
-            cache
-                .get(&root, ListKind::Children, Duration::from_millis(1))
-                .is_none()
-        );
-        let served = cache.get(&root, ListKind::Children, Duration::from_secs(600));
+        assert!(cache.get(&root, Duration::from_millis(1)).is_none());
+        let served = cache.get(&root, Duration::from_secs(600));
         assert!(matches!(served, Some(Listed::Children(d)) if d.len() == 1));
-        // The other kind of listing of the same directory is not the same entry.
         assert!(
             cache
-                .get(&root, ListKind::Files, Duration::from_secs(600))
+                .get(&Path::from("t/p=1"), Duration::from_secs(600))
                 .is_none()
         );
-        assert!(
-            cache
-                .get(&root, ListKind::Children, Duration::ZERO)
-                .is_none()
-        );
+        assert!(cache.get(&root, Duration::ZERO).is_none());
     }
 
     #[test]
-    fn replacing_a_listing_keeps_the_file_count_and_a_full_cache_starts_over() {
+    fn replacing_a_listing_keeps_the_count_and_a_full_cache_starts_over() {
         let cache = ListingCache::default();
         let now = Instant::now();
-        cache.put(
-            Path::from("a"),
-            ListKind::Children,
-            now,
-            dirs(&["a/1", "a/2"]),
-        );
-        cache.put(Path::from("a"), ListKind::Children, now, dirs(&["a/1"]));
-        assert_eq!(cache.entries.lock().unwrap().files, 1);
-        let many: Vec<Path> = (0..MAX_CACHED_FILES)
+        cache.put(Path::from("a"), now, dirs(&["a/1", "a/2"]));
+        cache.put(Path::from("a"), now, dirs(&["a/1"]));
+        assert_eq!(cache.entries.lock().unwrap().len, 1);
+        let many: Vec<Path> = (0..MAX_CACHED_ENTRIES)
             .map(|i| Path::from(format!("b/{i}")))
             .collect();
-        cache.put(
-            Path::from("b"),
-            ListKind::Children,
-            now,
-            Listed::Children(Arc::new(many)),
-        );
+        cache.put(Path::from("b"), now, Listed::Children(Arc::new(many)));
         let entries = cache.entries.lock().unwrap();
-        assert_eq!(entries.files, MAX_CACHED_FILES);
-        assert!(
-            !entries
-                .by_dir
-                .contains_key(&(Path::from("a"), ListKind::Children))
-        );
+        assert_eq!(entries.len, MAX_CACHED_ENTRIES);
+        assert!(!entries.by_dir.contains_key(&Path::from("a")));
     }
 }

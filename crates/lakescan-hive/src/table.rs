@@ -51,6 +51,8 @@ pub struct HiveTable {
 /// What planning one scan produced.
 struct Planned {
     splits: Vec<FileSplit>,
+    /// The files the splits read, once each (in split order).
+    files: Vec<ObjectMeta>,
     stats: PlanningStats,
     /// Some split filters rows by bucket (its bucketing columns must be read).
     converts: bool,
@@ -156,11 +158,12 @@ impl HiveTable {
             .collect();
         let session = LakeScanOptions::from_config(state.config_options());
         let ttl = Duration::from_secs(session.listing_cache_ttl_seconds);
-        let lister = Lister::new(&store, &self.listings, ttl);
+        let lister = Lister::new(&store).with_cache(&self.listings, ttl);
         let listing = list_table(&lister, self.location.prefix(), &keys, filters).await?;
         let split_size = self.split_size.unwrap_or(session.split_size);
         let mut planned = Planned {
             splits: vec![],
+            files: vec![],
             stats: PlanningStats {
                 partitions_total: listing.partitions_total,
                 partitions_pruned: listing.partitions_pruned,
@@ -177,6 +180,14 @@ impl HiveTable {
             let name = hidden::partition_name(&keys, &partition.values);
             let reads = self.partition_reads(&name, files, bucket_filter, &mut planned)?;
             for (meta, read) in reads {
+                // A file read for several buckets is in consecutive reads.
+                if planned
+                    .files
+                    .last()
+                    .is_none_or(|f| f.location != meta.location)
+                {
+                    planned.files.push(meta.clone());
+                }
                 let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
                 split.last_modified = Some(meta.last_modified);
                 split.partition_keys = keys
@@ -266,27 +277,12 @@ impl HiveTable {
         let store = state
             .runtime_env()
             .object_store(self.location.object_store())?;
-        let mut files: Vec<ObjectMeta> = vec![];
-        for split in &planned.splits {
-            if files.last().is_some_and(|f| f.location == split.file_path) {
-                continue;
-            }
-            let Some(last_modified) = split.last_modified else {
-                return Ok(None);
-            };
-            files.push(ObjectMeta {
-                location: split.file_path.clone(),
-                last_modified,
-                size: split.file_size,
-                e_tag: None,
-                version: None,
-            });
-        }
         // Scoped by table: a file's statistics are in this table's column types.
         let scope = TableReference::partial("lakescan", self.name.as_str());
         let schema = data_schema(&self.handle);
         let page_index = !conjuncts.is_empty();
-        let statistics = file_statistics(state, &store, &scope, &schema, &files, page_index);
+        let statistics =
+            file_statistics(state, &store, &scope, &schema, &planned.files, page_index);
         let per_file = match statistics.await {
             Ok(per_file) => per_file,
             Err(e) => {

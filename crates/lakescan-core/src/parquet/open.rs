@@ -70,10 +70,7 @@ pub async fn file_metadata(
     if let Some(kept) = cache.get(split, page_index) {
         return Ok(kept);
     }
-    let local = LocalFile::of(&store, split.read_path());
-    let object_reader =
-        ParquetObjectReader::new(store, split.read_path().clone()).with_file_size(split.file_size);
-    let mut reader = CountingReader::new(object_reader, split.file_size, Count::new(), local);
+    let mut reader = CountingReader::open(&store, split.read_path(), split.file_size, Count::new());
     let policy = if page_index {
         PageIndexPolicy::Optional
     } else {
@@ -119,15 +116,8 @@ fn counting_reader(
     path: &object_store::path::Path,
     size: u64,
 ) -> CountingReader {
-    let local = LocalFile::of(&context.store, path);
-    let object_reader =
-        ParquetObjectReader::new(Arc::clone(&context.store), path.clone()).with_file_size(size);
-    CountingReader::new(
-        object_reader,
-        size,
-        context.metrics.bytes_read.clone(),
-        local,
-    )
+    let bytes_read = context.metrics.bytes_read.clone();
+    CountingReader::open(&context.store, path, size, bytes_read)
 }
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
@@ -151,17 +141,19 @@ pub struct CountingReader {
 }
 
 impl CountingReader {
-    /// Wraps `inner` (or reads `local` when it is given), adding every fetched byte to
+    /// Reads `path` (`file_size` bytes) of `store`, adding every fetched byte to
     /// `bytes_read`.
-    pub fn new(
-        inner: ParquetObjectReader,
+    pub fn open(
+        store: &Arc<dyn ObjectStore>,
+        path: &object_store::path::Path,
         file_size: u64,
         bytes_read: Count,
-        local: Option<LocalFile>,
     ) -> Self {
+        let inner =
+            ParquetObjectReader::new(Arc::clone(store), path.clone()).with_file_size(file_size);
         Self {
             inner,
-            local,
+            local: LocalFile::of(store, path),
             file_size,
             bytes_read,
             tail: None,
