@@ -71,7 +71,6 @@ pub struct LakeScanExec {
     /// What each output column is, over the table schema.
     assignments: Assignments,
     spec: Arc<ScanSpec>,
-    splits: Arc<[FileSplit]>,
     /// Each partition's splits (see [`assign_splits`]).
     lists: Arc<[Arc<[FileSplit]>]>,
     /// Whether a partition whose list is done takes splits from the others' (one process).
@@ -104,8 +103,7 @@ impl LakeScanExec {
         let assignments = assignments.resolve(&table)?;
         let spec = Arc::new(ScanSpec::try_new(&table, &assignments, &[])?);
         let partitions = target_partitions.min(splits.len()).max(1);
-        let lists = lists_of(assign_splits(&splits, partitions));
-        let splits: Arc<[FileSplit]> = splits.into();
+        let lists = lists_of(assign_splits(splits, partitions));
         Ok(Self {
             table_name: table.table_name().to_string(),
             table: Arc::new(table),
@@ -115,7 +113,6 @@ impl LakeScanExec {
             queue: Arc::new(SplitQueue::new(Arc::clone(&lists), true, None)),
             lists,
             stealing: true,
-            splits,
             store_url,
             factory,
             pushed_filters: vec![],
@@ -141,7 +138,6 @@ impl LakeScanExec {
         } else {
             lists
         };
-        self.splits = lists.iter().flatten().cloned().collect::<Vec<_>>().into();
         self.properties = Self::properties_of(&self.spec, lists.len());
         self.lists = lists_of(lists);
         self.stealing = false;
@@ -221,9 +217,14 @@ impl LakeScanExec {
         &self.spec
     }
 
-    /// The splits this scan reads.
-    pub fn splits(&self) -> &[FileSplit] {
-        &self.splits
+    /// The splits this scan reads, in partition order.
+    pub fn splits(&self) -> impl Iterator<Item = &FileSplit> {
+        self.lists.iter().flat_map(|list| list.iter())
+    }
+
+    /// How many splits this scan reads.
+    pub fn split_count(&self) -> usize {
+        self.lists.iter().map(|list| list.len()).sum()
     }
 
     fn partitions(&self) -> usize {
@@ -261,13 +262,18 @@ impl DisplayAs for LakeScanExec {
             })
             .collect();
         if let DisplayFormatType::TreeRender = t {
-            return write!(f, "table={}\nsplits={}", self.table_name, self.splits.len());
+            return write!(
+                f,
+                "table={}\nsplits={}",
+                self.table_name,
+                self.split_count()
+            );
         }
         write!(
             f,
             "LakeScanExec: table={}, splits={}, projection=[{}]",
             self.table_name,
-            self.splits.len(),
+            self.split_count(),
             columns.join(", ")
         )?;
         let filters: Vec<String> = self
@@ -396,7 +402,7 @@ impl ExecutionPlan for LakeScanExec {
             return Ok(Arc::new(outputs));
         }
         if partition.is_none() {
-            let bytes: u64 = self.splits.iter().map(|s| s.length).sum();
+            let bytes: u64 = self.splits().map(|s| s.length).sum();
             let filtered = self.spec.residual().is_some()
                 || self
                     .spec
@@ -516,28 +522,30 @@ fn lists_of(lists: Vec<Vec<FileSplit>>) -> Arc<[Arc<[FileSplit]>]> {
 
 /// Assigns `splits` to `partitions` lists: each split to the list with the fewest bytes so
 /// far, largest splits first (so the lists end up even), each list in the splits' order.
-pub fn assign_splits(splits: &[FileSplit], partitions: usize) -> Vec<Vec<FileSplit>> {
+pub fn assign_splits(splits: Vec<FileSplit>, partitions: usize) -> Vec<Vec<FileSplit>> {
     let partitions = partitions.max(1);
     let mut order: Vec<usize> = (0..splits.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(splits[i].length));
     let mut bytes = vec![0u64; partitions];
-    let mut members: Vec<Vec<usize>> = vec![vec![]; partitions];
+    let mut owner = vec![0usize; splits.len()];
+    let mut counts = vec![0usize; partitions];
     for i in order {
         let (p, _) = bytes
             .iter()
             .enumerate()
-            .min_by_key(|(p, b)| (**b, members[*p].len()))
+            .min_by_key(|(p, b)| (**b, counts[*p]))
             .unwrap_or((0, &0));
         bytes[p] += splits[i].length;
-        members[p].push(i);
+        counts[p] += 1;
+        owner[i] = p;
     }
-    members
-        .into_iter()
-        .map(|mut m| {
-            m.sort_unstable();
-            m.into_iter().map(|i| splits[i].clone()).collect()
-        })
-        .collect()
+    // Moved, not cloned, in split order: a split carries its partition values and info
+    // columns, and a small-files table has thousands.
+    let mut lists: Vec<Vec<FileSplit>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    for (split, p) in splits.into_iter().zip(owner) {
+        lists[p].push(split);
+    }
+    lists
 }
 
 /// The splits of one execution: each partition's static list (what a plan sent to several

@@ -79,10 +79,10 @@ impl FileSplit {
     }
 
     /// Cuts `file` into splits of at most `max_bytes` (at least one split).
-    pub fn ranges(&self, max_bytes: u64) -> Vec<FileSplit> {
+    pub fn ranges(self, max_bytes: u64) -> Vec<FileSplit> {
         let max_bytes = max_bytes.max(1);
         if self.file_size <= max_bytes {
-            return vec![self.clone()];
+            return vec![self];
         }
         (0..self.file_size)
             .step_by(max_bytes as usize)
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn ranges_tile_the_file() {
         let split = FileSplit::whole_file(Path::from("a"), 10);
-        let parts = split.ranges(4);
+        let parts = split.clone().ranges(4);
         let covered: Vec<(u64, u64)> = parts.iter().map(|s| (s.start, s.length)).collect();
         assert_eq!(covered, vec![(0, 4), (4, 4), (8, 2)]);
         assert_eq!(split.ranges(100).len(), 1);

@@ -214,36 +214,51 @@ pub struct FileFacts<'a> {
     pub row_id: (Option<i64>, Option<i64>, Option<String>),
 }
 
-/// The info columns of a split of the file described by `facts`.
-pub fn info_columns(facts: &FileFacts<'_>) -> Vec<(String, ScalarValue)> {
-    let utc = Some(Arc::from("UTC"));
-    let (version, partition_id, guid) = facts.row_id.clone();
-    vec![
-        ("$path".into(), ScalarValue::Utf8(Some(facts.url.clone()))),
-        (
-            "$file_size".into(),
-            ScalarValue::Int64(Some(facts.size as i64)),
-        ),
-        (
-            "$file_modified_time".into(),
-            ScalarValue::TimestampMillisecond(Some(facts.modified_millis), utc),
-        ),
-        (
-            "$partition".into(),
-            ScalarValue::Utf8(facts.partition.clone()),
-        ),
-        (
-            "$bucket".into(),
-            ScalarValue::Int32(facts.bucket.map(|b| b as i32)),
-        ),
-        (
-            ROW_ID_FILE_NAME.into(),
-            ScalarValue::Utf8(Some(facts.file_name.to_string())),
-        ),
-        (ROW_ID_METADATA_VERSION.into(), ScalarValue::Int64(version)),
-        (ROW_ID_PARTITION_ID.into(), ScalarValue::Int64(partition_id)),
-        (ROW_ID_TABLE_GUID.into(), ScalarValue::Utf8(guid)),
-    ]
+/// The info columns of a split of the file described by `facts` that the hidden columns
+/// `used` read (a split carries no value a query does not read: a small-files table has
+/// thousands of splits).
+pub fn info_columns(facts: &FileFacts<'_>, used: &[HiddenColumn]) -> Vec<(String, ScalarValue)> {
+    let mut out = vec![];
+    for column in used {
+        match column {
+            HiddenColumn::Path => {
+                out.push(("$path".into(), ScalarValue::Utf8(Some(facts.url.clone()))));
+            }
+            HiddenColumn::FileSize => out.push((
+                "$file_size".into(),
+                ScalarValue::Int64(Some(facts.size as i64)),
+            )),
+            HiddenColumn::FileModifiedTime => out.push((
+                "$file_modified_time".into(),
+                ScalarValue::TimestampMillisecond(
+                    Some(facts.modified_millis),
+                    Some(Arc::from("UTC")),
+                ),
+            )),
+            HiddenColumn::Partition => out.push((
+                "$partition".into(),
+                ScalarValue::Utf8(facts.partition.clone()),
+            )),
+            HiddenColumn::Bucket => out.push((
+                "$bucket".into(),
+                ScalarValue::Int32(facts.bucket.map(|b| b as i32)),
+            )),
+            HiddenColumn::RowIndex => {}
+            HiddenColumn::RowId => {
+                let (version, partition_id, guid) = facts.row_id.clone();
+                out.extend([
+                    (
+                        ROW_ID_FILE_NAME.into(),
+                        ScalarValue::Utf8(Some(facts.file_name.to_string())),
+                    ),
+                    (ROW_ID_METADATA_VERSION.into(), ScalarValue::Int64(version)),
+                    (ROW_ID_PARTITION_ID.into(), ScalarValue::Int64(partition_id)),
+                    (ROW_ID_TABLE_GUID.into(), ScalarValue::Utf8(guid)),
+                ]);
+            }
+        }
+    }
+    out
 }
 
 /// Hive's partition name: `k=v` segments joined by `/`, keys lower-cased and values escaped

@@ -23,6 +23,7 @@ pub mod hash;
 pub mod hidden;
 pub mod listing;
 pub mod listing_cache;
+pub mod local_listing;
 pub mod options;
 pub mod partition;
 pub mod table;

@@ -7,16 +7,17 @@
 //! ```
 //! At level `i` only the partition filters whose columns are all among the first `i + 1`
 //! keys are evaluated; a directory whose values make one of them false or NULL is pruned and
-//! its children are never listed. A [`Lister`] serves directories from the table's
+//! its children are never listed. The default local store is listed with `std::fs`
+//! ([`crate::local_listing`]). A [`Lister`] serves directories from the table's
 //! [`ListingCache`] when the session keeps listings.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use arrow::array::{Array, BooleanArray, RecordBatch};
+use arrow::array::{Array, BooleanArray, RecordBatch, new_null_array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::common::{Result, ScalarValue};
+use datafusion::common::{Result, ScalarValue, exec_err};
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::PhysicalExpr;
 use futures::{StreamExt, TryStreamExt};
@@ -24,6 +25,7 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::listing_cache::{Listed, ListingCache};
+use crate::local_listing::LocalLister;
 use crate::partition::{parse_segment, typed_value};
 
 /// One partition directory and its values (in partition column order).
@@ -51,6 +53,8 @@ pub struct Listing {
 /// Lists the directories of one store, through a table's listing cache when one is given.
 pub struct Lister<'a> {
     store: &'a Arc<dyn ObjectStore>,
+    /// Set when `store` is the default local store (listed with `std::fs`).
+    local: Option<LocalLister>,
     cache: Option<(&'a ListingCache, Duration)>,
     cached: AtomicUsize,
 }
@@ -60,6 +64,7 @@ impl<'a> Lister<'a> {
     pub fn new(store: &'a Arc<dyn ObjectStore>) -> Self {
         Self {
             store,
+            local: LocalLister::of(store),
             cache: None,
             cached: AtomicUsize::new(0),
         }
@@ -93,12 +98,15 @@ impl<'a> Lister<'a> {
         }
         // Stamped before the request: a file added while it runs may be missing from it.
         let at = Instant::now();
-        let dirs = Arc::new(
-            self.store
-                .list_with_delimiter(Some(dir))
-                .await?
-                .common_prefixes,
-        );
+        let dirs = Arc::new(match self.local {
+            Some(local) => local.children(dir).await?,
+            None => {
+                self.store
+                    .list_with_delimiter(Some(dir))
+                    .await?
+                    .common_prefixes
+            }
+        });
         self.keep(dir, at, Listed::Children(Arc::clone(&dirs)));
         Ok(dirs)
     }
@@ -109,7 +117,10 @@ impl<'a> Lister<'a> {
             return Ok(files);
         }
         let at = Instant::now();
-        let files: Vec<ObjectMeta> = self.store.list(Some(dir)).try_collect().await?;
+        let files: Vec<ObjectMeta> = match self.local {
+            Some(local) => local.files(dir).await?,
+            None => self.store.list(Some(dir)).try_collect().await?,
+        };
         let files = Arc::new(files);
         self.keep(dir, at, Listed::Files(Arc::clone(&files)));
         Ok(files)
@@ -144,44 +155,51 @@ impl PartitionFilters {
         &self.schema
     }
 
-    /// False when a filter decidable from the first `level + 1` values rejects them.
-    fn keeps(&self, dir: &str, level: usize, values: &[Option<String>]) -> Result<bool> {
+    /// Which of `candidates` (directories of one level, `level + 1` values each) every
+    /// filter decidable from the first `level + 1` values keeps; false or NULL prunes. The
+    /// filters are evaluated once per level, over one row per directory.
+    fn keeps(&self, level: usize, candidates: &[Candidate]) -> Result<Vec<bool>> {
+        let mut keep = vec![true; candidates.len()];
         let decidable: Vec<_> = self
             .filters
             .iter()
             .filter(|(_, max)| *max <= level)
             .collect();
-        if decidable.is_empty() {
-            return Ok(true);
+        if decidable.is_empty() || candidates.is_empty() {
+            return Ok(keep);
         }
+        let rows = candidates.len();
         let columns = self
             .schema
             .fields()
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let v = values.get(i).and_then(|v| v.as_deref());
-                let value = if i <= level {
-                    typed_value(dir, f.name(), v, f.data_type())?
+                if i <= level {
+                    ScalarValue::iter_to_array(candidates.iter().map(|c| c.typed[i].clone()))
                 } else {
-                    ScalarValue::try_from(f.data_type())?
-                };
-                value.to_array_of_size(1)
+                    Ok(new_null_array(f.data_type(), rows))
+                }
             })
             .collect::<Result<Vec<_>>>()?;
         let batch = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
         for (filter, _) in decidable {
-            let result = filter.evaluate(&batch)?.into_array(1)?;
-            let keep = result
-                .as_any()
-                .downcast_ref::<BooleanArray>()
-                .is_some_and(|b| b.is_valid(0) && b.value(0));
-            if !keep {
-                return Ok(false);
+            let result = filter.evaluate(&batch)?.into_array(rows)?;
+            let Some(result) = result.as_any().downcast_ref::<BooleanArray>() else {
+                return exec_err!("a partition filter is not boolean: {filter}");
+            };
+            for (row, k) in keep.iter_mut().enumerate() {
+                *k &= result.is_valid(row) && result.value(row);
             }
         }
-        Ok(true)
+        Ok(keep)
     }
+}
+
+/// A partition directory being listed, with its values typed.
+struct Candidate {
+    partition: Partition,
+    typed: Vec<ScalarValue>,
 }
 
 /// Directories listed at once (a local store lists each on its blocking pool, a remote one
@@ -197,20 +215,24 @@ pub async fn list_table(
     filters: &PartitionFilters,
 ) -> Result<Listing> {
     let mut listing = Listing::default();
-    let mut level: Vec<Partition> = vec![Partition {
-        path: root.clone(),
-        values: vec![],
+    let mut level: Vec<Candidate> = vec![Candidate {
+        partition: Partition {
+            path: root.clone(),
+            values: vec![],
+        },
+        typed: vec![],
     }];
     for (depth, key) in keys.iter().enumerate() {
-        let mut next = vec![];
-        let listed: Vec<(Partition, Arc<Vec<Path>>)> = futures::stream::iter(level)
+        let listed: Vec<(Candidate, Arc<Vec<Path>>)> = futures::stream::iter(level)
             .map(|parent| async move {
-                let children = lister.children(&parent.path).await?;
+                let children = lister.children(&parent.partition.path).await?;
                 Ok::<_, object_store::Error>((parent, children))
             })
             .buffered(CONCURRENT_LISTS)
             .try_collect()
             .await?;
+        let field = filters.schema().field(depth);
+        let mut candidates = vec![];
         for (parent, children) in listed {
             for dir in children.iter() {
                 let Some(segment) = dir.filename() else {
@@ -219,27 +241,36 @@ pub async fn list_table(
                 let Some(value) = parse_segment(segment, key) else {
                     continue;
                 };
-                listing.partitions_total += 1;
                 // A value that is not of the column's type is an error even when no filter
                 // or projection uses the column: the table is malformed.
-                let field = filters.schema().field(depth);
-                typed_value(dir.as_ref(), key, value.as_deref(), field.data_type())?;
-                let mut values = parent.values.clone();
-                values.push(value);
-                if filters.keeps(dir.as_ref(), depth, &values)? {
-                    next.push(Partition {
+                let typed = typed_value(dir.as_ref(), key, value.as_deref(), field.data_type())?;
+                let mut candidate = Candidate {
+                    partition: Partition {
                         path: dir.clone(),
-                        values,
-                    });
-                } else {
-                    listing.partitions_pruned += 1;
-                }
+                        values: parent.partition.values.clone(),
+                    },
+                    typed: parent.typed.clone(),
+                };
+                candidate.partition.values.push(value);
+                candidate.typed.push(typed);
+                candidates.push(candidate);
             }
         }
-        level = next;
+        listing.partitions_total += candidates.len();
+        let keep = filters.keeps(depth, &candidates)?;
+        level = candidates
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(candidate, keep)| {
+                if !keep {
+                    listing.partitions_pruned += 1;
+                }
+                keep.then_some(candidate)
+            })
+            .collect();
     }
     let listed: Vec<(Arc<Partition>, Arc<Vec<ObjectMeta>>)> = futures::stream::iter(level)
-        .map(|partition| async move {
+        .map(|Candidate { partition, .. }| async move {
             let files = lister.files(&partition.path).await?;
             Ok::<_, object_store::Error>((Arc::new(partition), files))
         })

@@ -126,6 +126,31 @@ impl HiveTable {
         !columns.is_empty() && columns.iter().all(|col| is_partition(col.index()))
     }
 
+    /// The hidden columns a scan with `projection` and `conjuncts` reads: its splits carry
+    /// these columns' values only. Filters pushed into the scan later (dynamic filters)
+    /// refer to its outputs, which the projection already names.
+    fn used_hidden(
+        &self,
+        projection: Option<&Vec<usize>>,
+        conjuncts: &[Arc<dyn PhysicalExpr>],
+    ) -> Vec<HiddenColumn> {
+        let table_schema = self.handle.table_schema();
+        let in_filters: Vec<usize> = conjuncts
+            .iter()
+            .flat_map(collect_columns)
+            .map(|c| c.index())
+            .collect();
+        self.hidden
+            .iter()
+            .copied()
+            .filter(|h| {
+                table_schema.index_of(h.name()).is_ok_and(|i| {
+                    projection.is_none_or(|p| p.contains(&i)) || in_filters.contains(&i)
+                })
+            })
+            .collect()
+    }
+
     /// Conjuncts that only use partition columns, rebound to the partition schema.
     fn partition_filters(&self, conjuncts: &[Arc<dyn PhysicalExpr>]) -> Result<PartitionFilters> {
         let schema = partition_schema(&self.partition_columns);
@@ -147,6 +172,7 @@ impl HiveTable {
         state: &dyn Session,
         filters: &PartitionFilters,
         bucket_filter: &BucketFilter,
+        used_hidden: &[HiddenColumn],
     ) -> Result<Planned> {
         let store = state
             .runtime_env()
@@ -195,8 +221,10 @@ impl HiveTable {
                     .cloned()
                     .zip(partition.values.iter().cloned())
                     .collect();
-                let facts = self.file_facts(&meta, &keys, &name, read.as_ref());
-                split.info_columns = hidden::info_columns(&facts);
+                if !used_hidden.is_empty() {
+                    let facts = self.file_facts(&meta, &keys, &name, read.as_ref());
+                    split.info_columns = hidden::info_columns(&facts, used_hidden);
+                }
                 if let Some(conversion) = read.and_then(|r| r.conversion) {
                     planned.converts = true;
                     split.extension = Some(Arc::new(conversion));
@@ -344,8 +372,9 @@ impl TableProvider for HiveTable {
             Some(b) => BucketFilter::try_new(b, &extraction.filters)?,
             None => BucketFilter::default(),
         };
+        let used_hidden = self.used_hidden(projection, &conjuncts);
         let planned = self
-            .plan_splits(state, &partition_filters, &bucket_filter)
+            .plan_splits(state, &partition_filters, &bucket_filter, &used_hidden)
             .await?;
         let statistics = self.statistics(state, &planned, &conjuncts).await?;
         let mut handle = self.handle.clone();

@@ -186,7 +186,7 @@ async fn preload_and_split_lists_read_every_split_once_and_report_failures() {
             let lists: Vec<Vec<_>> = scan.partition_splits().iter().map(|l| l.to_vec()).collect();
             let all: Vec<_> = lists.concat();
             // Re-cut into `partitions` static lists, as a plan spread over executors.
-            let cut = lakescan_core::exec::assign_splits(&all, partitions);
+            let cut = lakescan_core::exec::assign_splits(all, partitions);
             for stealing in [false, true] {
                 let plan = scan
                     .clone()

@@ -421,7 +421,7 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
         .with_pushed_filters(vec![Arc::clone(&dynamic) as _])
         .unwrap();
     let scan = scan.expect("the dynamic filter is pushed into the scan");
-    let splits = scan.splits().len();
+    let splits = scan.split_count();
     let fired = Arc::new(AtomicBool::new(false));
     let scan = match timing {
         Timing::BeforePrepare => {
