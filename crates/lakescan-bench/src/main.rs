@@ -384,7 +384,8 @@ impl Sessions {
     }
 }
 
-/// One case: result check, warm-up, then `runs` rounds visiting every engine once each.
+/// One case: result check, warm-up, then `runs` rounds visiting every engine once each (in
+/// rotated order).
 struct CaseBench<'a> {
     case: &'a Case,
     dataset: &'a Dataset,
@@ -509,13 +510,17 @@ impl CaseBench<'_> {
             ),
         }
 
-        // 2. Warm-up, then 3. timed rounds A B C … A B C ….
+        // 2. Warm-up, then 3. timed rounds A B C, B C A, C A B, …: each round starts one
+        // engine later, so every engine follows every other equally often (a peer process
+        // still busy after its query, DuckDB's, slows whichever engine runs next).
         let mut measured: Vec<Measurement> = engines
             .iter()
             .map(|&e| Measurement::new(case.name, e))
             .collect();
         for round in 0..=runs {
-            for (i, &engine) in engines.iter().enumerate() {
+            for k in 0..engines.len() {
+                let i = (k + round) % engines.len();
+                let engine = engines[i];
                 let seen = self
                     .observe(engine, floor.as_ref())
                     .await
