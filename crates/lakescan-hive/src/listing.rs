@@ -256,17 +256,13 @@ pub async fn list_table(
                 candidates.push(candidate);
             }
         }
-        listing.partitions_total += candidates.len();
         let keep = filters.keeps(depth, &candidates)?;
+        listing.partitions_total += candidates.len();
+        listing.partitions_pruned += keep.iter().filter(|k| !**k).count();
         level = candidates
             .into_iter()
             .zip(keep)
-            .filter_map(|(candidate, keep)| {
-                if !keep {
-                    listing.partitions_pruned += 1;
-                }
-                keep.then_some(candidate)
-            })
+            .filter_map(|(candidate, keep)| keep.then_some(candidate))
             .collect();
     }
     let listed: Vec<(Arc<Partition>, Arc<Vec<ObjectMeta>>)> = futures::stream::iter(level)

@@ -13,8 +13,8 @@
 //! The results are `object_store`'s: the same paths (converted as `LocalFileSystem` converts
 //! them), metadata, e-tags, and the same entries left out (files whose name ends in `#`
 //! and digits, entries that vanish or whose link is broken while listing). Only the
-//! default local store is listed this way (its `Display` is `LocalFileSystem(file:///)`, as
-//! for [`lakescan_core::parquet::local_file`]); any other store, and every remote one, is
+//! default local store is listed this way ([`is_default_local_store`], as files are read by
+//! [`lakescan_core::parquet::local_file`]); any other store, and every remote one, is
 //! listed through `object_store`. No library lists a directory with one system call per
 //! file, hence this module.
 
@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use lakescan_core::parquet::local_file::is_default_local_store;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
@@ -35,7 +36,7 @@ pub struct LocalLister;
 impl LocalLister {
     /// A lister for `store`, when it is the default local store.
     pub fn of(store: &Arc<dyn ObjectStore>) -> Option<Self> {
-        (cfg!(unix) && store.to_string() == "LocalFileSystem(file:///)").then_some(Self)
+        is_default_local_store(store).then_some(Self)
     }
 
     /// The subdirectories of `dir` (sorted); a missing directory has none.

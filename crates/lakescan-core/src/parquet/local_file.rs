@@ -32,6 +32,14 @@ const POOL_BYTES: usize = 128 * 1024 * 1024;
 /// allocator's free lists, not from fresh pages.
 const MIN_POOLED: usize = 256 * 1024;
 
+/// Whether `store` is the default local store (`LocalFileSystem::new()`, whose `Display` is
+/// `LocalFileSystem(file:///)`) on a unix system: its paths map to the file system as
+/// `LocalFileSystem::path_to_filesystem` maps them. A local store with a prefix, and every
+/// other store, is not.
+pub fn is_default_local_store(store: &Arc<dyn ObjectStore>) -> bool {
+    cfg!(unix) && store.to_string() == "LocalFileSystem(file:///)"
+}
+
 /// A file of the default local store.
 #[derive(Debug, Clone)]
 pub struct LocalFile {
@@ -41,7 +49,7 @@ pub struct LocalFile {
 impl LocalFile {
     /// `location` of `store` as a local file, when `store` is the default local store.
     pub fn of(store: &Arc<dyn ObjectStore>, location: &Path) -> Option<Self> {
-        if !cfg!(unix) || store.to_string() != "LocalFileSystem(file:///)" {
+        if !is_default_local_store(store) {
             return None;
         }
         let path = LocalFileSystem::new().path_to_filesystem(location).ok()?;
