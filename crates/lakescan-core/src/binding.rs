@@ -432,7 +432,7 @@ mod tests {
 
     fn split(p: Option<&str>) -> FileSplit {
         let mut s = FileSplit::whole_file(Path::from("t/p=x/f.parquet"), 1);
-        s.partition_keys = vec![("p".into(), p.map(String::from))];
+        s.partition_keys = vec![("p".into(), p.map(String::from))].into();
         s
     }
 

@@ -16,6 +16,10 @@
 //!     ──ScanStatistics::try_new (filters not applied exactly while planning)──▶ estimate
 //!     ──LakeScanExec::partition_statistics (outputs, limit)──▶ the optimizer
 //! ```
+//!
+//! A table keeps the merged statistics of the file sets its recent scans read
+//! ([`FileSetStatistics`], in [`file_sets`]), so a repeated query over unchanged files skips
+//! the per-file lookups and the merge.
 
 use std::sync::Arc;
 
@@ -37,6 +41,9 @@ use crate::handle::{Assignments, ColumnRole, TableHandle};
 use crate::parquet::footer_cache::FooterCache;
 use crate::parquet::open::file_metadata;
 use crate::split::FileSplit;
+
+pub mod file_sets;
+pub use file_sets::FileSetStatistics;
 
 /// The share of rows a filter keeps when interval analysis cannot tell (`FilterExec`'s
 /// default).
@@ -112,6 +119,11 @@ impl Caches {
     }
 }
 
+/// The statistics of all `files` together (each over `file_schema`, [`data_schema`]).
+pub fn merge_files(files: &[Arc<Statistics>], file_schema: &Schema) -> Result<Statistics> {
+    Statistics::try_merge_iter(files.iter().map(AsRef::as_ref), file_schema)
+}
+
 /// The data columns of `table` (its regular columns, in table types): the schema file
 /// statistics are computed over.
 pub fn data_schema(table: &TableHandle) -> SchemaRef {
@@ -152,8 +164,17 @@ impl ScanStatistics {
         filters: &[Arc<dyn PhysicalExpr>],
         rows: RowCount,
     ) -> Result<Self> {
-        let data = data_schema(table);
-        let merged = Statistics::try_merge_iter(files.iter().map(AsRef::as_ref), &data)?;
+        let merged = merge_files(files, &data_schema(table))?;
+        Ok(Self::from_merged(table, merged, filters, rows))
+    }
+
+    /// The same from the files' statistics merged ([`merge_files`]).
+    pub fn from_merged(
+        table: &TableHandle,
+        merged: Statistics,
+        filters: &[Arc<dyn PhysicalExpr>],
+        rows: RowCount,
+    ) -> Self {
         // Column bounds and null counts are only estimates to the optimizer: a file column
         // stored in a narrower type than the table's (widened by the scan) has bounds in
         // the file's type, so `min`/`max`/`count(c)` are never answered from them. The row
@@ -185,7 +206,7 @@ impl ScanStatistics {
             Some(predicate) => filtered(table.table_schema(), unfiltered, &predicate),
             None => unfiltered,
         };
-        Ok(Self { table })
+        Self { table }
     }
 
     /// The same, no longer exact: filters were pushed into the scan after planning.

@@ -35,7 +35,8 @@ pub struct FileSplit {
     /// `None`: footers of the file are not cached.
     pub last_modified: Option<DateTime<Utc>>,
     /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
-    pub partition_keys: Vec<(String, Option<String>)>,
+    /// Shared by the splits of one partition.
+    pub partition_keys: Arc<[(String, Option<String>)]>,
     /// Values of regular columns this file does not store, by column name (Iceberg: the
     /// identity partition value of its spec, else the column's `initial-default`); a column
     /// missing from the file and not listed here reads as NULL.
@@ -64,7 +65,7 @@ impl FileSplit {
             length: file_size,
             file_size,
             last_modified: None,
-            partition_keys: vec![],
+            partition_keys: Arc::default(),
             missing_values: vec![],
             known_values: vec![],
             info_columns: vec![],

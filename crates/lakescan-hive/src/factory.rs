@@ -27,7 +27,7 @@ use parquet::arrow::async_reader::ParquetObjectReader;
 
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
-use crate::listing::{Lister, PartitionFilters, list_table, partition_schema};
+use crate::listing::{Lister, ListingMemory, PartitionFilters, list_table, partition_schema};
 use crate::options::{BucketingOptions, HiveOptions, RowIdOptions};
 use crate::partition::infer_type;
 use crate::table::HiveTable;
@@ -243,8 +243,8 @@ async fn resolve_partition_types(
     let utf8: Vec<(String, DataType)> = keys.iter().map(|k| (k.clone(), DataType::Utf8)).collect();
     let no_filters = PartitionFilters::new(partition_schema(&utf8), vec![]);
     // Inference lists once, at CREATE: no cache.
-    let lister = Lister::new(store);
-    let listing = list_table(&lister, location.prefix(), &keys, &no_filters).await?;
+    let lister = Lister::new(store, &ListingMemory::new());
+    let listing = list_table(lister, location.prefix(), &keys, &no_filters).await?;
     Ok(columns
         .into_iter()
         .enumerate()

@@ -8,11 +8,15 @@
 //! At level `i` only the partition filters whose columns are all among the first `i + 1`
 //! keys are evaluated; a directory whose values make one of them false or NULL is pruned and
 //! its children are never listed. The default local store is listed with `std::fs`
-//! ([`crate::local_listing`]). A [`Lister`] serves directories from the table's
-//! [`ListingCache`] when the session keeps listings.
+//! ([`crate::local_listing`]), the whole table at once, on the planning thread or as one
+//! task on the blocking pool ([`INLINE_LISTING`]; a task per directory would hand every
+//! listing over to another thread and back). A [`Lister`] lists through what the table keeps
+//! between listings ([`ListingMemory`]): the [`ListingCache`] when the session keeps
+//! listings, the subdirectories of unchanged local directories ([`KeptChildren`]), the
+//! directories' typed values ([`TypedValues`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use arrow::array::{Array, BooleanArray, RecordBatch, new_null_array};
@@ -24,9 +28,10 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
+use crate::kept_children::KeptChildren;
 use crate::listing_cache::{Listed, ListingCache};
-use crate::local_listing::LocalLister;
-use crate::partition::{parse_segment, typed_value};
+use crate::local_listing::{LocalLister, on_blocking_pool};
+use crate::partition::{TypedValues, parse_segment};
 
 /// One partition directory and its values (in partition column order).
 #[derive(Debug, Clone)]
@@ -50,44 +55,106 @@ pub struct Listing {
     pub directories_cached: usize,
 }
 
-/// Lists the directories of one store, through a table's listing cache when one is given.
-pub struct Lister<'a> {
-    store: &'a Arc<dyn ObjectStore>,
+/// What a table keeps from one listing to the next. Clones share it.
+#[derive(Debug, Clone)]
+pub struct ListingMemory {
+    /// Listings kept for the session's time to live (opt-in).
+    listings: ListingCache,
+    /// Subdirectories of unchanged local directories.
+    kept_children: KeptChildren,
+    /// Partition directories' values, typed.
+    typed_values: TypedValues,
+    /// How long the last listing of the default local store took, in microseconds
+    /// (`u64::MAX` before the first): where the next one runs.
+    local_micros: Arc<AtomicU64>,
+}
+
+impl ListingMemory {
+    /// A memory that knows nothing yet.
+    pub fn new() -> Self {
+        Self {
+            listings: ListingCache::default(),
+            kept_children: KeptChildren::default(),
+            typed_values: TypedValues::default(),
+            local_micros: Arc::new(AtomicU64::new(u64::MAX)),
+        }
+    }
+
+    /// A memory keeping the subdirectories of unchanged local directories in `kept`.
+    #[cfg(test)]
+    fn with_kept_children(kept: KeptChildren) -> Self {
+        Self {
+            kept_children: kept,
+            ..Self::new()
+        }
+    }
+
+    /// Whether the last local listing took less than [`INLINE_LISTING`].
+    fn lists_inline(&self) -> bool {
+        self.local_micros.load(Ordering::Relaxed) < INLINE_LISTING.as_micros() as u64
+    }
+
+    fn record_local(&self, took: Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.local_micros.store(micros, Ordering::Relaxed);
+    }
+}
+
+impl Default for ListingMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A local listing that took less than this last time runs on the planning thread, as the
+/// planner's own CPU work does: handing it to the blocking pool and back costs two thread
+/// wake-ups, as much as listing a partition of a few dozen page-cached files. A slower one
+/// (a cold disk, a network file system), and a table's first, runs on the blocking pool.
+pub const INLINE_LISTING: Duration = Duration::from_micros(500);
+
+/// Lists the directories of one store, through what a table keeps between listings.
+pub struct Lister {
+    store: Arc<dyn ObjectStore>,
     /// Set when `store` is the default local store (listed with `std::fs`).
     local: Option<LocalLister>,
-    cache: Option<(&'a ListingCache, Duration)>,
+    memory: ListingMemory,
+    /// Time to live of the kept listings (zero: none kept).
+    ttl: Duration,
     cached: AtomicUsize,
 }
 
-impl<'a> Lister<'a> {
-    /// Lists `store` at every call.
-    pub fn new(store: &'a Arc<dyn ObjectStore>) -> Self {
+impl Lister {
+    /// Lists `store`, with and into `memory` (the table's).
+    pub fn new(store: &Arc<dyn ObjectStore>, memory: &ListingMemory) -> Self {
         Self {
-            store,
-            local: LocalLister::of(store),
-            cache: None,
+            store: Arc::clone(store),
+            local: LocalLister::of(store).map(|l| l.keeping(&memory.kept_children)),
+            memory: memory.clone(),
+            ttl: Duration::ZERO,
             cached: AtomicUsize::new(0),
         }
     }
 
-    /// Serves listings younger than `ttl` from `cache` and keeps new ones there (a zero
-    /// `ttl`: no cache).
-    pub fn with_cache(mut self, cache: &'a ListingCache, ttl: Duration) -> Self {
-        self.cache = (!ttl.is_zero()).then_some((cache, ttl));
+    /// Serves listings younger than `ttl` from the memory's listing cache and keeps new
+    /// ones there (a zero `ttl`: none).
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
         self
     }
 
     /// `dir`'s listing from the cache, counted.
     fn kept(&self, dir: &Path) -> Option<Listed> {
-        let (cache, ttl) = self.cache?;
-        let listed = cache.get(dir, ttl)?;
+        if self.ttl.is_zero() {
+            return None;
+        }
+        let listed = self.memory.listings.get(dir, self.ttl)?;
         self.cached.fetch_add(1, Ordering::Relaxed);
         Some(listed)
     }
 
     fn keep(&self, dir: &Path, at: Instant, listed: Listed) {
-        if let Some((cache, _)) = self.cache {
-            cache.put(dir.clone(), at, listed);
+        if !self.ttl.is_zero() {
+            self.memory.listings.put(dir.clone(), at, listed);
         }
     }
 
@@ -98,15 +165,15 @@ impl<'a> Lister<'a> {
         }
         // Stamped before the request: a file added while it runs may be missing from it.
         let at = Instant::now();
-        let dirs = Arc::new(match self.local {
+        let dirs = match &self.local {
             Some(local) => local.children(dir).await?,
-            None => {
+            None => Arc::new(
                 self.store
                     .list_with_delimiter(Some(dir))
                     .await?
-                    .common_prefixes
-            }
-        });
+                    .common_prefixes,
+            ),
+        };
         self.keep(dir, at, Listed::Children(Arc::clone(&dirs)));
         Ok(dirs)
     }
@@ -117,7 +184,7 @@ impl<'a> Lister<'a> {
             return Ok(files);
         }
         let at = Instant::now();
-        let files: Vec<ObjectMeta> = match self.local {
+        let files: Vec<ObjectMeta> = match &self.local {
             Some(local) => local.files(dir).await?,
             None => self.store.list(Some(dir)).try_collect().await?,
         };
@@ -128,6 +195,7 @@ impl<'a> Lister<'a> {
 }
 
 /// Partition filters compiled over the partition schema.
+#[derive(Clone)]
 pub struct PartitionFilters {
     schema: SchemaRef,
     filters: Vec<(Arc<dyn PhysicalExpr>, usize)>, // (filter, highest column index used)
@@ -155,20 +223,25 @@ impl PartitionFilters {
         &self.schema
     }
 
-    /// Which of `candidates` (directories of one level, `level + 1` values each) every
-    /// filter decidable from the first `level + 1` values keeps; false or NULL prunes. The
-    /// filters are evaluated once per level, over one row per directory.
-    fn keeps(&self, level: usize, candidates: &[Candidate]) -> Result<Vec<bool>> {
-        let mut keep = vec![true; candidates.len()];
+    /// Which directories of one level every filter decidable from the first `level + 1`
+    /// values keeps; false or NULL prunes. `value(row, column)` is the value of column
+    /// `column <= level` of directory `row` of `rows`. The filters are evaluated once per
+    /// level, over one row per directory.
+    fn keeps<'v>(
+        &self,
+        level: usize,
+        rows: usize,
+        value: impl Fn(usize, usize) -> &'v ScalarValue,
+    ) -> Result<Vec<bool>> {
+        let mut keep = vec![true; rows];
         let decidable: Vec<_> = self
             .filters
             .iter()
             .filter(|(_, max)| *max <= level)
             .collect();
-        if decidable.is_empty() || candidates.is_empty() {
+        if decidable.is_empty() || rows == 0 {
             return Ok(keep);
         }
-        let rows = candidates.len();
         let columns = self
             .schema
             .fields()
@@ -176,7 +249,7 @@ impl PartitionFilters {
             .enumerate()
             .map(|(i, f)| {
                 if i <= level {
-                    ScalarValue::iter_to_array(candidates.iter().map(|c| c.typed[i].clone()))
+                    ScalarValue::iter_to_array((0..rows).map(|row| value(row, i).clone()))
                 } else {
                     Ok(new_null_array(f.data_type(), rows))
                 }
@@ -206,14 +279,50 @@ struct Candidate {
 /// waits for each response): DataFusion's `meta_fetch_concurrency` default.
 const CONCURRENT_LISTS: usize = 32;
 
-/// Lists `root` for partition keys `keys`, pruning with `filters`; the directories of one
-/// level are listed concurrently, in order.
+/// Lists `root` for partition keys `keys`, pruning with `filters`. The default local store
+/// is listed in one go, on this thread or as one task on the blocking pool
+/// ([`INLINE_LISTING`]); any other store one request per directory, the directories of one
+/// level concurrently.
 pub async fn list_table(
-    lister: &Lister<'_>,
+    lister: Lister,
     root: &Path,
     keys: &[String],
     filters: &PartitionFilters,
 ) -> Result<Listing> {
+    let Some(local) = lister.local.clone() else {
+        return list_levels(&lister, root, keys, filters).await;
+    };
+    let memory = lister.memory.clone();
+    let lister = Lister {
+        local: Some(local.inline()),
+        ..lister
+    };
+    let started = Instant::now();
+    // Every request of the inline lister is ready when first polled: the stream
+    // combinators of `list_levels` run to completion without waiting.
+    let listing = if memory.lists_inline() {
+        list_levels(&lister, root, keys, filters).await
+    } else {
+        let (root, keys, filters) = (root.clone(), keys.to_vec(), filters.clone());
+        let listing = on_blocking_pool(move || {
+            futures::executor::block_on(list_levels(&lister, &root, &keys, &filters))
+        });
+        listing
+            .await
+            .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?
+    };
+    memory.record_local(started.elapsed());
+    listing
+}
+
+/// [`list_table`] with `lister`'s requests.
+async fn list_levels(
+    lister: &Lister,
+    root: &Path,
+    keys: &[String],
+    filters: &PartitionFilters,
+) -> Result<Listing> {
+    let typed = &lister.memory.typed_values;
     let mut listing = Listing::default();
     let mut level: Vec<Candidate> = vec![Candidate {
         partition: Partition {
@@ -232,9 +341,10 @@ pub async fn list_table(
             .try_collect()
             .await?;
         let field = filters.schema().field(depth);
-        let mut candidates = vec![];
-        for (parent, children) in listed {
-            for dir in children.iter() {
+        // This level's directories: (parent, directory, raw value, typed value).
+        let mut children = vec![];
+        for (parent, (_, dirs)) in listed.iter().enumerate() {
+            for dir in dirs.iter() {
                 let Some(segment) = dir.filename() else {
                     continue;
                 };
@@ -243,26 +353,41 @@ pub async fn list_table(
                 };
                 // A value that is not of the column's type is an error even when no filter
                 // or projection uses the column: the table is malformed.
-                let typed = typed_value(dir.as_ref(), key, value.as_deref(), field.data_type())?;
+                let value_type = field.data_type();
+                let typed = typed.typed(depth, dir.as_ref(), key, value.as_deref(), value_type)?;
+                children.push((parent, dir, value, typed));
+            }
+        }
+        let keep = filters.keeps(depth, children.len(), |row, column| {
+            let (parent, _, _, typed) = &children[row];
+            match listed[*parent].0.typed.get(column) {
+                Some(inherited) => inherited,
+                None => typed,
+            }
+        })?;
+        listing.partitions_total += children.len();
+        listing.partitions_pruned += keep.iter().filter(|k| !**k).count();
+        // Only the directories kept become candidates of the next level.
+        let kept = children.into_iter().zip(keep).filter(|(_, keep)| *keep);
+        level = kept
+            .map(|((parent, dir, value, typed), _)| {
+                let parent = &listed[parent].0;
                 let mut candidate = Candidate {
                     partition: Partition {
                         path: dir.clone(),
-                        values: parent.partition.values.clone(),
+                        values: Vec::with_capacity(depth + 1),
                     },
-                    typed: parent.typed.clone(),
+                    typed: Vec::with_capacity(depth + 1),
                 };
+                candidate
+                    .partition
+                    .values
+                    .extend_from_slice(&parent.partition.values);
                 candidate.partition.values.push(value);
+                candidate.typed.extend_from_slice(&parent.typed);
                 candidate.typed.push(typed);
-                candidates.push(candidate);
-            }
-        }
-        let keep = filters.keeps(depth, &candidates)?;
-        listing.partitions_total += candidates.len();
-        listing.partitions_pruned += keep.iter().filter(|k| !**k).count();
-        level = candidates
-            .into_iter()
-            .zip(keep)
-            .filter_map(|(candidate, keep)| keep.then_some(candidate))
+                candidate
+            })
             .collect();
     }
     let listed: Vec<(Arc<Partition>, Arc<Vec<ObjectMeta>>)> = futures::stream::iter(level)
@@ -273,17 +398,23 @@ pub async fn list_table(
         .buffered(CONCURRENT_LISTS)
         .try_collect()
         .await?;
+    listing
+        .files
+        .reserve(listed.iter().map(|(_, files)| files.len()).sum());
     for (partition, files) in listed {
-        for meta in files.iter() {
+        // A listing the cache does not share is moved, not copied.
+        let files = Arc::try_unwrap(files).unwrap_or_else(|shared| shared.to_vec());
+        for meta in files {
             if is_data_file(&meta.location, &partition.path) {
-                listing.files.push((meta.clone(), Arc::clone(&partition)));
+                listing.files.push((meta, Arc::clone(&partition)));
             }
         }
     }
     listing.directories_cached = lister.cached.load(Ordering::Relaxed);
+    // Paths are unique: an unstable sort is deterministic.
     listing
         .files
-        .sort_by(|a, b| a.0.location.cmp(&b.0.location));
+        .sort_unstable_by(|a, b| a.0.location.cmp(&b.0.location));
     Ok(listing)
 }
 
@@ -306,4 +437,112 @@ pub fn partition_schema(columns: &[(String, DataType)]) -> SchemaRef {
             .map(|(n, t)| Field::new(n, t.clone(), true))
             .collect::<Vec<_>>(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{binary, col, lit};
+    use object_store::local::LocalFileSystem;
+
+    use super::*;
+
+    /// The files and counts of a listing, comparable.
+    fn summary(listing: &Listing) -> (Vec<String>, usize, usize) {
+        let files = listing.files.iter();
+        let names = files.map(|(m, p)| format!("{} {:?}", m.location, p.values));
+        (
+            names.collect(),
+            listing.partitions_total,
+            listing.partitions_pruned,
+        )
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_local_table_lists_the_same_on_the_planning_thread_and_on_the_blocking_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        for (partition, file) in [
+            ("p=1", "a"),
+            ("p=2", "b"),
+            ("p=2", "c"),
+            ("p=3", "_SUCCESS"),
+        ] {
+            std::fs::create_dir_all(dir.path().join(partition)).unwrap();
+            std::fs::write(dir.path().join(partition).join(file), b"x").unwrap();
+        }
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let root = Path::from_absolute_path(dir.path()).unwrap();
+        let schema = partition_schema(&[("p".to_string(), DataType::Int32)]);
+        let p_is_2 = binary(col("p", &schema).unwrap(), Operator::Eq, lit(2i32), &schema);
+        let filters = PartitionFilters::new(schema, vec![p_is_2.unwrap()]);
+        let keys = ["p".to_string()];
+        let memory = ListingMemory::new();
+        assert!(
+            !memory.lists_inline(),
+            "a table's first listing goes to the blocking pool"
+        );
+
+        let mut listings = vec![];
+        for took in [
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Duration::from_secs(1),
+        ] {
+            memory.record_local(took);
+            assert_eq!(memory.lists_inline(), took < INLINE_LISTING);
+            let lister = Lister::new(&store, &memory);
+            listings.push(summary(
+                &list_table(lister, &root, &keys, &filters).await.unwrap(),
+            ));
+            assert!(memory.local_micros.load(Ordering::Relaxed) < u64::MAX);
+        }
+        let expected = (
+            vec![
+                format!("{root}/p=2/b [Some(\"2\")]"),
+                format!("{root}/p=2/c [Some(\"2\")]"),
+            ],
+            3,
+            2,
+        );
+        assert!(listings.iter().all(|l| *l == expected), "{listings:?}");
+    }
+
+    #[tokio::test]
+    async fn a_partition_added_under_a_kept_root_is_listed_and_one_removed_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let add = |partition: &str| {
+            std::fs::create_dir_all(dir.path().join(partition)).unwrap();
+            std::fs::write(dir.path().join(partition).join("f"), b"x").unwrap();
+        };
+        add("p=1");
+        add("p=2");
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let root = Path::from_absolute_path(dir.path()).unwrap();
+        let schema = partition_schema(&[("p".to_string(), DataType::Int32)]);
+        let filters = PartitionFilters::new(schema, vec![]);
+        let keys = ["p".to_string()];
+        let kept = KeptChildren::with_settle_time(Duration::ZERO);
+        let memory = ListingMemory::with_kept_children(kept.clone());
+        let partitions = async || {
+            let lister = Lister::new(&store, &memory);
+            let listing = list_table(lister, &root, &keys, &filters).await.unwrap();
+            let values = listing.files.iter().map(|(_, p)| p.values[0].clone());
+            values.map(Option::unwrap_or_default).collect::<Vec<_>>()
+        };
+        assert_eq!(partitions().await, ["1", "2"]);
+        assert_eq!(partitions().await, ["1", "2"]);
+        assert_eq!(kept.kept_dirs(), 1, "the root's listing is kept");
+        // Past the file system's clock tick: the root's next change gets a later time.
+        std::thread::sleep(Duration::from_millis(20));
+        add("p=3");
+        assert_eq!(partitions().await, ["1", "2", "3"]);
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::remove_dir_all(dir.path().join("p=1")).unwrap();
+        assert_eq!(partitions().await, ["2", "3"]);
+        // A file added to a partition is listed (leaf directories are always read).
+        std::fs::write(dir.path().join("p=2").join("g"), b"x").unwrap();
+        assert_eq!(partitions().await, ["2", "2", "3"]);
+    }
 }

@@ -6,9 +6,13 @@
 //! costs ~350 system calls that way, about a millisecond on a page-cached disk: more than
 //! the rest of planning a one-partition `count(*)` answered from footers. Here a directory
 //! is read once (`getdents`: names and entry kinds), a subdirectory is known from its entry
-//! kind, and a file is stat'ed once; a symbolic link is followed with one `stat`, and a
-//! link back to a directory being listed is an error (as `walkdir` reports it) instead of a
-//! loop.
+//! kind, and a file is stat'ed once, relative to its directory (`fstatat`: no path walk); a
+//! symbolic link is followed with one `stat`, and a link back to a directory being listed is
+//! an error (as `walkdir` reports it) instead of a loop. An entry's store path is its
+//! directory's path and its name, as `LocalFileSystem`'s URL round trip makes it, without
+//! the round trip. A table's whole listing can run on one thread ([`LocalLister::inline`];
+//! [`crate::listing::list_table`] decides which) instead of one blocking-pool task per
+//! directory: each task is a hand-over to another thread and back.
 //!
 //! The results are `object_store`'s: the same paths (converted as `LocalFileSystem` converts
 //! them), metadata, e-tags, and the same entries left out (files whose name ends in `#`
@@ -26,55 +30,122 @@ use std::time::SystemTime;
 
 use lakescan_core::parquet::local_file::is_default_local_store;
 use object_store::local::LocalFileSystem;
-use object_store::path::Path;
+use object_store::path::{Path, PathPart};
 use object_store::{ObjectMeta, ObjectStore};
 
-/// Lists directories of the default local store on the blocking pool.
-#[derive(Debug, Clone, Copy)]
-pub struct LocalLister;
+use crate::kept_children::KeptChildren;
+
+/// Lists directories of the default local store: each listing a task on the blocking pool,
+/// or, [`inline`](Self::inline), on the calling thread; subdirectories through a table's
+/// [`KeptChildren`] when [`keeping`](Self::keeping) them.
+#[derive(Debug, Clone)]
+pub struct LocalLister {
+    on: Thread,
+    kept: Option<KeptChildren>,
+}
+
+/// Where a [`LocalLister`] makes its system calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Thread {
+    /// A task on the blocking pool per listing.
+    BlockingPool,
+    /// The caller's thread: a caller listing a whole table at once, on the blocking pool or,
+    /// when listings are quick, on the planning thread ([`crate::listing::list_table`]).
+    Caller,
+}
 
 impl LocalLister {
     /// A lister for `store`, when it is the default local store.
     pub fn of(store: &Arc<dyn ObjectStore>) -> Option<Self> {
-        is_default_local_store(store).then_some(Self)
+        is_default_local_store(store).then_some(Self {
+            on: Thread::BlockingPool,
+            kept: None,
+        })
+    }
+
+    /// The same lister making its system calls on the calling thread (its futures are
+    /// ready when first polled), for a caller that lists a whole table at once.
+    pub fn inline(self) -> Self {
+        Self {
+            on: Thread::Caller,
+            ..self
+        }
+    }
+
+    /// The same lister serving the subdirectories of unchanged directories from `kept`.
+    pub fn keeping(self, kept: &KeptChildren) -> Self {
+        Self {
+            kept: Some(kept.clone()),
+            ..self
+        }
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> object_store::Result<T> + Send + 'static,
+    ) -> object_store::Result<T> {
+        match self.on {
+            Thread::Caller => f(),
+            Thread::BlockingPool => {
+                on_blocking_pool(f)
+                    .await
+                    .map_err(|e| object_store::Error::Generic {
+                        store: "LocalFileSystem",
+                        source: Box::new(e),
+                    })?
+            }
+        }
     }
 
     /// The subdirectories of `dir` (sorted); a missing directory has none.
-    pub async fn children(self, dir: &Path) -> object_store::Result<Vec<Path>> {
+    pub async fn children(&self, dir: &Path) -> object_store::Result<Arc<Vec<Path>>> {
         let root = filesystem_path(dir)?;
-        blocking(move || {
-            let mut dirs = vec![];
-            let Some(entries) = read_dir(&root)? else {
-                return Ok(dirs);
-            };
-            for entry in entries {
-                let Some((path, kind)) = entry_kind(entry, &root)? else {
-                    continue;
-                };
-                if let Kind::Dir(_) = kind {
-                    dirs.push(object_path(&path)?);
-                }
-            }
-            dirs.sort();
-            Ok(dirs)
+        let location = dir.clone();
+        let kept = self.kept.clone();
+        self.run(move || match kept {
+            Some(kept) => kept.children(&root, || children(&root, &location)),
+            None => children(&root, &location).map(Arc::new),
         })
         .await
     }
 
     /// The files under `dir`, recursively (in no particular order); a missing directory
     /// has none.
-    pub async fn files(self, dir: &Path) -> object_store::Result<Vec<ObjectMeta>> {
+    pub async fn files(&self, dir: &Path) -> object_store::Result<Vec<ObjectMeta>> {
         let root = filesystem_path(dir)?;
-        blocking(move || {
+        let location = dir.clone();
+        self.run(move || {
             let mut files = vec![];
             if let Some(entries) = read_dir(&root)? {
                 let mut ancestors = vec![root.clone()];
-                walk(&root, entries, &mut ancestors, &mut files)?;
+                let dir = Dir {
+                    path: &root,
+                    location: &location,
+                };
+                walk(dir, entries, &mut ancestors, &mut files)?;
             }
             Ok(files)
         })
         .await
     }
+}
+
+/// The subdirectories of `root` (at `location` in the store), sorted.
+fn children(root: &std::path::Path, location: &Path) -> object_store::Result<Vec<Path>> {
+    let mut dirs = vec![];
+    let Some(entries) = read_dir(root)? else {
+        return Ok(dirs);
+    };
+    for entry in entries {
+        let Some((path, kind)) = entry_kind(entry, root)? else {
+            continue;
+        };
+        if let Kind::Dir(_) = kind {
+            dirs.push(child_location(location, &path)?);
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
 }
 
 /// What a directory entry is, its links followed.
@@ -84,20 +155,27 @@ enum Kind {
     File(Metadata),
 }
 
+/// A directory being listed: its file system path and its store path.
+#[derive(Clone, Copy)]
+struct Dir<'a> {
+    path: &'a std::path::Path,
+    location: &'a Path,
+}
+
 /// Lists `entries` of `dir` into `files`; `ancestors`: the directories being listed.
 fn walk(
-    dir: &std::path::Path,
+    dir: Dir<'_>,
     entries: ReadDir,
     ancestors: &mut Vec<PathBuf>,
     files: &mut Vec<ObjectMeta>,
 ) -> object_store::Result<()> {
     for entry in entries {
-        let Some((path, kind)) = entry_kind(entry, dir)? else {
+        let Some((path, kind)) = entry_kind(entry, dir.path)? else {
             continue;
         };
+        let location = child_location(dir.location, &path)?;
         match kind {
             Kind::File(metadata) => {
-                let location = object_path(&path)?;
                 if is_valid_file_path(&location) {
                     files.push(object_meta(location, &metadata));
                 }
@@ -118,7 +196,11 @@ fn walk(
                     continue;
                 };
                 ancestors.push(path.clone());
-                walk(&path, children, ancestors, files)?;
+                let child = Dir {
+                    path: &path,
+                    location: &location,
+                };
+                walk(child, children, ancestors, files)?;
                 ancestors.pop();
             }
         }
@@ -141,12 +223,18 @@ fn entry_kind(
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error(&path, e)),
     };
-    // A directory's kind is in its entry; a file's size and time, and a link's target,
-    // need one `stat`.
+    // A directory's kind is in its entry; a file's size and time need one `stat` relative
+    // to the directory (`DirEntry::metadata` does not follow links, and a file is no link),
+    // a link's target one `stat` of its path.
     if file_type.is_dir() {
         return Ok(Some((path, Kind::Dir(None))));
     }
-    let metadata = match std::fs::metadata(&path) {
+    let metadata = if file_type.is_file() {
+        entry.metadata()
+    } else {
+        std::fs::metadata(&path)
+    };
+    let metadata = match metadata {
         Ok(m) => m,
         // Vanished, or a broken link: `object_store` leaves both out.
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -184,9 +272,19 @@ fn filesystem_path(location: &Path) -> object_store::Result<PathBuf> {
     LocalFileSystem::new().path_to_filesystem(location)
 }
 
-/// The store's path of a file system path, converted as `LocalFileSystem` converts it.
-fn object_path(path: &std::path::Path) -> object_store::Result<Path> {
-    Path::from_absolute_path(path).map_err(object_store::Error::from)
+/// The store path of `path`, an entry of the directory at `dir`: `LocalFileSystem` turns a
+/// file system path into a URL and back, which gives the directory's path and the entry's
+/// name unchanged when the name is a valid path part (Unicode, no control character), and
+/// an error otherwise (made here by the same round trip).
+fn child_location(dir: &Path, path: &std::path::Path) -> object_store::Result<Path> {
+    let part = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| PathPart::parse(n).ok());
+    match part {
+        Some(part) => Ok(dir.clone().join(part)),
+        None => Path::from_absolute_path(path).map_err(object_store::Error::from),
+    }
 }
 
 /// `LocalFileSystem` skips the files of its unfinished multipart writes (`name#<digits>`).
@@ -236,20 +334,14 @@ fn io_error(path: &std::path::Path, source: std::io::Error) -> object_store::Err
     }
 }
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> object_store::Result<T> + Send + 'static,
-) -> object_store::Result<T> {
+/// Runs `f` as one task on the Tokio runtime's blocking pool (on this thread outside a
+/// runtime); the error is the task's panic or cancellation.
+pub async fn on_blocking_pool<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
     match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => {
-            runtime
-                .spawn_blocking(f)
-                .await
-                .map_err(|e| object_store::Error::Generic {
-                    store: "LocalFileSystem",
-                    source: Box::new(e),
-                })?
-        }
-        Err(_) => f(),
+        Ok(runtime) => runtime.spawn_blocking(f).await,
+        Err(_) => Ok(f()),
     }
 }
 
@@ -286,9 +378,17 @@ mod tests {
 
         let expected = store.list_with_delimiter(Some(&table)).await.unwrap();
         assert_eq!(
-            lister.children(&table).await.unwrap(),
+            *lister.children(&table).await.unwrap(),
             expected.common_prefixes
         );
+        // Kept while the directory is unchanged: the same listing, read or kept.
+        let kept = KeptChildren::with_settle_time(std::time::Duration::ZERO);
+        let keeping = lister.clone().keeping(&kept);
+        for _ in 0..2 {
+            let children = keeping.children(&table).await.unwrap();
+            assert_eq!(*children, expected.common_prefixes);
+        }
+        assert_eq!(kept.kept_dirs(), 1);
 
         let mut expected: Vec<ObjectMeta> = store.list(Some(&table)).try_collect().await.unwrap();
         let mut listed = lister.files(&table).await.unwrap();

@@ -1,5 +1,9 @@
 //! Hive partition directories: `k=v` segments, URL-unescaping, the default partition, and
-//! typed values for pruning.
+//! typed values for pruning ([`TypedValues`] keeps them per table: each query's listing
+//! meets the same directory names again).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use arrow::datatypes::DataType;
 use datafusion::common::{Result, ScalarValue, exec_err};
@@ -28,6 +32,59 @@ pub fn typed_value(dir: &str, key: &str, value: Option<&str>, t: &DataType) -> R
         Err(e) => exec_err!(
             "partition directory '{dir}': value '{value}' of partition column '{key}' is not a valid {t}: {e}"
         ),
+    }
+}
+
+/// Values typed per partition column and kept between queries: typing a directory's value
+/// casts a one-value string array, a few microseconds each, and a table root of a thousand
+/// partitions is listed at every query. Clones share the values.
+#[derive(Debug, Clone, Default)]
+pub struct TypedValues {
+    columns: Arc<Mutex<Vec<ColumnValues>>>,
+}
+
+/// The typed values of one column.
+#[derive(Debug)]
+struct ColumnValues {
+    data_type: DataType,
+    by_text: HashMap<String, ScalarValue>,
+}
+
+/// Values kept per column at most (about 100 bytes each); past it the column starts over.
+const KEPT_VALUES: usize = 100_000;
+
+impl TypedValues {
+    /// [`typed_value`] of the partition column at `column`, from the kept values when this
+    /// text was typed before (as this type).
+    pub fn typed(
+        &self,
+        column: usize,
+        dir: &str,
+        key: &str,
+        value: Option<&str>,
+        t: &DataType,
+    ) -> Result<ScalarValue> {
+        let Some(text) = value else {
+            return typed_value(dir, key, None, t);
+        };
+        let mut columns = self.columns.lock().unwrap_or_else(|p| p.into_inner());
+        while columns.len() <= column {
+            columns.push(ColumnValues {
+                data_type: t.clone(),
+                by_text: HashMap::new(),
+            });
+        }
+        let values = &mut columns[column];
+        if values.data_type != *t || values.by_text.len() >= KEPT_VALUES {
+            values.data_type = t.clone();
+            values.by_text.clear();
+        }
+        if let Some(typed) = values.by_text.get(text) {
+            return Ok(typed.clone());
+        }
+        let typed = typed_value(dir, key, value, t)?;
+        values.by_text.insert(text.to_string(), typed.clone());
+        Ok(typed)
     }
 }
 
@@ -75,6 +132,38 @@ mod tests {
         assert_eq!(infer_type(["1", "20"]), DataType::Int64);
         assert_eq!(infer_type(["2024-01-02", "2024-01-03"]), DataType::Date32);
         assert_eq!(infer_type(["2024-01-02", "x"]), DataType::Utf8);
+    }
+
+    #[test]
+    fn kept_values_are_the_typed_values_and_errors_are_not_kept() {
+        let kept = TypedValues::default();
+        for _ in 0..2 {
+            let seven = kept.typed(1, "t/p=07", "p", Some("07"), &DataType::Int32);
+            assert_eq!(seven.unwrap(), ScalarValue::Int32(Some(7)));
+            let day = kept.typed(
+                0,
+                "t/d=2024-01-02",
+                "d",
+                Some("2024-01-02"),
+                &DataType::Date32,
+            );
+            assert_eq!(
+                day.unwrap(),
+                typed_value("", "d", Some("2024-01-02"), &DataType::Date32).unwrap()
+            );
+            let bad = kept.typed(1, "t/p=x", "p", Some("x"), &DataType::Int32);
+            assert!(bad.unwrap_err().to_string().contains("t/p=x"));
+            assert!(
+                kept.typed(1, "t/p=", "p", None, &DataType::Int32)
+                    .unwrap()
+                    .is_null()
+            );
+        }
+        // The same text as another type (a table whose column type changed) is typed again.
+        let wide = kept.typed(1, "t/p=07", "p", Some("07"), &DataType::Int64);
+        assert_eq!(wide.unwrap(), ScalarValue::Int64(Some(7)));
+        let text = kept.typed(1, "t/p=07", "p", Some("07"), &DataType::Utf8);
+        assert_eq!(text.unwrap(), ScalarValue::Utf8(Some("07".into())));
     }
 
     #[test]

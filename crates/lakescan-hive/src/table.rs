@@ -12,8 +12,9 @@ use std::time::Duration;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{Result, TableReference};
+use datafusion::common::{Result, Statistics, TableReference};
 use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::{collect_columns, conjunction_opt};
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
@@ -21,15 +22,18 @@ use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
-use lakescan_core::scan_statistics::{RowCount, ScanStatistics, data_schema, file_statistics};
+use lakescan_core::scan_statistics::{
+    FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
+};
 use lakescan_core::split::FileSplit;
 use object_store::ObjectMeta;
 
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
 use crate::conversion::HiveSplitReaderFactory;
 use crate::hidden::{self, FileFacts, HiddenColumn};
-use crate::listing::{Lister, Partition, PartitionFilters, list_table, partition_schema};
-use crate::listing_cache::ListingCache;
+use crate::listing::{
+    Lister, ListingMemory, Partition, PartitionFilters, list_table, partition_schema,
+};
 use crate::options::{HiveOptions, RowIdOptions};
 
 /// A Hive-style partitioned (and possibly bucketed) Parquet table.
@@ -37,6 +41,8 @@ use crate::options::{HiveOptions, RowIdOptions};
 pub struct HiveTable {
     name: String,
     location: ListingTableUrl,
+    /// The store of `location` (parsed once).
+    store_url: ObjectStoreUrl,
     handle: TableHandle,
     partition_columns: Vec<(String, DataType)>,
     /// Table option; the session's `lakescan.split_size` when `None`.
@@ -44,8 +50,11 @@ pub struct HiveTable {
     bucketing: Option<Arc<Bucketing>>,
     hidden: Vec<HiddenColumn>,
     row_id: RowIdOptions,
-    /// Directory listings kept for `lakescan.listing_cache_ttl_seconds`.
-    listings: ListingCache,
+    /// What listings keep for the next (listings kept for
+    /// `lakescan.listing_cache_ttl_seconds`, unchanged local directories, typed values).
+    listing_memory: ListingMemory,
+    /// Merged statistics of the file sets recent scans read.
+    file_sets: FileSetStatistics,
 }
 
 /// What planning one scan produced.
@@ -89,6 +98,7 @@ impl HiveTable {
         let handle = TableHandle::try_new(name.clone(), columns)?;
         Ok(Self {
             name,
+            store_url: location.object_store(),
             location,
             handle,
             partition_columns,
@@ -96,7 +106,8 @@ impl HiveTable {
             bucketing,
             hidden,
             row_id: options.row_id.clone(),
-            listings: ListingCache::default(),
+            listing_memory: ListingMemory::new(),
+            file_sets: FileSetStatistics::default(),
         })
     }
 
@@ -174,9 +185,7 @@ impl HiveTable {
         bucket_filter: &BucketFilter,
         used_hidden: &[HiddenColumn],
     ) -> Result<Planned> {
-        let store = state
-            .runtime_env()
-            .object_store(self.location.object_store())?;
+        let store = state.runtime_env().object_store(&self.store_url)?;
         let keys: Vec<String> = self
             .partition_columns
             .iter()
@@ -184,8 +193,9 @@ impl HiveTable {
             .collect();
         let session = LakeScanOptions::from_config(state.config_options());
         let ttl = Duration::from_secs(session.listing_cache_ttl_seconds);
-        let lister = Lister::new(&store).with_cache(&self.listings, ttl);
-        let listing = list_table(&lister, self.location.prefix(), &keys, filters).await?;
+        let lister = Lister::new(&store, &self.listing_memory).with_ttl(ttl);
+        let root = self.location.prefix();
+        let listing = list_table(lister, root, &keys, filters).await?;
         let split_size = self.split_size.unwrap_or(session.split_size);
         let mut planned = Planned {
             splits: vec![],
@@ -205,22 +215,15 @@ impl HiveTable {
         for (partition, files) in group_by_partition(listing.files) {
             let name = hidden::partition_name(&keys, &partition.values);
             let reads = self.partition_reads(&name, files, bucket_filter, &mut planned)?;
+            let partition_keys: Arc<[(String, Option<String>)]> = keys
+                .iter()
+                .cloned()
+                .zip(partition.values.iter().cloned())
+                .collect();
             for (meta, read) in reads {
-                // A file read for several buckets is in consecutive reads.
-                if planned
-                    .files
-                    .last()
-                    .is_none_or(|f| f.location != meta.location)
-                {
-                    planned.files.push(meta.clone());
-                }
                 let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
                 split.last_modified = Some(meta.last_modified);
-                split.partition_keys = keys
-                    .iter()
-                    .cloned()
-                    .zip(partition.values.iter().cloned())
-                    .collect();
+                split.partition_keys = Arc::clone(&partition_keys);
                 if !used_hidden.is_empty() {
                     let facts = self.file_facts(&meta, &keys, &name, read.as_ref());
                     split.info_columns = hidden::info_columns(&facts, used_hidden);
@@ -230,6 +233,14 @@ impl HiveTable {
                     split.extension = Some(Arc::new(conversion));
                 }
                 planned.splits.extend(split.ranges(split_size));
+                // A file read for several buckets is in consecutive reads.
+                if planned
+                    .files
+                    .last()
+                    .is_none_or(|f| f.location != meta.location)
+                {
+                    planned.files.push(meta);
+                }
             }
         }
         Ok(planned)
@@ -271,7 +282,7 @@ impl HiveTable {
         partition: &str,
         read: Option<&crate::bucket::BucketRead>,
     ) -> FileFacts<'a> {
-        let url = format!("{}{}", self.location.object_store().as_str(), meta.location);
+        let url = format!("{}{}", self.store_url.as_str(), meta.location);
         FileFacts {
             url,
             file_name: meta.location.filename().unwrap_or_default(),
@@ -302,17 +313,18 @@ impl HiveTable {
         if !state.config_options().execution.collect_statistics {
             return Ok(None);
         }
-        let store = state
-            .runtime_env()
-            .object_store(self.location.object_store())?;
+        let store = state.runtime_env().object_store(&self.store_url)?;
         // Scoped by table: a file's statistics are in this table's column types.
         let scope = TableReference::partial("lakescan", self.name.as_str());
         let schema = data_schema(&self.handle);
         let page_index = !conjuncts.is_empty();
-        let statistics =
-            file_statistics(state, &store, &scope, &schema, &planned.files, page_index);
-        let per_file = match statistics.await {
-            Ok(per_file) => per_file,
+        let merged = self.file_sets.merged(&planned.files, async || {
+            let per_file =
+                file_statistics(state, &store, &scope, &schema, &planned.files, page_index);
+            merge_files(&per_file.await?, &schema)
+        });
+        let merged = match merged.await {
+            Ok(merged) => Statistics::clone(&merged),
             Err(e) => {
                 log::debug!("table {}: no statistics: {e}", self.name);
                 return Ok(None);
@@ -329,7 +341,12 @@ impl HiveTable {
         } else {
             RowCount::Exact
         };
-        ScanStatistics::try_new(&self.handle, &per_file, &filters, rows).map(Some)
+        Ok(Some(ScanStatistics::from_merged(
+            &self.handle,
+            merged,
+            &filters,
+            rows,
+        )))
     }
 }
 
@@ -390,7 +407,7 @@ impl TableProvider for HiveTable {
             handle,
             assignments,
             planned.splits,
-            self.location.object_store(),
+            self.store_url.clone(),
             Arc::new(factory),
             state.config().target_partitions(),
         )?

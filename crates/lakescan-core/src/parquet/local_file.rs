@@ -16,7 +16,7 @@
 use std::fs::File;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use object_store::ObjectStore;
@@ -40,10 +40,12 @@ pub fn is_default_local_store(store: &Arc<dyn ObjectStore>) -> bool {
     cfg!(unix) && store.to_string() == "LocalFileSystem(file:///)"
 }
 
-/// A file of the default local store.
+/// A file of the default local store, opened at its first read and kept open by its
+/// clones.
 #[derive(Debug, Clone)]
 pub struct LocalFile {
     path: Arc<PathBuf>,
+    open: Arc<OnceLock<Arc<File>>>,
 }
 
 impl LocalFile {
@@ -55,41 +57,126 @@ impl LocalFile {
         let path = LocalFileSystem::new().path_to_filesystem(location).ok()?;
         Some(Self {
             path: Arc::new(path),
+            open: Arc::default(),
         })
     }
 
-    /// Reads `ranges`, in order, on the blocking pool.
+    /// Reads `ranges`, in order: those the page cache holds on this thread once the file is
+    /// open (a copy, like the decoding that follows), the others on the blocking pool.
     pub async fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Result<Vec<Bytes>> {
-        let path = Arc::clone(&self.path);
-        let read = tokio::task::spawn_blocking(move || read_ranges(&path, &ranges));
-        read.await
-            .map_err(|e| ParquetError::External(Box::new(e)))?
+        let mut out = Vec::with_capacity(ranges.len());
+        if let Some(file) = self.open.get() {
+            for range in &ranges {
+                match read_cached(file, range, &self.path)? {
+                    Some(bytes) => out.push(bytes),
+                    None => break,
+                }
+            }
+        }
+        if out.len() == ranges.len() {
+            return Ok(out);
+        }
+        let rest = ranges[out.len()..].to_vec();
+        let (path, open) = (Arc::clone(&self.path), Arc::clone(&self.open));
+        let read = tokio::task::spawn_blocking(move || {
+            let file = match open.get() {
+                Some(file) => Arc::clone(file),
+                None => {
+                    let file = File::open(path.as_path())
+                        .map_err(|e| io_error(&path, e, "cannot open"))?;
+                    Arc::clone(open.get_or_init(|| Arc::new(file)))
+                }
+            };
+            read_ranges(&file, &path, &rest)
+        });
+        let read = read
+            .await
+            .map_err(|e| ParquetError::External(Box::new(e)))?;
+        out.extend(read?);
+        Ok(out)
     }
 }
 
+fn io_error(path: &std::path::Path, e: std::io::Error, what: &str) -> ParquetError {
+    ParquetError::General(format!("{what} {}: {e}", path.display()))
+}
+
+fn range_len(range: &Range<u64>) -> Result<usize> {
+    usize::try_from(range.end.saturating_sub(range.start))
+        .map_err(|_| ParquetError::General(format!("range {range:?} too large")))
+}
+
 #[cfg(unix)]
-fn read_ranges(path: &std::path::Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+fn read_ranges(file: &File, path: &std::path::Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
     use std::os::unix::fs::FileExt;
-    let io_error = |e: std::io::Error, what: &str| {
-        ParquetError::General(format!("{what} {}: {e}", path.display()))
-    };
-    let file = File::open(path).map_err(|e| io_error(e, "cannot open"))?;
     let mut out = Vec::with_capacity(ranges.len());
     for range in ranges {
-        let len = usize::try_from(range.end.saturating_sub(range.start))
-            .map_err(|_| ParquetError::General(format!("range {range:?} too large")))?;
-        let mut buffer = PooledBuffer::take(len);
+        let mut buffer = PooledBuffer::take(range_len(range)?);
         file.read_exact_at(buffer.filled_mut(), range.start)
-            .map_err(|e| io_error(e, &format!("cannot read bytes {range:?} of")))?;
+            .map_err(|e| io_error(path, e, &format!("cannot read bytes {range:?} of")))?;
         out.push(Bytes::from_owner(buffer));
     }
     Ok(out)
 }
 
 #[cfg(not(unix))]
-fn read_ranges(_path: &std::path::Path, _ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+fn read_ranges(
+    _file: &File,
+    _path: &std::path::Path,
+    _ranges: &[Range<u64>],
+) -> Result<Vec<Bytes>> {
     // `LocalFile::of` returns `None` off unix.
     Err(ParquetError::General("local reads need unix".to_string()))
+}
+
+/// `range` of `file` when the page cache holds all of it (`preadv2` with `RWF_NOWAIT`
+/// returns what it holds and never waits for the disk); `None` when it does not, or the
+/// file system cannot tell.
+#[cfg(target_os = "linux")]
+fn read_cached(file: &File, range: &Range<u64>, path: &std::path::Path) -> Result<Option<Bytes>> {
+    use rustix::io::{Errno, ReadWriteFlags, preadv2};
+    let mut buffer = PooledBuffer::take(range_len(range)?);
+    let mut filled = 0;
+    let len = buffer.len;
+    while filled < len {
+        let slice = &mut buffer.filled_mut()[filled..];
+        let offset = range.start + filled as u64;
+        match preadv2(
+            file,
+            &mut [std::io::IoSliceMut::new(slice)],
+            offset,
+            ReadWriteFlags::NOWAIT,
+        ) {
+            Ok(0) => {
+                let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+                return Err(io_error(
+                    path,
+                    eof,
+                    &format!("cannot read bytes {range:?} of"),
+                ));
+            }
+            Ok(n) => filled += n,
+            Err(Errno::AGAIN | Errno::OPNOTSUPP | Errno::INTR) => return Ok(None),
+            Err(e) => {
+                let e = std::io::Error::from(e);
+                return Err(io_error(
+                    path,
+                    e,
+                    &format!("cannot read bytes {range:?} of"),
+                ));
+            }
+        }
+    }
+    Ok(Some(Bytes::from_owner(buffer)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_cached(
+    _file: &File,
+    _range: &Range<u64>,
+    _path: &std::path::Path,
+) -> Result<Option<Bytes>> {
+    Ok(None)
 }
 
 /// Idle buffers, each of its full length (initialised, so reuse writes no zeroes).
@@ -192,7 +279,8 @@ mod tests {
         let file = LocalFile::of(&store, &location).expect("the default local store");
         let n = MIN_POOLED as u64;
         for _ in 0..2 {
-            // The second round reuses the buffers the first one returned.
+            // The second round reuses the buffers the first one returned, and reads from
+            // the page cache on this thread (the file is open).
             let ranges = vec![0..10, n..3 * n, 5..2 * n];
             let read = file.read_ranges(ranges.clone()).await.unwrap();
             for (r, bytes) in ranges.iter().zip(&read) {
@@ -203,8 +291,13 @@ mod tests {
         let past_the_end = file.read_ranges(vec![beyond]).await.unwrap_err();
         assert!(past_the_end.to_string().contains("f.bin"), "{past_the_end}");
         std::fs::remove_file(&path).unwrap();
+        // The open file is still read (the data it had when opened); a file that is gone
+        // before its first read is an error naming it.
         let head = 0..10;
-        let missing = file.read_ranges(vec![head]).await.unwrap_err();
+        let kept_open = file.read_ranges(vec![head.clone()]).await.unwrap();
+        assert_eq!(kept_open[0].as_ref(), &data[..10]);
+        let gone = LocalFile::of(&store, &location).expect("the default local store");
+        let missing = gone.read_ranges(vec![head]).await.unwrap_err();
         assert!(missing.to_string().contains("f.bin"), "{missing}");
         // A store rooted elsewhere is not read directly.
         let prefixed: Arc<dyn ObjectStore> =

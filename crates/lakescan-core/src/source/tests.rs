@@ -441,7 +441,7 @@ fn seed_15_12_source(
 
 fn partition_1_split(size: u64) -> FileSplit {
     let mut split = FileSplit::whole_file(Path::from("c.parquet"), size);
-    split.partition_keys = vec![("p".into(), Some("1".into()))];
+    split.partition_keys = vec![("p".into(), Some("1".into()))].into();
     split
 }
 
