@@ -31,7 +31,7 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
-/// | `time_reading`                  | decoding, filtering and projection                       |
+/// | `time_reading`                  | decoding, filtering and projection (time in the reader's polls, not waiting for I/O; also `elapsed_compute`) |
 /// | `time_loading_deletes`          | reading delete files and building their key sets         |
 #[derive(Debug, Clone)]
 pub struct LakeScanMetrics {
@@ -121,6 +121,52 @@ impl LakeScanMetrics {
             time_opening: time("time_opening"),
             time_reading: time("time_reading"),
             time_loading_deletes: time("time_loading_deletes"),
+        }
+    }
+}
+
+impl LakeScanMetrics {
+    /// Runs `future` (the reader producing a batch), adding the time spent in its polls to
+    /// `time_reading` and `elapsed_compute`: the decoding it does when its bytes are there,
+    /// not the time it waits for them.
+    pub async fn timed_read<F: Future>(&self, future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        let compute = self.baseline.elapsed_compute();
+        std::future::poll_fn(|cx| {
+            let _reading = self.time_reading.timer();
+            let _compute = compute.timer();
+            future.as_mut().poll(cx)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn reading_time_counts_the_polls_and_not_the_waits() {
+        let set = ExecutionPlanMetricsSet::new();
+        let metrics = LakeScanMetrics::new(&set, 0);
+        let work = Duration::from_millis(5);
+        let wait = Duration::from_millis(600);
+        metrics
+            .timed_read(async {
+                // Waits (no poll runs meanwhile), then works in a poll.
+                tokio::time::sleep(wait).await;
+                let start = Instant::now();
+                while start.elapsed() < work {
+                    std::hint::spin_loop();
+                }
+            })
+            .await;
+        let reading = Duration::from_nanos(metrics.time_reading.value() as u64);
+        let compute = Duration::from_nanos(metrics.baseline.elapsed_compute().value() as u64);
+        for counted in [reading, compute] {
+            assert!(counted >= work && counted < wait, "{counted:?}");
         }
     }
 }

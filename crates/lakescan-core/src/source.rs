@@ -660,7 +660,8 @@ impl FileDataSource {
         let Some(current) = self.current.as_mut() else {
             return Ok(None);
         };
-        let Some(read) = current.reader.next().await? else {
+        let read = self.metrics.timed_read(current.reader.next()).await?;
+        let Some(read) = read else {
             self.current = None;
             return Ok(None);
         };
