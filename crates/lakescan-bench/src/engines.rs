@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use datafusion::execution::config::SessionConfig;
 use datafusion::physical_plan::metrics::{MetricValue, MetricsSet};
-use datafusion::physical_plan::{ExecutionPlan, execute_stream};
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties, execute_stream};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
@@ -284,6 +284,63 @@ pub struct SqlRun {
     pub rows: usize,
     /// The executed plan (its metrics are filled in).
     pub plan: Arc<dyn ExecutionPlan>,
+}
+
+/// Where a timed query is planned and its result stream consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConsumeOn {
+    /// One task per output partition of the plan on the session's runtime, each consuming
+    /// its partition's stream where it is produced, as a distributed executor (Ballista)
+    /// runs a stage's partitions and as the floor's threads decode: no merge of the
+    /// partitions, so the figure is the plan's own work.
+    Partitions,
+    /// A task on the session's tokio runtime, as a server (Flight SQL, Ballista's executor)
+    /// runs a query: the plan's batches reach the consumer without waking another thread.
+    Runtime,
+    /// The thread that drives the benchmark (`block_on` on the main thread, as
+    /// `datafusion-cli` does): every batch of a multi-partition plan crosses to a third
+    /// thread, ~3 context switches per batch on 2 cores.
+    Caller,
+}
+
+/// Plans and runs `sql` on `on`, consuming the result stream batch by batch (batches are
+/// dropped).
+pub async fn run_sql_on(ctx: &SessionContext, sql: &str, on: ConsumeOn) -> Result<SqlRun> {
+    match on {
+        ConsumeOn::Partitions => run_partitions(ctx, sql).await,
+        ConsumeOn::Caller => run_sql(ctx, sql, None).await,
+        ConsumeOn::Runtime => {
+            let ctx = ctx.clone();
+            let sql = sql.to_owned();
+            tokio::spawn(async move { run_sql(&ctx, &sql, None).await }).await?
+        }
+    }
+}
+
+/// Plans `sql` and consumes each output partition on its own runtime task.
+async fn run_partitions(ctx: &SessionContext, sql: &str) -> Result<SqlRun> {
+    let start = Instant::now();
+    let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+    let mut tasks = tokio::task::JoinSet::new();
+    for partition in 0..plan.output_partitioning().partition_count() {
+        let mut stream = plan.execute(partition, ctx.task_ctx())?;
+        tasks.spawn(async move {
+            let mut rows = 0;
+            while let Some(batch) = stream.next().await {
+                rows += batch?.num_rows();
+            }
+            anyhow::Ok(rows)
+        });
+    }
+    let mut rows = 0;
+    while let Some(done) = tasks.join_next().await {
+        rows += done??;
+    }
+    Ok(SqlRun {
+        elapsed: start.elapsed(),
+        rows,
+        plan,
+    })
 }
 
 /// Plans and runs `sql`, consuming the result stream batch by batch (batches are dropped

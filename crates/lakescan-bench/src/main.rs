@@ -27,13 +27,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use datafusion::prelude::SessionContext;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::cases::Case;
 use crate::data::{Dataset, Layout};
-use crate::engines::{Engine, LakeMetrics, LakescanVariant, SqlRun};
+use crate::engines::{ConsumeOn, Engine, LakeMetrics, LakescanVariant, SqlRun};
 use crate::floor::FloorPlan;
 use crate::peer::Peer;
 use crate::report::Measurement;
@@ -73,6 +73,11 @@ struct Args {
     /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Where lakescan and DataFusion queries are planned and their results consumed: a task on
+    /// the runtime (as a server runs them), or the main thread blocking on the runtime
+    /// (figures before 2026-12-02 14:00 UTC).
+    #[arg(long, value_enum, default_value_t = ConsumeOn::Partitions)]
+    consume_on: ConsumeOn,
     /// Python interpreter with the duckdb package.
     #[arg(long, default_value = "python3")]
     python: String,
@@ -138,7 +143,14 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         let [case] = cases.as_slice() else {
             bail!("--rss-probe needs exactly one case");
         };
-        let peak = rss_probe(Engine::parse(engine)?, case, &dataset, args.threads).await?;
+        let peak = rss_probe(
+            Engine::parse(engine)?,
+            case,
+            &dataset,
+            args.threads,
+            args.consume_on,
+        )
+        .await?;
         println!("{}", serde_json::json!({ "peak_rss_bytes": peak }));
         return Ok(());
     }
@@ -199,12 +211,13 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
 
     println!(
         "lakescan-bench: TPC-H SF{} in {}, {} timed run(s) after 1 warm-up, {} thread(s), \
-         {} core(s), engines: {}{}",
+         {} core(s), results consumed on the {}, engines: {}{}",
         dataset.scale,
         dataset.root.display(),
         args.runs,
         args.threads,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
+        consume_on_name(args.consume_on),
         engines
             .iter()
             .map(|e| e.name())
@@ -233,6 +246,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             notes: &mut notes,
             skip_check: args.skip_check,
             threads: args.threads,
+            consume_on: args.consume_on,
         };
         let measured = bench.run(&case_engines, args.runs).await;
         let mut measured = measured.with_context(|| format!("case {}", case.name))?;
@@ -294,6 +308,8 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
         .arg(args.scale.to_string())
         .arg("--threads")
         .arg(args.threads.to_string())
+        .arg("--consume-on")
+        .arg(consume_on_name(args.consume_on))
         .arg("--cache-dir")
         .arg(cache);
     if args.smoke {
@@ -309,8 +325,20 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
         .context("no peak_rss_bytes from the RSS probe")
 }
 
+/// `on` as spelled on the command line.
+fn consume_on_name(on: ConsumeOn) -> String {
+    on.to_possible_value()
+        .map_or_else(|| format!("{on:?}"), |v| v.get_name().to_owned())
+}
+
 /// One run of `case` by `engine` in this (fresh) process; the process's peak RSS after it.
-async fn rss_probe(engine: Engine, case: &Case, dataset: &Dataset, threads: usize) -> Result<u64> {
+async fn rss_probe(
+    engine: Engine,
+    case: &Case,
+    dataset: &Dataset,
+    threads: usize,
+    on: ConsumeOn,
+) -> Result<u64> {
     match engine {
         Engine::Lakescan
         | Engine::LakescanNoPreload
@@ -318,12 +346,12 @@ async fn rss_probe(engine: Engine, case: &Case, dataset: &Dataset, threads: usiz
         | Engine::LakescanListingCache => {
             let variant = engine.lakescan_variant().context("a lakescan engine")?;
             let ctx = engines::lakescan_session(dataset, threads, variant).await?;
-            engines::run_sql(&ctx, &case.sql, None).await?;
+            engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::DataFusion | Engine::DataFusionPushdown => {
             let pushdown = engine == Engine::DataFusionPushdown;
             let ctx = engines::datafusion_session(dataset, threads, pushdown).await?;
-            engines::run_sql(&ctx, &case.sql, None).await?;
+            engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::ParquetFloor => {
             FloorPlan::new(dataset, &case.floor).await?.run(threads)?;
@@ -409,6 +437,7 @@ struct CaseBench<'a> {
     notes: &'a mut Vec<String>,
     skip_check: bool,
     threads: usize,
+    consume_on: ConsumeOn,
 }
 
 /// What one untimed or timed run of an engine observed.
@@ -635,7 +664,7 @@ impl CaseBench<'_> {
             | Engine::DataFusionPushdown => {
                 let ctx = self.sessions.of(engine).context("session")?;
                 let rss = PeakRss::start();
-                let run: SqlRun = engines::run_sql(ctx, &self.case.sql, None).await?;
+                let run: SqlRun = engines::run_sql_on(ctx, &self.case.sql, self.consume_on).await?;
                 seen.peak_rss = rss.finish();
                 seen.elapsed = run.elapsed.as_secs_f64();
                 seen.rows_returned = run.rows;
