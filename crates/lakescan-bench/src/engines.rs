@@ -286,7 +286,7 @@ pub struct SqlRun {
     pub plan: Arc<dyn ExecutionPlan>,
 }
 
-/// Where a timed query is planned and its result stream consumed.
+/// How a timed query's result is consumed (planning is always on the calling task).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ConsumeOn {
     /// One task per output partition of the plan on the session's runtime, each consuming
@@ -294,12 +294,14 @@ pub enum ConsumeOn {
     /// runs a stage's partitions and as the floor's threads decode: no merge of the
     /// partitions, so the figure is the plan's own work.
     Partitions,
-    /// A task on the session's tokio runtime, as a server (Flight SQL, Ballista's executor)
-    /// runs a query: the plan's batches reach the consumer without waking another thread.
+    /// The partitions merged into one stream, planned and consumed by one task on the
+    /// session's runtime, as a server (Flight SQL) runs a query. On 2 workers the consumer
+    /// can wait behind a decoding partition while the other worker idles.
     Runtime,
-    /// The thread that drives the benchmark (`block_on` on the main thread, as
-    /// `datafusion-cli` does): every batch of a multi-partition plan crosses to a third
-    /// thread, ~3 context switches per batch on 2 cores.
+    /// The partitions merged into one stream, consumed by the thread that drives the
+    /// benchmark (`block_on` on the main thread, as `datafusion-cli` does): every batch of a
+    /// multi-partition plan crosses to a third thread, ~3 context switches per batch on 2
+    /// cores.
     Caller,
 }
 

@@ -73,9 +73,10 @@ struct Args {
     /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Where lakescan and DataFusion queries are planned and their results consumed: a task on
-    /// the runtime (as a server runs them), or the main thread blocking on the runtime
-    /// (figures before 2026-12-02 14:00 UTC).
+    /// How lakescan and DataFusion results are consumed: each output partition by its own
+    /// runtime task, the partitions merged and consumed by one runtime task, or merged and
+    /// consumed by the main thread blocking on the runtime (figures before 2026-12-02 15:00
+    /// UTC).
     #[arg(long, value_enum, default_value_t = ConsumeOn::Partitions)]
     consume_on: ConsumeOn,
     /// Python interpreter with the duckdb package.
