@@ -104,7 +104,7 @@ impl SplitConstants {
                             exec_err!(
                                 "file '{}': the value {v} every row has in column '{name}' \
                                  cannot be read as {t}: {e}",
-                                split.file_path
+                                split.display_path()
                             )
                         }),
                         None => Ok(None),
@@ -207,7 +207,7 @@ impl SplitBinding {
                             return exec_err!(
                                 "file '{}': column '{}', which a batch stage of this split reads \
                                  (bucket conversion, deletes), is missing from the file",
-                                split.file_path,
+                                split.display_path(),
                                 f.handle.name
                             );
                         }
@@ -252,7 +252,7 @@ fn file_source(
                 exec_err!(
                     "file '{}': the value {v} of column '{name}', which the file does not store, \
                      cannot be read as {table_type}: {e}",
-                    split.file_path
+                    split.display_path()
                 )
             })?,
             None => ScalarValue::try_from(table_type)?,
@@ -263,7 +263,7 @@ fn file_source(
     if !can_adapt(&file_type, table_type) {
         return exec_err!(
             "file '{}': column '{name}' is stored as {file_type}, which cannot be read as the table type {table_type}",
-            split.file_path
+            split.display_path()
         );
     }
     Ok(FieldSource::File { root, file_type })
@@ -284,7 +284,7 @@ fn filled_source(
             if !matches!(file_type, DataType::Int64 | DataType::Int32) {
                 return exec_err!(
                     "file '{}': column '{name}' is stored as {file_type}, not BIGINT",
-                    split.file_path
+                    split.display_path()
                 );
             }
             Some((root, file_type))
@@ -338,7 +338,7 @@ fn info_constant(
     let Some(value) = split.info_value(key) else {
         return internal_err!(
             "split of '{}' has no info column '{key}' for column '{name}'",
-            split.file_path
+            split.display_path()
         );
     };
     if &value.data_type() == data_type {
@@ -347,7 +347,7 @@ fn info_constant(
     value.cast_to(data_type).or_else(|e| {
         exec_err!(
             "file '{}': info column '{key}' = {value} cannot be read as {data_type} for column '{name}': {e}",
-            split.file_path
+            split.display_path()
         )
     })
 }
@@ -379,7 +379,7 @@ pub fn parse_constant(
         Ok(v) => Ok(v),
         Err(e) => exec_err!(
             "file '{}': value '{value}' of column '{name}' is not a valid {data_type}: {e}",
-            split.file_path
+            split.display_path()
         ),
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use datafusion::common::ScalarValue;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 
 use crate::deleted_rows::DeletedRows;
@@ -20,8 +21,11 @@ pub trait SplitExtension: Any + fmt::Debug + Send + Sync {}
 /// One byte range of one data file, with the constants of that file.
 #[derive(Debug, Clone)]
 pub struct FileSplit {
-    /// Identity of the file (row ids, delete matching, messages).
+    /// Identity of the file in its object store (row ids, delete matching).
     pub file_path: Path,
+    /// The file as the table or the user wrote it (`/wh/t/a.parquet`, `s3://b/a.parquet`, a
+    /// path as an Iceberg manifest has it), for messages; see [`Self::display_path`].
+    pub written_path: Option<Arc<str>>,
     /// Where to read the bytes when different from `file_path`.
     pub read_path: Option<Path>,
     /// First byte of the range.
@@ -60,6 +64,7 @@ impl FileSplit {
     pub fn whole_file(file_path: Path, file_size: u64) -> Self {
         Self {
             file_path,
+            written_path: None,
             read_path: None,
             start: 0,
             length: file_size,
@@ -72,6 +77,14 @@ impl FileSplit {
             deleted_rows: None,
             extension: None,
         }
+    }
+
+    /// The file as messages name it: as written ([`Self::written_path`]), else its path in
+    /// the object store.
+    pub fn display_path(&self) -> &str {
+        self.written_path
+            .as_deref()
+            .unwrap_or_else(|| self.file_path.as_ref())
     }
 
     /// The path to open.
@@ -133,6 +146,15 @@ impl FileSplit {
     }
 }
 
+/// `path` of the store `store` the way users write it: an absolute path for the local file
+/// system (`/wh/t/a.parquet`), else a URL (`s3://bucket/wh/t/a.parquet`).
+pub fn written_path(store: &ObjectStoreUrl, path: &Path) -> Arc<str> {
+    match store.as_str() {
+        "file:///" => format!("/{path}").into(),
+        url => format!("{url}{path}").into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +166,18 @@ mod tests {
         let covered: Vec<(u64, u64)> = parts.iter().map(|s| (s.start, s.length)).collect();
         assert_eq!(covered, vec![(0, 4), (4, 4), (8, 2)]);
         assert_eq!(split.ranges(100).len(), 1);
+    }
+
+    #[test]
+    fn written_paths_are_what_users_write() {
+        let path = Path::from("wh/t/a.parquet");
+        let local = written_path(&ObjectStoreUrl::local_filesystem(), &path);
+        assert_eq!(&*local, "/wh/t/a.parquet");
+        let s3 = ObjectStoreUrl::parse("s3://bucket").unwrap();
+        assert_eq!(&*written_path(&s3, &path), "s3://bucket/wh/t/a.parquet");
+        let mut split = FileSplit::whole_file(path, 1);
+        assert_eq!(split.display_path(), "wh/t/a.parquet");
+        split.written_path = Some(local);
+        assert_eq!(split.display_path(), "/wh/t/a.parquet");
     }
 }

@@ -25,7 +25,7 @@ use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns,
 use lakescan_core::scan_statistics::{
     FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
 };
-use lakescan_core::split::FileSplit;
+use lakescan_core::split::{FileSplit, written_path};
 use object_store::ObjectMeta;
 
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
@@ -222,6 +222,7 @@ impl HiveTable {
                 .collect();
             for (meta, read) in reads {
                 let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
+                split.written_path = Some(written_path(&self.store_url, &meta.location));
                 split.last_modified = Some(meta.last_modified);
                 split.partition_keys = Arc::clone(&partition_keys);
                 if !used_hidden.is_empty() {

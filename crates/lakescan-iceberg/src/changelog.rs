@@ -263,6 +263,7 @@ impl TableProvider for TableChanges {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.table.check_readable(projection, filters)?;
         let conjuncts = physical_conjuncts(state, self.handle.table_schema(), filters)?;
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
         let table = &self.table;

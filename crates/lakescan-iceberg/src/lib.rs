@@ -9,6 +9,7 @@
 //! | [`options`]  | `OPTIONS (…)`: time travel, split size, relative paths               |
 //! | [`metadata`] | finding and parsing the metadata file; choosing the snapshot         |
 //! | [`paths`]    | paths written in metadata → object store + path                      |
+//! | [`placeholder_types`] | v3 types the `iceberg` crate cannot parse, kept by field id |
 //! | [`schema`]   | Iceberg types → Arrow, field ids, defaults, Iceberg values → scalars |
 //! | [`plan`]     | manifest list → manifests → data files, pruned                       |
 //! | [`file_statistics`] | manifest column statistics as DataFusion `PruningStatistics`  |
@@ -33,6 +34,7 @@ pub mod metadata_columns;
 pub mod metadata_tables;
 pub mod options;
 pub mod paths;
+pub mod placeholder_types;
 pub mod plan;
 pub mod reader;
 pub mod schema;

@@ -4,16 +4,18 @@
 //! table directory whose `metadata/` folder holds them:
 //!
 //! ```text
-//!  metadata/version-hint.text = "7"          → v7.metadata.json (or v7.gz.metadata.json)
+//!  metadata/version-hint.text = "7"          → v7.metadata.json (or v7.gz.metadata.json),
+//!                                              or v8, v9… when they exist (a stale hint)
 //!  metadata/version-hint.text = "00001-4f…"  → 00001-4f….metadata.json
-//!  no hint                                   → the highest vN.metadata.json, else the highest
+//!  no hint, or an empty / unreadable one     → the highest vN.metadata.json, else the highest
 //!                                              NNNNN-<uuid>.metadata.json
 //! ```
 //!
 //! **Reading it** ([`read_metadata`]): gzip-compressed files (`1f 8b`) are inflated; the
 //! `format-version` must be 1, 2 or 3; the JSON is parsed by the `iceberg` crate's
-//! `TableMetadata` (which validates snapshots, refs and logs). Refs are read from the same
-//! JSON: the crate has no public accessor for them.
+//! `TableMetadata` (which validates snapshots, refs and logs), after types it cannot parse
+//! are replaced ([`crate::placeholder_types`]). Refs are read from the same JSON: the crate
+//! has no public accessor for them.
 //!
 //! **Which snapshot** ([`select_snapshot`]): the current one, or by id, by time (the last
 //! snapshot-log entry at or before it) or by ref (branch or tag).
@@ -28,6 +30,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::options::SnapshotSelector;
+use crate::placeholder_types::PlaceholderTypes;
 
 /// A table's parsed metadata file.
 #[derive(Debug, Clone)]
@@ -41,6 +44,8 @@ pub struct LoadedMetadata {
     /// Manifests of v1 snapshots that list them inline (`manifests`) instead of in a
     /// manifest list, by snapshot id.
     pub inline_manifests: HashMap<i64, Vec<String>>,
+    /// Fields of a type the `iceberg` crate cannot parse (v3 `variant`, …), by field id.
+    pub placeholders: PlaceholderTypes,
 }
 
 /// The `manifest-list` given to v1 snapshots that list their manifests inline (the
@@ -72,37 +77,61 @@ pub async fn locate(store: &Arc<dyn ObjectStore>, location: &Path, display: &str
     }
 }
 
-/// The file `metadata/version-hint.text` points at, if there is a hint.
+/// The file `metadata/version-hint.text` points at; `None` without a usable hint. As Java's
+/// `HadoopTableOperations`, a hint that is missing, unreadable, empty or not a version is no
+/// hint (the folder is listed instead), and a numeric hint is a lower bound: newer
+/// `vN.metadata.json` files after it are followed.
 async fn from_hint(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<Option<Path>> {
     let hint_path = folder.clone().join("version-hint.text");
-    let bytes = match store.get(&hint_path).await {
-        Ok(r) => r.bytes().await?,
+    let read = match store.get(&hint_path).await {
+        Ok(r) => r.bytes().await,
+        Err(e) => Err(e),
+    };
+    let bytes = match read {
+        Ok(bytes) => bytes,
         Err(object_store::Error::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            log::warn!("cannot read '{hint_path}' ({e}); listing the metadata folder instead");
+            return Ok(None);
+        }
     };
     let hint = String::from_utf8_lossy(&bytes).trim().to_string();
     if hint.is_empty() || hint.contains('/') {
-        return plan_err!("'{hint_path}' does not name a metadata version: '{hint}'");
+        log::warn!("'{hint_path}' names no version ('{hint}'); listing the metadata folder");
+        return Ok(None);
     }
-    let stems = match hint.parse::<u64>() {
-        Ok(n) => vec![format!("v{n}"), hint.clone()],
-        Err(_) => vec![hint.clone()],
+    let Ok(version) = hint.parse::<u64>() else {
+        // A file-name stem (`00001-4f…`), as some writers put there.
+        return existing(store, folder, &hint).await;
     };
-    for stem in &stems {
-        for suffix in [".metadata.json", ".gz.metadata.json"] {
-            let candidate = folder.clone().join(format!("{stem}{suffix}"));
-            match store.head(&candidate).await {
-                Ok(_) => return Ok(Some(candidate)),
-                Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
+    let Some(mut found) = existing(store, folder, &format!("v{version}")).await? else {
+        return match existing(store, folder, &hint).await? {
+            Some(stem) => Ok(Some(stem)),
+            None => plan_err!(
+                "'{hint_path}' names version {version}, but no v{version}.metadata.json or \
+                 v{version}.gz.metadata.json exists next to it"
+            ),
+        };
+    };
+    let mut next = version.saturating_add(1);
+    while let Some(newer) = existing(store, folder, &format!("v{next}")).await? {
+        found = newer;
+        next = next.saturating_add(1);
+    }
+    Ok(Some(found))
+}
+
+/// `<stem>.metadata.json` or `<stem>.gz.metadata.json` in `folder`, if one exists.
+async fn existing(store: &Arc<dyn ObjectStore>, folder: &Path, stem: &str) -> Result<Option<Path>> {
+    for suffix in [".metadata.json", ".gz.metadata.json"] {
+        let candidate = folder.clone().join(format!("{stem}{suffix}"));
+        match store.head(&candidate).await {
+            Ok(_) => return Ok(Some(candidate)),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
         }
     }
-    plan_err!(
-        "'{hint_path}' names version '{hint}', but no {0}.metadata.json or {0}.gz.metadata.json \
-         exists next to it",
-        stems[0]
-    )
+    Ok(None)
 }
 
 async fn list_metadata_files(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<Vec<Path>> {
@@ -187,6 +216,7 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
     }
     let mut value = value;
     let inline_manifests = normalize(&mut value);
+    let placeholders = PlaceholderTypes::replace_in_metadata(&mut value);
     let refs = match value.get("refs") {
         Some(r) => serde_json::from_value::<HashMap<String, SnapshotReference>>(r.clone())
             .map_err(|e| bad(format!("its refs do not parse: {e}")))?,
@@ -207,6 +237,7 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
         metadata: Arc::new(metadata),
         refs,
         inline_manifests,
+        placeholders,
     })
 }
 

@@ -14,6 +14,10 @@
 //! | struct, list, map    | Struct, List("element"), Map("key_value")              |
 //!
 //! Every column is nullable: `required` is the writer's promise and is not re-checked on read.
+//!
+//! Types the `iceberg` crate cannot parse ([`crate::placeholder_types`]): `unknown` is
+//! Arrow's `Null` (always NULL); `variant`, `geometry` and `geography` show as `Binary` and
+//! make their column [`ScanSchema::unreadable`].
 
 use std::sync::Arc;
 
@@ -24,6 +28,8 @@ use iceberg::spec::{
 };
 use lakescan_core::defaults::{MemberDefault, MemberDefaults};
 use lakescan_core::parquet::field_ids::{FieldIdNode, FieldIds, NestedIds};
+
+use crate::placeholder_types::PlaceholderTypes;
 
 /// The zone of Iceberg's `timestamptz` in Arrow.
 const UTC: &str = "+00:00";
@@ -43,17 +49,27 @@ pub struct ScanSchema {
     pub defaults: Vec<Option<ScalarValue>>,
     /// `initial-default`s of struct members, by column index.
     pub member_defaults: Vec<Option<Arc<MemberDefaults>>>,
+    /// Columns that hold a type lakescan does not read yet, by column index: the member
+    /// (its dotted path) and its type as written.
+    pub unreadable: Vec<Option<(String, String)>>,
 }
 
 impl ScanSchema {
-    /// Converts `schema`; `view_types` reads strings and binaries as view types.
-    pub fn try_new(schema: Arc<IcebergSchema>, view_types: bool) -> Result<Self> {
+    /// Converts `schema`; `view_types` reads strings and binaries as view types;
+    /// `placeholders` are the fields whose written type the crate could not parse.
+    pub fn try_new(
+        schema: Arc<IcebergSchema>,
+        view_types: bool,
+        placeholders: &PlaceholderTypes,
+    ) -> Result<Self> {
         let mut fields = vec![];
         let mut field_ids = vec![];
         let mut defaults = vec![];
         let mut member_defaults = vec![];
+        let mut unreadable = vec![];
         for f in schema.as_struct().fields() {
-            let data_type = arrow_type(&f.field_type, view_types)?;
+            let data_type = field_type(f, view_types, placeholders)?;
+            unreadable.push(unreadable_member(f, &f.name, placeholders));
             if let Some(path) = default_below_collection(&f.field_type, &f.name, false) {
                 return not_impl_err!(
                     "member '{path}' of a list or map has an initial-default; reading those \
@@ -81,6 +97,7 @@ impl ScanSchema {
             ids,
             defaults,
             member_defaults,
+            unreadable,
         })
     }
 
@@ -157,25 +174,65 @@ fn nested_ids(t: &Type) -> NestedIds {
     }
 }
 
+/// The first member of field `f` (itself included; `path` is its dotted path) whose type
+/// lakescan does not read, with that type as written. `unknown` members are read (NULL).
+fn unreadable_member(
+    f: &NestedField,
+    path: &str,
+    placeholders: &PlaceholderTypes,
+) -> Option<(String, String)> {
+    if let Some(written) = placeholders.written_type(f.id)
+        && !placeholders.is_unknown(f.id)
+    {
+        return Some((path.to_string(), written.to_string()));
+    }
+    let children: Vec<&NestedField> = match f.field_type.as_ref() {
+        Type::Primitive(_) => vec![],
+        Type::Struct(s) => s.fields().iter().map(|c| c.as_ref()).collect(),
+        Type::List(l) => vec![l.element_field.as_ref()],
+        Type::Map(m) => vec![m.key_field.as_ref(), m.value_field.as_ref()],
+    };
+    children
+        .into_iter()
+        .find_map(|c| unreadable_member(c, &format!("{path}.{}", c.name), placeholders))
+}
+
+/// The Arrow type of field `f`: `Null` for `unknown`, else its type's.
+fn field_type(
+    f: &NestedField,
+    view_types: bool,
+    placeholders: &PlaceholderTypes,
+) -> Result<DataType> {
+    match placeholders.is_unknown(f.id) {
+        true => Ok(DataType::Null),
+        false => convert(&f.field_type, view_types, placeholders),
+    }
+}
+
 /// The Arrow type of an Iceberg type; `view_types` applies to a top-level string or binary
 /// only (as DataFusion's `schema_force_view_types`: members of nested types keep `Utf8`).
 pub fn arrow_type(t: &Type, view_types: bool) -> Result<DataType> {
+    convert(t, view_types, &PlaceholderTypes::default())
+}
+
+fn convert(t: &Type, view_types: bool, placeholders: &PlaceholderTypes) -> Result<DataType> {
+    let member = |f: &NestedField| field_type(f, false, placeholders);
     Ok(match t {
         Type::Primitive(p) => primitive_type(p, view_types)?,
         Type::Struct(s) => DataType::Struct(
             s.fields()
                 .iter()
-                .map(|f| Ok(Field::new(&f.name, arrow_type(&f.field_type, false)?, true)))
+                .map(|f| Ok(Field::new(&f.name, member(f)?, true)))
                 .collect::<Result<Fields>>()?,
         ),
         Type::List(l) => DataType::List(Arc::new(Field::new(
             "element",
-            arrow_type(&l.element_field.field_type, false)?,
+            member(&l.element_field)?,
             true,
         ))),
         Type::Map(m) => {
-            let key = Field::new("key", arrow_type(&m.key_field.field_type, false)?, false);
-            let value = Field::new("value", arrow_type(&m.value_field.field_type, false)?, true);
+            let key = Field::new("key", member(&m.key_field)?, false);
+            let value = Field::new("value", member(&m.value_field)?, true);
             let entries = Field::new(
                 "key_value",
                 DataType::Struct(Fields::from(vec![key, value])),
@@ -330,7 +387,7 @@ mod tests {
 
     #[test]
     fn types_ids_and_defaults() {
-        let s = ScanSchema::try_new(schema(), false).unwrap();
+        let s = ScanSchema::try_new(schema(), false, &PlaceholderTypes::default()).unwrap();
         let types: Vec<String> = s.fields.iter().map(|f| f.data_type().to_string()).collect();
         assert_eq!(types[0], "Int64");
         assert!(types[1].starts_with("Struct"), "{}", types[1]);

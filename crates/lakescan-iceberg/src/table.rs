@@ -199,6 +199,7 @@ impl IcebergTable {
                 }
             }
             let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
+            split.written_path = Some(file.written_path.as_str().into());
             split.missing_values = self.missing_values();
             if !self.metadata_columns.columns().is_empty() {
                 split.info_columns = self.metadata_info(&file)?;
@@ -405,6 +406,31 @@ impl IcebergTable {
         }
     }
 
+    /// An error when a scan of `projection` (all columns when `None`) with `filters` needs a
+    /// column of a type lakescan does not read yet ([`ScanSchema::unreadable`]).
+    pub(crate) fn check_readable(
+        &self,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+    ) -> Result<()> {
+        let all: Vec<usize> = (0..self.schema.fields.len()).collect();
+        let projected = projection.unwrap_or(&all).iter().copied();
+        let filtered = filters
+            .iter()
+            .flat_map(|f| f.column_refs())
+            .filter_map(|c| self.schema.fields.iter().position(|f| f.name() == &c.name));
+        for column in projected.chain(filtered) {
+            if let Some(Some((member, written))) = self.schema.unreadable.get(column) {
+                return not_impl_err!(
+                    "column '{member}' of Iceberg table '{}' has type {written}; lakescan does \
+                     not read {written} values yet (select the other columns)",
+                    self.loaded.file
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The object store of the metadata file.
     pub(crate) fn metadata_store(&self) -> ObjectStoreUrl {
         self.metadata_store.clone()
@@ -512,6 +538,7 @@ impl TableProvider for IcebergTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.check_readable(projection, filters)?;
         let conjuncts = physical_conjuncts(state, self.handle.table_schema(), filters)?;
         let extraction = Extraction::from_conjuncts(&conjuncts, self.handle.table_schema());
         let runtime = state.runtime_env();

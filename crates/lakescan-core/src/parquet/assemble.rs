@@ -190,7 +190,7 @@ impl Assembler {
             post_filter_columns: vec![],
             generated_filters,
             deleted: None,
-            file: split.file_path.to_string(),
+            file: split.display_path().to_string(),
             bound: false,
         })
     }

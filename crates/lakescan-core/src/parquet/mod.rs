@@ -200,7 +200,7 @@ impl ParquetSplitReader {
         }
         let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
             .build(chosen, &self.context)
-            .map_err(|e| file_error(&self.split.file_path, e))?;
+            .map_err(|e| file_error(self.split.display_path(), e))?;
         Ok(Some(reading))
     }
 
@@ -334,7 +334,10 @@ impl ParquetSplitReader {
                 match row_groups::prune_with_predicate(&predicate, &kept_stats, &kept) {
                     Ok(pruned) => kept = pruned,
                     Err(e) => {
-                        log::debug!("residual pruning skipped for {}: {e}", self.split.file_path)
+                        log::debug!(
+                            "residual pruning skipped for {}: {e}",
+                            self.split.display_path()
+                        )
                     }
                 }
             }
@@ -360,7 +363,7 @@ impl ParquetSplitReader {
         }
         let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
             .build(chosen, &self.context)
-            .map_err(|e| file_error(&self.split.file_path, e))?;
+            .map_err(|e| file_error(self.split.display_path(), e))?;
         Ok(State::Reading(Box::new(reading)))
     }
 
@@ -408,7 +411,7 @@ impl ParquetSplitReader {
                 Err(outcome) => (State::Done, Some(outcome)),
             },
             State::Chosen(chosen) => {
-                let path = self.split.file_path.clone();
+                let path = self.split.display_path().to_string();
                 let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
                 if chosen.row_groups.is_empty() {
                     (State::Done, Some(Prepared::NothingToRead))
@@ -417,7 +420,7 @@ impl ParquetSplitReader {
                 }
             }
             State::Ready(_) | State::Reading(_) | State::Done => {
-                return internal_err!("split of '{}' prepared twice", self.split.file_path);
+                return internal_err!("split of '{}' prepared twice", self.split.display_path());
             }
         };
         self.state = next;
@@ -428,7 +431,7 @@ impl ParquetSplitReader {
 /// `LoadBloomFilters`: drops the row groups whose bloom filters prove that no value of
 /// a point filter (`x = v`, `x IN (…)` on a top-level column) is present.
 async fn load_bloom_filters(
-    file_path: object_store::path::Path,
+    file_path: String,
     context: SplitContext,
     mut chosen: Chosen,
 ) -> Result<Chosen> {
@@ -551,7 +554,7 @@ impl SplitReader for ParquetSplitReader {
                         rows_scanned,
                     }));
                 }
-                Some(Err(e)) => return Err(file_error(&self.split.file_path, e)),
+                Some(Err(e)) => return Err(file_error(self.split.display_path(), e)),
                 Some(Ok(file_batch)) => {
                     let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
                     let batch = reading.assembler.assemble(file_batch)?;

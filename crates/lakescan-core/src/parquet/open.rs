@@ -40,7 +40,7 @@ pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Open
     let page_index = policy != PageIndexPolicy::Skip;
     let mut metadata = match cache.and_then(|c| c.get(&split, page_index)) {
         Some(kept) => ArrowReaderMetadata::try_new(kept, options.clone())
-            .map_err(|e| footer_error(&split.file_path, e))?,
+            .map_err(|e| footer_error(split.display_path(), e))?,
         None => {
             let (loaded, size) = read_footer(&split, &context, &mut reader, &options).await?;
             if let Some(c) = cache {
@@ -53,7 +53,7 @@ pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Open
         && let Some(renamed) = rename_by_field_id(metadata.metadata(), matching)?
     {
         metadata = ArrowReaderMetadata::try_new(Arc::new(renamed), options)
-            .map_err(|e| footer_error(&split.file_path, e))?;
+            .map_err(|e| footer_error(split.display_path(), e))?;
     }
     Ok(Opened { reader, metadata })
 }
@@ -80,7 +80,7 @@ pub async fn file_metadata(
     let metadata = reader
         .get_metadata(Some(&options))
         .await
-        .map_err(|e| footer_error(&split.file_path, e))?;
+        .map_err(|e| footer_error(split.display_path(), e))?;
     cache.put(split, split.file_size, Arc::clone(&metadata));
     Ok(metadata)
 }
@@ -102,12 +102,12 @@ async fn read_footer(
     let path = split.read_path();
     let real = match context.store.head(path).await {
         Ok(meta) if meta.size != split.file_size => meta.size,
-        _ => return Err(footer_error(&split.file_path, e)),
+        _ => return Err(footer_error(split.display_path(), e)),
     };
     *reader = counting_reader(context, path, real);
     let loaded = ArrowReaderMetadata::load_async(reader, options.clone())
         .await
-        .map_err(|e| footer_error(&split.file_path, e))?;
+        .map_err(|e| footer_error(split.display_path(), e))?;
     Ok((loaded, real))
 }
 
@@ -265,7 +265,7 @@ impl AsyncFileReader for CountingReader {
 const FOOTER_HINT: usize = 64 * 1024;
 
 /// Wraps a parquet error with the file it came from and what the user can do.
-pub fn file_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
+pub fn file_error(path: &str, e: ParquetError) -> DataFusionError {
     let hint = match &e {
         ParquetError::EOF(_)
         | ParquetError::NeedMoreData(_)
@@ -276,7 +276,7 @@ pub fn file_error(path: &object_store::path::Path, e: ParquetError) -> DataFusio
 }
 
 /// Wraps an error met while reading a file's footer: the metadata is unreadable.
-pub fn footer_error(path: &object_store::path::Path, e: ParquetError) -> DataFusionError {
+pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
     DataFusionError::Execution(format!(
         "cannot read the footer (file metadata) of Parquet file '{path}': {e} \
          (the file is truncated, its footer is corrupt, or it is not a Parquet file)"

@@ -141,7 +141,22 @@ async fn locating_the_newest_metadata_file() {
     assert_eq!(found.filename(), Some("00003-abc.gz.metadata.json"));
     std::fs::write(md.join("version-hint.text"), "9").unwrap();
     let err = locate(&store, &table, "t").await.unwrap_err().to_string();
-    assert!(err.contains("version '9'"), "{err}");
+    assert!(err.contains("names version 9"), "{err}");
+    // A stale numeric hint is followed to the newest consecutive version (Java).
+    std::fs::write(md.join("version-hint.text"), "1").unwrap();
+    let found = locate(&store, &table, "t").await.unwrap();
+    assert_eq!(found.filename(), Some("v2.metadata.json"));
+    // An empty or unusable hint is no hint: the folder is listed (Java).
+    for hint in ["", "\n", "not a version", "../v1"] {
+        std::fs::write(md.join("version-hint.text"), hint).unwrap();
+        let found = locate(&store, &table, "t").await.unwrap();
+        assert_eq!(found.filename(), Some("v10.metadata.json"), "hint {hint:?}");
+    }
+    // So is a hint that cannot be read (here: a folder of that name).
+    std::fs::remove_file(md.join("version-hint.text")).unwrap();
+    std::fs::create_dir(md.join("version-hint.text")).unwrap();
+    let found = locate(&store, &table, "t").await.unwrap();
+    assert_eq!(found.filename(), Some("v10.metadata.json"));
     // UUID-named files without a hint: the highest sequence prefix.
     let other = tempfile::tempdir().unwrap();
     let md = other.path().join("metadata");

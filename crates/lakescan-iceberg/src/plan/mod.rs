@@ -18,6 +18,8 @@
 //! no NaN (Iceberg bounds leave NaN out). Hand-written: the `iceberg` crate's manifest and
 //! metrics evaluators are private to it. The pruning tests are in the `pruning` submodule.
 
+mod avro_header;
+pub mod manifest;
 mod pruning;
 
 use std::collections::BTreeMap;
@@ -210,7 +212,7 @@ impl<'a> Planner<'a> {
         manifest: &ManifestFile,
     ) -> Result<(Vec<(ManifestEntry, Option<i64>)>, Arc<PartitionSpec>)> {
         let bytes = self.read(&manifest.manifest_path, "manifest").await?;
-        let parsed = iceberg::spec::Manifest::parse_avro(&bytes)
+        let parsed = manifest::parse(&bytes, manifest, self.metadata())
             .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
         let (entries, meta) = parsed.into_parts();
         let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
@@ -413,7 +415,7 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn corrupt(&self, written: &str, what: &str, e: iceberg::Error) -> DataFusionError {
+    fn corrupt(&self, written: &str, what: &str, e: impl std::fmt::Display) -> DataFusionError {
         DataFusionError::Execution(format!(
             "Iceberg table '{}': {what} '{written}' is not a valid Avro {what}: {e}",
             self.loaded.file

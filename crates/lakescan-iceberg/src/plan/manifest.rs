@@ -1,0 +1,168 @@
+//! Reading one manifest file as Java's `ManifestReader` does: what the manifest list and
+//! the table metadata say about it wins over what its own Avro metadata says, and a
+//! manifest without that metadata reads the same.
+//!
+//! | Avro metadata key    | when missing (Java's source in brackets)                          |
+//! |----------------------|-------------------------------------------------------------------|
+//! | `partition-spec-id`  | the manifest list's `partition_spec_id`                           |
+//! | `partition-spec`     | the table's spec of that id (`specsById`)                         |
+//! | `schema`             | the table's schema of `schema-id`, else the newest one that has every source column of the spec |
+//! | `format-version`     | 1 when the entries have no `sequence_number`, else the table's    |
+//! | `content`            | the manifest list's `content` (the caller's `FileType`)           |
+//!
+//! A `schema` that names types the crate cannot parse (v3 `variant`, …) is given
+//! placeholders ([`crate::placeholder_types`]). The filled-in metadata is written into the
+//! file's header ([`super::avro_header`]) and the `iceberg` crate decodes the entries.
+
+use iceberg::spec::{
+    FormatVersion, Manifest, ManifestContentType, ManifestFile, PartitionSpec, Schema,
+    TableMetadata,
+};
+
+use super::avro_header::AvroHeader;
+use crate::placeholder_types::PlaceholderTypes;
+
+/// The manifest `bytes`, listed as `listed` in a snapshot of `metadata`, parsed. The error
+/// says what is wrong with the file (the caller names it).
+pub fn parse(
+    bytes: &[u8],
+    listed: &ManifestFile,
+    metadata: &TableMetadata,
+) -> Result<Manifest, String> {
+    let mut header = AvroHeader::parse(bytes)?;
+    let filled = fill_metadata(&mut header, listed, metadata)?;
+    let parsed = match filled {
+        false => Manifest::parse_avro(bytes),
+        true => Manifest::parse_avro(&header.rewrite(bytes)?),
+    };
+    parsed.map_err(|e| e.to_string())
+}
+
+/// Fills the keys of `header` the crate needs; `true` when it changed any.
+fn fill_metadata(
+    header: &mut AvroHeader,
+    listed: &ManifestFile,
+    metadata: &TableMetadata,
+) -> Result<bool, String> {
+    let mut changed = false;
+    let spec_id = match header.text("partition-spec-id") {
+        Some(id) => id
+            .trim()
+            .parse::<i32>()
+            .map_err(|_| format!("its partition-spec-id '{id}' is not a number"))?,
+        // v1 manifests listed inline in metadata carry no spec id (-1): the default spec.
+        None if listed.partition_spec_id < 0 => metadata.default_partition_spec_id(),
+        None => listed.partition_spec_id,
+    };
+    let table_spec = metadata.partition_spec_by_id(spec_id);
+    if !header.metadata.contains_key("partition-spec") {
+        let Some(spec) = table_spec else {
+            return Err(format!(
+                "it has no partition-spec, and the table has no partition spec {spec_id}"
+            ));
+        };
+        header.metadata.insert(
+            "partition-spec".into(),
+            json(serde_json::to_vec(spec.fields()), "partition spec")?,
+        );
+        changed = true;
+    }
+    if !header.metadata.contains_key("partition-spec-id") {
+        header
+            .metadata
+            .insert("partition-spec-id".into(), spec_id.to_string().into_bytes());
+        changed = true;
+    }
+    changed |= fill_schema(header, table_spec.map(|s| s.as_ref()), metadata)?;
+    if !header.metadata.contains_key("format-version") {
+        let version = match has_sequence_numbers(header)? {
+            false => FormatVersion::V1,
+            true => match metadata.format_version() {
+                FormatVersion::V1 => FormatVersion::V2,
+                v => v,
+            },
+        };
+        header.metadata.insert(
+            "format-version".into(),
+            (version as u8).to_string().into_bytes(),
+        );
+        changed = true;
+    }
+    if !header.metadata.contains_key("content") {
+        let content = match listed.content {
+            ManifestContentType::Data => "data",
+            ManifestContentType::Deletes => "deletes",
+        };
+        header
+            .metadata
+            .insert("content".into(), content.as_bytes().to_vec());
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// Puts a schema the crate can parse under `schema`; `true` when it changed the key.
+fn fill_schema(
+    header: &mut AvroHeader,
+    spec: Option<&PartitionSpec>,
+    metadata: &TableMetadata,
+) -> Result<bool, String> {
+    if let Some(written) = header.metadata.get("schema") {
+        let mut value: serde_json::Value = serde_json::from_slice(written)
+            .map_err(|e| format!("its schema is not valid JSON: {e}"))?;
+        if PlaceholderTypes::replace_in_schema(&mut value).is_empty() {
+            return Ok(false);
+        }
+        header
+            .metadata
+            .insert("schema".into(), json(serde_json::to_vec(&value), "schema")?);
+        return Ok(true);
+    }
+    let by_id = header
+        .text("schema-id")
+        .and_then(|id| id.trim().parse::<i32>().ok())
+        .and_then(|id| metadata.schema_by_id(id));
+    let covers = |s: &Schema| {
+        spec.is_none_or(|spec| {
+            spec.fields()
+                .iter()
+                .all(|f| s.field_by_id(f.source_id).is_some())
+        })
+    };
+    let mut newest_first: Vec<&std::sync::Arc<Schema>> = metadata.schemas_iter().collect();
+    newest_first.sort_by_key(|s| std::cmp::Reverse(s.schema_id()));
+    let schema = by_id
+        .filter(|s| covers(s))
+        .or_else(|| Some(metadata.current_schema()).filter(|s| covers(s)))
+        .or_else(|| newest_first.into_iter().find(|s| covers(s)));
+    let Some(schema) = schema else {
+        return Err(
+            "it has no schema, and no schema of the table has every source column of its \
+             partition spec"
+                .into(),
+        );
+    };
+    header.metadata.insert(
+        "schema".into(),
+        json(serde_json::to_vec(schema.as_ref()), "schema")?,
+    );
+    Ok(true)
+}
+
+/// Whether the entries of the file (its Avro schema) carry sequence numbers (v2 and later).
+fn has_sequence_numbers(header: &AvroHeader) -> Result<bool, String> {
+    let Some(schema) = header.metadata.get("avro.schema") else {
+        return Err("it has no avro.schema".into());
+    };
+    let schema: serde_json::Value = serde_json::from_slice(schema)
+        .map_err(|e| format!("its avro.schema is not valid JSON: {e}"))?;
+    let fields = schema.get("fields").and_then(serde_json::Value::as_array);
+    Ok(fields
+        .into_iter()
+        .flatten()
+        .any(|f| f.get("name").and_then(serde_json::Value::as_str) == Some("sequence_number")))
+}
+
+fn json(written: serde_json::Result<Vec<u8>>, what: &str) -> Result<Vec<u8>, String> {
+    written.map_err(|e| format!("cannot write the table's {what} as JSON: {e}"))
+}
