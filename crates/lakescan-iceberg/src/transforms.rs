@@ -69,7 +69,8 @@ fn bounds(min: ScalarValue, max: ScalarValue) -> ColumnStats {
 }
 
 /// The smallest source value of partition value `lower` and the largest of `upper`, for
-/// the order-preserving transforms (`None` for the others).
+/// the order-preserving transforms (`None` for the others). Below the epoch the range
+/// starts one unit earlier ([`older_writers_lower`]).
 pub fn preimage(
     transform: &Transform,
     source: &DataType,
@@ -77,6 +78,14 @@ pub fn preimage(
     upper: &PrimitiveLiteral,
 ) -> Option<(ScalarValue, ScalarValue)> {
     use PrimitiveLiteral::{Int, Int128, Long};
+    let widened;
+    let lower = match (lower, older_writers_lower(transform, source, lower)) {
+        (Int(_), Some(lo)) => {
+            widened = Int(lo);
+            &widened
+        }
+        _ => lower,
+    };
     match (transform, lower, upper) {
         (Transform::Year, Int(lo), Int(hi)) => {
             let start = days_from_civil(1970 + i64::from(*lo), 1)?;
@@ -110,6 +119,29 @@ pub fn preimage(
         }
         _ => None,
     }
+}
+
+/// The partition value a file of temporal partition value `lower` may hold rows of, when
+/// an older writer wrote it: iceberg-rust ≤ 0.10 and Java ≤ 0.10 truncated pre-epoch values
+/// toward zero, filing the last moments of a pre-epoch unit under the next one
+/// (`day(1969-12-31 10:00) = 0`). Java's `ProjectionUtil.fixInclusiveTimeProjection` widens
+/// inclusive projections below the epoch by one unit for year, month, day and hour of
+/// timestamps and year and month of dates (`day` of a date never had the bug); so does this,
+/// so no such file is pruned. `None` when `lower` needs no widening.
+fn older_writers_lower(
+    transform: &Transform,
+    source: &DataType,
+    lower: &PrimitiveLiteral,
+) -> Option<i32> {
+    let PrimitiveLiteral::Int(lo) = lower else {
+        return None;
+    };
+    let temporal = match transform {
+        Transform::Year | Transform::Month => true,
+        Transform::Day | Transform::Hour => matches!(source, DataType::Timestamp(..)),
+        _ => false,
+    };
+    (temporal && *lo <= 0).then(|| lo.saturating_sub(1))
 }
 
 /// Days since 1970-01-01 of the first day of `month` (1-12) of `year`.
@@ -258,6 +290,36 @@ mod tests {
         // NULL partition values: only filters that accept NULL.
         assert!(!may_match(&Transform::Day, &t, None, &ge_jan2));
         assert!(may_match(&Transform::Day, &t, None, &Filter::is_null(&t)));
+    }
+
+    /// Older writers filed the last moments of a pre-epoch unit under the next one
+    /// (`day(1969-12-31 23:59:59) = 0`): partition values at or below 0 keep the unit
+    /// before them (Java's `fixInclusiveTimeProjection`); `day` of a date never had the bug.
+    #[test]
+    fn pre_epoch_partitions_keep_the_unit_before_them() {
+        let t = DataType::Timestamp(TimeUnit::Microsecond, None);
+        let before_epoch = Filter::compare(&t, Operator::Lt, &ts(0)).unwrap();
+        let p = |v| PrimitiveLiteral::Int(v);
+        for transform in [
+            Transform::Day,
+            Transform::Hour,
+            Transform::Month,
+            Transform::Year,
+        ] {
+            assert!(may_match(&transform, &t, Some(&p(0)), &before_epoch));
+            assert!(!may_match(&transform, &t, Some(&p(1)), &before_epoch));
+            assert!(range_may_match(&transform, &t, &p(0), &p(3), &before_epoch));
+        }
+        // day -1 = 1969-12-31 may hold 1969-12-30 rows; day -2 holds none of the 31st.
+        let dec31 = Filter::compare(&t, Operator::GtEq, &ts(-MICROS_PER_DAY)).unwrap();
+        let dec30 = Filter::compare(&t, Operator::Lt, &ts(-MICROS_PER_DAY)).unwrap();
+        assert!(may_match(&Transform::Day, &t, Some(&p(-1)), &dec30));
+        assert!(!may_match(&Transform::Day, &t, Some(&p(-3)), &dec31));
+        let d = DataType::Date32;
+        let before = Filter::compare(&d, Operator::Lt, &ScalarValue::Date32(Some(0))).unwrap();
+        assert!(!may_match(&Transform::Day, &d, Some(&p(0)), &before));
+        assert!(may_match(&Transform::Month, &d, Some(&p(0)), &before));
+        assert!(may_match(&Transform::Year, &d, Some(&p(0)), &before));
     }
 
     #[test]

@@ -336,6 +336,28 @@ impl TableWriter {
         .map_err(err)
     }
 
+    /// A position-delete file of `partition` (under the default spec) deleting `(data file
+    /// path, position)` rows, without a `referenced_data_file`: it applies to the data files
+    /// of its partition, as partition-scoped delete files of Spark's writers do.
+    pub fn position_delete_file_in(
+        &mut self,
+        partition: Struct,
+        rows: Vec<(&str, i64)>,
+    ) -> Result<DataFile> {
+        let mut file = self.position_delete_file(rows)?;
+        let mut builder = DataFileBuilder::default();
+        builder
+            .content(file.content_type())
+            .file_path(file.file_path().to_string())
+            .file_format(file.file_format())
+            .record_count(file.record_count())
+            .file_size_in_bytes(file.file_size_in_bytes())
+            .partition(partition)
+            .partition_spec_id(self.spec().spec_id());
+        file = builder.build().map_err(err)?;
+        Ok(file)
+    }
+
     /// A Puffin file with one deletion vector of `data_file` deleting `positions`;
     /// `footer_file` is the data file its footer names (normally `data_file`).
     pub fn deletion_vector(
@@ -453,8 +475,8 @@ impl TableWriter {
         removed: &[&str],
         operation: &'static str,
     ) -> Result<String> {
-        if self.version != FormatVersion::V2 {
-            return internal_err!("overwrite writes format-v2 tables only");
+        if self.version == FormatVersion::V1 {
+            return internal_err!("overwrite writes format-v2 and v3 tables only");
         }
         let seq = self.snapshots.len() as i64 + 1;
         let snapshot_id = 1000 + seq;
@@ -489,13 +511,18 @@ impl TableWriter {
                 .to_string_lossy()
                 .into_owned();
             let output = self.io.new_output(path).map_err(err)?;
-            let mut writer = ManifestWriterBuilder::new(
+            let builder = ManifestWriterBuilder::new(
                 output,
                 Some(snapshot_id),
                 Arc::clone(self.schema()),
                 spec.clone(),
-            )
-            .build_v2_data();
+            );
+            // v3: the rewritten files keep no first row id of their own (a pre-v3 writer's
+            // files, or ids left to inheritance); the new manifest takes new ones.
+            let mut writer = match self.version {
+                FormatVersion::V3 => builder.build_v3_data(),
+                _ => builder.build_v2_data(),
+            };
             for e in live {
                 let data_seq = e.sequence_number.unwrap_or(manifest.sequence_number);
                 let file_seq = e.file_sequence_number.or(Some(data_seq));
@@ -554,17 +581,20 @@ impl TableWriter {
                 new_manifests.push(manifest);
             }
         }
+        self.manifests.extend(new_manifests);
         if self.version == FormatVersion::V3 {
-            for m in new_manifests
+            // New and rewritten data manifests take the next row ids, as Java's manifest
+            // list writer assigns them (existing rows included).
+            for m in self
+                .manifests
                 .iter_mut()
-                .filter(|m| m.content == ManifestContentType::Data)
+                .filter(|m| m.content == ManifestContentType::Data && m.first_row_id.is_none())
             {
                 m.first_row_id = Some(self.next_row_id);
                 self.next_row_id +=
                     m.added_rows_count.unwrap_or(0) + m.existing_rows_count.unwrap_or(0);
             }
         }
-        self.manifests.extend(new_manifests);
         let list = self
             .path()
             .join("metadata")

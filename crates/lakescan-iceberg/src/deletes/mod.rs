@@ -7,7 +7,9 @@
 //! | position delete   | delete seq **>=** data seq, and its `referenced_data_file` is the data file, or (none referenced) it has the data file's spec and partition, or its spec is unpartitioned |
 //! | deletion vector   | delete seq **>=** data seq, and its `referenced_data_file` is the data file |
 //!
-//! [`DeleteIndex`] answers these per planned data file; the reader never reads a manifest.
+//! Partitions are compared in the table's current partition types, floats by their bits
+//! ([`crate::plan::partition`]). [`DeleteIndex`] answers these per planned data file; the
+//! reader never reads a manifest.
 //! Equality deletes are applied by [`equality`] after decoding; position deletes and
 //! deletion vectors by [`position`], as a row selection before decoding.
 
@@ -19,6 +21,7 @@ use std::sync::Arc;
 use iceberg::spec::Struct;
 
 use crate::paths::FileLocation;
+use crate::plan::partition::same_values;
 
 /// What a delete file deletes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +150,7 @@ fn root_with_field_id(roots: &[parquet::schema::types::TypePtr], id: i32) -> Opt
 }
 
 fn same_partition(d: &DeleteFile, data: DataFileKey<'_>) -> bool {
-    d.spec_id == data.spec_id && &d.partition == data.partition
+    d.spec_id == data.spec_id && same_values(&d.partition, data.partition)
 }
 
 #[cfg(test)]
@@ -202,9 +205,14 @@ mod tests {
         // Same sequence number: an equality delete does not apply, a position delete does.
         let mut same = DeleteIndex::default();
         same.add(delete(eq(), 1, None));
-        same.add(delete(DeleteKind::Position, 1, None));
+        same.add(delete(DeleteKind::Position, 1, Some("a")));
         assert!(same.equality_deletes(key(&part_a)).is_empty());
         assert_eq!(same.position_deletes(key(&part_a)).len(), 1);
+        assert!(same.position_deletes(key(&part_b)).is_empty());
+        // The spec: a position delete of an unpartitioned spec applies to every partition.
+        let mut unpartitioned = DeleteIndex::default();
+        unpartitioned.add(delete(DeleteKind::Position, 1, None));
+        assert_eq!(unpartitioned.position_deletes(key(&part_b)).len(), 1);
         // A deletion vector applies only to the file it references.
         let mut dv = delete(
             DeleteKind::DeletionVector {

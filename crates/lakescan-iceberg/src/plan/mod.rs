@@ -20,6 +20,7 @@
 
 mod avro_header;
 pub mod manifest;
+pub mod partition;
 mod pruning;
 
 use std::collections::BTreeMap;
@@ -221,7 +222,7 @@ impl<'a> Planner<'a> {
             .into_iter()
             .map(|entry| {
                 let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
-                let first_row_id = row_ids.assign(&entry.data_file);
+                let first_row_id = row_ids.assign(&entry);
                 (entry, first_row_id)
             })
             .collect();
@@ -272,7 +273,7 @@ impl<'a> Planner<'a> {
             sequence_number: entry.sequence_number.unwrap_or(0),
             spec_id: spec.spec_id(),
             unpartitioned: spec.is_unpartitioned(),
-            partition: file.partition().clone(),
+            partition: self.current_partition(file.partition(), spec),
             referenced_data_file,
             record_count: file.record_count(),
             file_size: file.file_size_in_bytes(),
@@ -314,6 +315,12 @@ impl<'a> Planner<'a> {
 
     fn metadata(&self) -> &TableMetadata {
         &self.loaded.metadata
+    }
+
+    /// `partition` of a file of `spec` in the table's current partition types
+    /// ([`partition::in_current_types`]).
+    fn current_partition(&self, partition: &Struct, spec: &PartitionSpec) -> Struct {
+        partition::in_current_types(partition, spec, self.metadata().current_schema())
     }
 
     /// The spec a manifest was written with: the table's by id, else the manifest's own.
@@ -393,7 +400,7 @@ impl<'a> Planner<'a> {
             data_sequence_number: entry.sequence_number.unwrap_or(0),
             first_row_id: None,
             identity_values,
-            partition: file.partition().clone(),
+            partition: self.current_partition(file.partition(), spec),
             equality_deletes: vec![],
             position_deletes: vec![],
         }))
@@ -423,22 +430,28 @@ impl<'a> Planner<'a> {
     }
 }
 
-/// The spec's first-row-id inheritance: a data file without its own `first_row_id` gets
-/// the manifest's `first_row_id` plus the record counts of the files before it in the
-/// manifest that had none either.
+/// The spec's first-row-id inheritance, as Java's `ManifestReader` assigns it: a live
+/// (ADDED or EXISTING) data file without its own `first_row_id` gets the manifest's
+/// `first_row_id` plus the record counts of the live files before it in the manifest that had
+/// none either. DELETED entries take no id and advance nothing. A manifest without a
+/// `first_row_id` (written before the table had row lineage) gives no file an id.
 struct RowIdAssigner(Option<i64>);
 
 impl RowIdAssigner {
-    fn assign(&mut self, file: &DataFile) -> Option<i64> {
+    fn assign(&mut self, entry: &ManifestEntry) -> Option<i64> {
+        let file = &entry.data_file;
+        let next = self.0?;
         if file.content_type() != DataContentType::Data {
             return None;
         }
         if let Some(id) = file.first_row_id() {
             return Some(id);
         }
-        let id = self.0?;
-        self.0 = Some(id.saturating_add(file.record_count() as i64));
-        Some(id)
+        if entry.status == ManifestStatus::Deleted {
+            return None;
+        }
+        self.0 = Some(next.saturating_add(file.record_count() as i64));
+        Some(next)
     }
 }
 
@@ -500,17 +513,46 @@ mod tests {
             .expect("every required field is set")
     }
 
+    fn entry(status: ManifestStatus, file: DataFile) -> ManifestEntry {
+        ManifestEntry {
+            status,
+            snapshot_id: Some(1),
+            sequence_number: Some(1),
+            file_sequence_number: Some(1),
+            data_file: file,
+        }
+    }
+
+    fn live(file: DataFile) -> ManifestEntry {
+        entry(ManifestStatus::Existing, file)
+    }
+
     /// Files without their own first row id continue the manifest's count; a file with
     /// its own keeps it and does not advance the count.
     #[test]
     fn first_row_ids_are_inherited_in_manifest_order() {
         let mut ids = RowIdAssigner(Some(1000));
-        assert_eq!(ids.assign(&data_file(10, None)), Some(1000));
-        assert_eq!(ids.assign(&data_file(5, Some(42))), Some(42));
-        assert_eq!(ids.assign(&data_file(7, None)), Some(1010));
-        assert_eq!(ids.assign(&data_file(1, None)), Some(1017));
+        assert_eq!(ids.assign(&live(data_file(10, None))), Some(1000));
+        assert_eq!(ids.assign(&live(data_file(5, Some(42)))), Some(42));
+        assert_eq!(ids.assign(&live(data_file(7, None))), Some(1010));
+        let added = entry(ManifestStatus::Added, data_file(1, None));
+        assert_eq!(ids.assign(&added), Some(1017));
+        // A manifest without a first row id (pre-lineage) gives none, as Java.
         let mut none = RowIdAssigner(None);
-        assert_eq!(none.assign(&data_file(10, None)), None);
-        assert_eq!(none.assign(&data_file(10, Some(3))), Some(3));
+        assert_eq!(none.assign(&live(data_file(10, None))), None);
+        assert_eq!(none.assign(&live(data_file(10, Some(3)))), None);
+    }
+
+    /// Java's `ManifestReader.idAssigner`: a DELETED entry takes no id and does not advance
+    /// the count of the live files after it.
+    #[test]
+    fn deleted_entries_take_no_row_ids() {
+        let mut ids = RowIdAssigner(Some(100));
+        let deleted = entry(ManifestStatus::Deleted, data_file(10, None));
+        assert_eq!(ids.assign(&deleted), None);
+        assert_eq!(ids.assign(&live(data_file(5, None))), Some(100));
+        assert_eq!(ids.assign(&live(data_file(1, None))), Some(105));
+        let deleted_with_id = entry(ManifestStatus::Deleted, data_file(3, Some(7)));
+        assert_eq!(ids.assign(&deleted_with_id), Some(7));
     }
 }

@@ -97,6 +97,16 @@ impl Fixture {
         self.writer.position_delete_file(rows).unwrap()
     }
 
+    pub fn position_delete_file_in(
+        &mut self,
+        partition: Struct,
+        rows: Vec<(&str, i64)>,
+    ) -> DataFile {
+        self.writer
+            .position_delete_file_in(partition, rows)
+            .unwrap()
+    }
+
     pub fn deletion_vector(
         &mut self,
         data_file: &str,

@@ -14,5 +14,6 @@ mod fixture;
 mod metadata_columns;
 mod partition_transforms;
 mod position_deletes;
+mod promotion;
 mod residual_pruning;
 mod seed_15_7;

@@ -145,6 +145,30 @@ async fn a_compaction_keeps_row_ids_stored_in_the_rewritten_file() {
     assert_eq!(rows(&out), ["10|0|1", "30|2|1", "40|5|2"], "{out}");
 }
 
+/// Row-id inheritance skips DELETED entries (Java's `ManifestReader`): A (10 rows) and B
+/// (5 rows) are added in one manifest (first_row_id 0: A 0..10, B 10..15); a copy-on-write
+/// delete of A rewrites the manifest as DELETED A, then EXISTING B without a first_row_id of
+/// its own, and the new manifest takes first_row_id 15. B's rows are 15..20 — counting the
+/// DELETED A first would give 25..30.
+#[tokio::test]
+async fn deleted_entries_take_no_row_ids() {
+    let mut t = Fixture::new(schema()).with_format_version(FormatVersion::V3);
+    let a = t.data_file(vec![("v", 1, long_range(0..10))]);
+    let b = t.data_file(vec![("v", 1, long_range(100..105))]);
+    let a_path = a.file_path().to_string();
+    t.commit(vec![a, b], vec![]).await;
+    let metadata = t.overwrite(vec![], &[a_path.as_str()]).await;
+    let out = query_with(
+        &metadata,
+        "OPTIONS ('metadata_columns' '_row_id')",
+        "SELECT v, _row_id FROM t ORDER BY v",
+    )
+    .await
+    .unwrap();
+    let expected: Vec<String> = (0..5).map(|i| format!("{}|{}", 100 + i, 15 + i)).collect();
+    assert_eq!(rows(&out), expected, "{out}");
+}
+
 /// `_file`, `_pos`, `_spec_id` and `_partition` of a partitioned table; filters on the
 /// per-file columns skip splits before they are opened. (`_pos` under deletes: seed §15.11
 /// above.)

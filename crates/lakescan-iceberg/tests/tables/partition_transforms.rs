@@ -127,3 +127,27 @@ async fn identity_partition_columns_are_split_constants() {
         ["1970-01-01T00:00:00.000002"]
     );
 }
+
+/// Writers up to iceberg-rust 0.10 and Java 0.10 filed the last moments of a pre-epoch day
+/// under the next day: `day(1969-12-31 23:59:59)` = 0. A file of partition day 0 holding
+/// such a row is not pruned by a filter below the epoch (Java's
+/// `fixInclusiveTimeProjection`); day 1 is.
+#[tokio::test]
+async fn pre_epoch_rows_filed_under_the_next_day_are_found() {
+    let mut t = Fixture::partitioned(schema(), vec![("ts", "ts_day", Transform::Day)]);
+    let older_writer = t.data_file_in(
+        Struct::from_iter([Some(Literal::date(0))]),
+        columns(&[1, 2], &[-1_000_000, 5]),
+    );
+    let next = t.data_file_in(
+        Struct::from_iter([Some(Literal::date(1))]),
+        columns(&[3], &[DAY + 5]),
+    );
+    let metadata = t.commit(vec![older_writer, next], vec![]).await;
+    let sql = "SELECT id FROM t WHERE ts < TIMESTAMP '1970-01-01 00:00:00'";
+    assert_eq!(column(&query(&metadata, sql).await.unwrap()), ["1"]);
+    let plan = query(&metadata, &format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .unwrap();
+    assert!(plan.contains("data_files_pruned=1"), "{plan}");
+}
