@@ -347,24 +347,14 @@ pub fn select_snapshot(
             ),
         },
         SnapshotSelector::AsOf(millis) => {
-            let logged = md
-                .history()
-                .iter()
-                .filter(|l| l.timestamp_ms <= *millis)
-                .max_by_key(|l| l.timestamp_ms)
-                .map(|l| l.snapshot_id);
-            // Tables without a snapshot log: the newest snapshot committed by then.
-            let id = logged.or_else(|| {
-                md.snapshots()
-                    .filter(|s| s.timestamp_ms() <= *millis)
-                    .max_by_key(|s| s.timestamp_ms())
-                    .map(|s| s.snapshot_id())
-            });
-            match id.and_then(|id| md.snapshot_by_id(id)) {
+            let id = snapshot_as_of(loaded, *millis)?;
+            match md.snapshot_by_id(id) {
                 Some(s) => Ok((Some(Arc::clone(s)), own_schema(s)?)),
                 None => plan_err!(
-                    "Iceberg table '{}' has no snapshot at or before {millis} ms since the epoch",
-                    loaded.file
+                    "Iceberg table '{}': its snapshot log names snapshot {id} at or before {}, \
+                     which does not exist",
+                    loaded.file,
+                    instant(*millis)
                 ),
             }
         }
@@ -390,6 +380,69 @@ pub fn select_snapshot(
             };
             Ok((Some(Arc::clone(s)), schema))
         }
+    }
+}
+
+/// The snapshot current at `millis`: the last snapshot-log entry at or before it (Java's
+/// `SnapshotUtil.snapshotIdAsOfTime`). A time before the first entry is an error naming the
+/// oldest one — never a snapshot the log does not list (staged, or rolled back). A table
+/// without a snapshot log uses the ancestry of its current snapshot instead.
+fn snapshot_as_of(loaded: &LoadedMetadata, millis: i64) -> Result<i64> {
+    let md = &loaded.metadata;
+    let mut logged: Vec<(i64, i64)> = md
+        .history()
+        .iter()
+        .map(|l| (l.timestamp_ms, l.snapshot_id))
+        .collect();
+    let source = match logged.is_empty() {
+        true => {
+            logged = ancestry(md);
+            "snapshot"
+        }
+        false => "snapshot-log entry",
+    };
+    if let Some((_, id)) = logged
+        .iter()
+        .filter(|(t, _)| *t <= millis)
+        .max_by_key(|(t, _)| *t)
+    {
+        return Ok(*id);
+    }
+    match logged.iter().min_by_key(|(t, _)| *t) {
+        Some((oldest, id)) => plan_err!(
+            "Iceberg table '{}' has no snapshot at or before {}: its oldest {source} is \
+             snapshot {id} at {}",
+            loaded.file,
+            instant(millis),
+            instant(*oldest)
+        ),
+        None => plan_err!(
+            "Iceberg table '{}' has no snapshot at or before {}: it has no snapshots",
+            loaded.file,
+            instant(millis)
+        ),
+    }
+}
+
+/// `(timestamp, id)` of the current snapshot and its ancestors.
+fn ancestry(md: &TableMetadata) -> Vec<(i64, i64)> {
+    let mut out = vec![];
+    let mut next = md.current_snapshot();
+    while let Some(s) = next {
+        if out.iter().any(|(_, id)| *id == s.snapshot_id()) {
+            break; // A parent cycle in bad metadata: stop, do not loop.
+        }
+        out.push((s.timestamp_ms(), s.snapshot_id()));
+        next = s.parent_snapshot_id().and_then(|p| md.snapshot_by_id(p));
+    }
+    out
+}
+
+/// `millis` since the epoch as an RFC 3339 time in UTC.
+fn instant(millis: i64) -> String {
+    match chrono::DateTime::from_timestamp_millis(millis) {
+        Some(t) => t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        None => format!("{millis} ms since the epoch"),
     }
 }
 

@@ -219,7 +219,7 @@ impl IcebergMetadataTable {
                             spec: &spec,
                             partition: file.partition(),
                             first_row_id,
-                            data_sequence_number: entry.sequence_number.unwrap_or(0),
+                            data_sequence_number: crate::plan::live_sequence_number(&entry)?,
                         })?);
                     }
                     record_count.push(i64::try_from(file.record_count()).ok());

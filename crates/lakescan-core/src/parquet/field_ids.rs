@@ -17,8 +17,11 @@
 //!
 //! Files written without ids use the table's name mapping (`schema.name-mapping.default`):
 //! a node without an id gets the id its name maps to at that level. A file with neither ids
-//! nor a mapping keeps its names (matched by name, as engines reading migrated Hive tables
-//! do). Hand-written: the parquet crate reads by position or name only, and iceberg-rust's
+//! nor a mapping is matched by position, as Java's `ParquetSchemaUtil.addFallbackIds` and
+//! `pruneColumnsFallback` do: top-level column k (from 1) takes id k, and a member of a struct
+//! the id of the table's member at its position — never by name, so a column dropped and
+//! re-added under the same name (a new id) does not read the old column's values.
+//! Hand-written: the parquet crate reads by position or name only, and iceberg-rust's
 //! projection by id is private to its own reader.
 
 use std::collections::HashMap;
@@ -34,9 +37,12 @@ use super::leaves::with_schema;
 /// Prefix of the names given to file columns that match no table field.
 pub const UNMATCHED_PREFIX: &str = "__lakescan_field_";
 
-/// The fields of one struct level of a table, by field id.
+/// The fields of one struct level of a table, by field id, and their ids in schema order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldIds(HashMap<i32, FieldIdNode>);
+pub struct FieldIds {
+    by_id: HashMap<i32, FieldIdNode>,
+    order: Vec<i32>,
+}
 
 /// One table field: its current name and what is below it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,21 +67,31 @@ pub enum NestedIds {
 }
 
 impl FieldIds {
-    /// A level from `(id, node)` pairs.
+    /// A level from `(id, node)` pairs, in schema order.
     pub fn new(fields: impl IntoIterator<Item = (i32, FieldIdNode)>) -> Self {
-        Self(fields.into_iter().collect())
+        let mut level = Self::default();
+        level.extend(fields);
+        level
     }
 
     /// Adds `(id, node)` pairs to this level (an id already there keeps its node).
     pub fn extend(&mut self, fields: impl IntoIterator<Item = (i32, FieldIdNode)>) {
         for (id, node) in fields {
-            self.0.entry(id).or_insert(node);
+            if let std::collections::hash_map::Entry::Vacant(e) = self.by_id.entry(id) {
+                e.insert(node);
+                self.order.push(id);
+            }
         }
     }
 
     /// The field with `id` at this level.
     pub fn get(&self, id: i32) -> Option<&FieldIdNode> {
-        self.0.get(&id)
+        self.by_id.get(&id)
+    }
+
+    /// The id of the field at `position` (from 0) of this level, in schema order.
+    pub fn id_at(&self, position: usize) -> Option<i32> {
+        self.order.get(position).copied()
     }
 }
 
@@ -103,22 +119,29 @@ pub struct FieldIdMatching {
     pub name_mapping: Option<Vec<MappedName>>,
 }
 
+/// Where the ids of file nodes written without one come from.
+#[derive(Debug, Clone, Copy)]
+enum MissingIds<'a> {
+    /// The id the node's name maps to at its level (`None`: the level has no mapping).
+    NameMapping(Option<&'a [MappedName]>),
+    /// The node's position (Java's fallback ids): `k + 1` at the top level, the id of the
+    /// table's member at that position below it.
+    Position { top_level: bool },
+}
+
 /// `metadata` with its schema renamed to the table's names by field id (see the module
-/// docs); `None` when the file has no ids and the table no name mapping (match by name).
+/// docs). `None` when nothing needs renaming.
 pub fn rename_by_field_id(
     metadata: &ParquetMetaData,
     matching: &FieldIdMatching,
 ) -> Result<Option<ParquetMetaData>> {
     let file = metadata.file_metadata();
     let root = file.schema_descr().root_schema();
-    if matching.name_mapping.is_none() && !has_ids(root) {
-        return Ok(None);
-    }
-    let fields = rename_level(
-        root.get_fields(),
-        &matching.table,
-        matching.name_mapping.as_deref(),
-    )?;
+    let missing = match (has_ids(root), matching.name_mapping.as_deref()) {
+        (true, mapping) | (false, mapping @ Some(_)) => MissingIds::NameMapping(mapping),
+        (false, None) => MissingIds::Position { top_level: true },
+    };
+    let fields = rename_level(root.get_fields(), &matching.table, missing)?;
     let renamed = rebuild(root, root.name(), fields)?;
     Ok(Some(with_schema(metadata, renamed)))
 }
@@ -133,21 +156,33 @@ fn has_ids(t: &Type) -> bool {
 fn rename_level(
     fields: &[TypePtr],
     table: &FieldIds,
-    mapping: Option<&[MappedName]>,
+    missing: MissingIds<'_>,
 ) -> Result<Vec<TypePtr>> {
     fields
         .iter()
         .enumerate()
         .map(|(position, field)| {
             let info = field.get_basic_info();
-            let by_name = mapped(mapping, field.name());
+            let (missing_id, below) = match missing {
+                MissingIds::NameMapping(mapping) => {
+                    let by_name = mapped(mapping, field.name());
+                    let below = MissingIds::NameMapping(by_name.map(|m| m.fields.as_slice()));
+                    (by_name.and_then(|m| m.field_id), below)
+                }
+                MissingIds::Position { top_level } => {
+                    let id = match top_level {
+                        true => i32::try_from(position + 1).ok(),
+                        false => table.id_at(position),
+                    };
+                    (id, MissingIds::Position { top_level: false })
+                }
+            };
             let id = match info.has_id() {
                 true => Some(info.id()),
-                false => by_name.and_then(|m| m.field_id),
+                false => missing_id,
             };
-            let child_mapping = by_name.map(|m| m.fields.as_slice());
             match id.and_then(|id| table.get(id)) {
-                Some(node) => rename_nested(field, &node.name, &node.nested, child_mapping),
+                Some(node) => rename_nested(field, &node.name, &node.nested, below),
                 None => {
                     let name = match id {
                         Some(id) => format!("{UNMATCHED_PREFIX}{id}"),
@@ -165,14 +200,19 @@ fn rename_nested(
     field: &TypePtr,
     name: &str,
     nested: &NestedIds,
-    mapping: Option<&[MappedName]>,
+    missing: MissingIds<'_>,
 ) -> Result<TypePtr> {
     if field.is_primitive() {
         return rebuild(field, name, vec![]);
     }
     let children = field.get_fields();
     let annotation = annotation(field);
-    let child_mapping = |child: &str| mapped(mapping, child).map(|m| m.fields.as_slice());
+    let child_mapping = |child: &str| match missing {
+        MissingIds::NameMapping(mapping) => {
+            MissingIds::NameMapping(mapped(mapping, child).map(|m| m.fields.as_slice()))
+        }
+        position @ MissingIds::Position { .. } => position,
+    };
     let fields = match (nested, annotation, children) {
         (NestedIds::List(element), Annotation::List, [repeated]) if repeated.is_group() => {
             let three_level = repeated.get_fields().len() == 1
@@ -199,7 +239,7 @@ fn rename_nested(
             vec![rebuild(key_value, key_value.name(), vec![k, v])?]
         }
         (NestedIds::Struct(members), Annotation::Plain, _) => {
-            rename_level(children, members, mapping)?
+            rename_level(children, members, missing)?
         }
         // The file's structure differs from the table's: keep it; reading it as the table
         // type reports the mismatch with the file's name.

@@ -18,6 +18,7 @@ pub mod position;
 
 use std::sync::Arc;
 
+use datafusion::common::{Result, exec_err};
 use iceberg::spec::Struct;
 
 use crate::paths::FileLocation;
@@ -61,6 +62,8 @@ pub struct DeleteFile {
     pub partition: Struct,
     /// The one data file it applies to, when the writer said so.
     pub referenced_data_file: Option<FileLocation>,
+    /// That data file as the manifest wrote it (messages).
+    pub referenced_written: Option<String>,
     /// Rows (or deleted positions) it holds.
     pub record_count: u64,
     /// Its size in bytes.
@@ -87,9 +90,28 @@ pub struct DeleteIndex {
 }
 
 impl DeleteIndex {
-    /// Adds a live delete file.
-    pub fn add(&mut self, file: DeleteFile) {
+    /// Adds a live delete file. A second deletion vector for one data file is an error: a
+    /// snapshot holds at most one (the spec; Java's `DeleteFileIndex` refuses it too).
+    pub fn add(&mut self, file: DeleteFile) -> Result<()> {
+        if let (DeleteKind::DeletionVector { .. }, Some(data)) =
+            (&file.kind, &file.referenced_data_file)
+            && let Some(other) = self.files.iter().find(|d| {
+                matches!(d.kind, DeleteKind::DeletionVector { .. })
+                    && d.referenced_data_file.as_ref() == Some(data)
+            })
+        {
+            return exec_err!(
+                "two deletion vectors for one data file ('{}' and '{}', both of '{}'): a \
+                 snapshot may hold at most one per data file",
+                other.written_path,
+                file.written_path,
+                file.referenced_written
+                    .as_deref()
+                    .unwrap_or(data.path.as_ref())
+            );
+        }
         self.files.push(Arc::new(file));
+        Ok(())
     }
 
     /// Number of delete files.
@@ -176,6 +198,7 @@ mod tests {
                 None => Struct::empty(),
             },
             referenced_data_file: None,
+            referenced_written: None,
             record_count: 1,
             file_size: 1,
         }
@@ -185,9 +208,9 @@ mod tests {
     fn sequence_number_and_partition_rules() {
         let eq = || DeleteKind::Equality { field_ids: vec![1] };
         let mut index = DeleteIndex::default();
-        index.add(delete(eq(), 2, None)); // global
-        index.add(delete(eq(), 3, Some("a")));
-        index.add(delete(eq(), 1, None)); // older than the data: does not apply
+        index.add(delete(eq(), 2, None)).unwrap(); // global
+        index.add(delete(eq(), 3, Some("a"))).unwrap();
+        index.add(delete(eq(), 1, None)).unwrap(); // older than the data: does not apply
         let data_location = location("/f");
         let part_a = Struct::from_iter([Some(Literal::string("a"))]);
         let part_b = Struct::from_iter([Some(Literal::string("b"))]);
@@ -204,14 +227,17 @@ mod tests {
         assert_eq!(seqs(index.equality_deletes(key(&part_b))), [2]);
         // Same sequence number: an equality delete does not apply, a position delete does.
         let mut same = DeleteIndex::default();
-        same.add(delete(eq(), 1, None));
-        same.add(delete(DeleteKind::Position, 1, Some("a")));
+        same.add(delete(eq(), 1, None)).unwrap();
+        same.add(delete(DeleteKind::Position, 1, Some("a")))
+            .unwrap();
         assert!(same.equality_deletes(key(&part_a)).is_empty());
         assert_eq!(same.position_deletes(key(&part_a)).len(), 1);
         assert!(same.position_deletes(key(&part_b)).is_empty());
         // The spec: a position delete of an unpartitioned spec applies to every partition.
         let mut unpartitioned = DeleteIndex::default();
-        unpartitioned.add(delete(DeleteKind::Position, 1, None));
+        unpartitioned
+            .add(delete(DeleteKind::Position, 1, None))
+            .unwrap();
         assert_eq!(unpartitioned.position_deletes(key(&part_b)).len(), 1);
         // A deletion vector applies only to the file it references.
         let mut dv = delete(
@@ -224,7 +250,16 @@ mod tests {
         );
         dv.referenced_data_file = Some(location("/other"));
         let mut dvs = DeleteIndex::default();
-        dvs.add(dv);
+        dvs.add(dv.clone()).unwrap();
         assert!(dvs.position_deletes(key(&part_a)).is_empty());
+        // A second deletion vector for the same data file is an error naming both.
+        let mut second = dv;
+        second.written_path = "d2".into();
+        second.referenced_written = Some("/other".into());
+        let err = dvs.add(second).unwrap_err().to_string();
+        assert!(
+            err.contains("two deletion vectors for one data file ('d' and 'd2', both of '/other')"),
+            "{err}"
+        );
     }
 }

@@ -85,7 +85,47 @@ fn unknown_snapshots_and_refs_are_errors() {
     let err = select_snapshot(&l, &SnapshotSelector::AsOf(5))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("at or before 5"), "{err}");
+    assert!(
+        err.contains(
+            "no snapshot at or before 1970-01-01T00:00:00.005Z: its oldest \
+                      snapshot-log entry is snapshot 1 at 2023-11-14T22:13:21.000Z"
+        ),
+        "{err}"
+    );
+}
+
+/// `as_of_timestamp` reads the snapshot log only: a snapshot the log does not list (staged,
+/// or committed and rolled back) is never chosen, even when it is the newest by time; a time
+/// before the log's first entry is an error, not that snapshot.
+#[test]
+fn time_travel_reads_the_snapshot_log_only() {
+    let mut json: serde_json::Value = serde_json::from_str(&v2_json(2)).unwrap();
+    let staged = serde_json::json!({"snapshot-id": 3, "parent-snapshot-id": 1,
+        "sequence-number": 3, "timestamp-ms": 1_700_000_000_500_i64,
+        "manifest-list": "/wh/t/metadata/snap-3.avro", "summary": {"operation": "append"},
+        "schema-id": 1});
+    json["snapshots"].as_array_mut().unwrap().push(staged);
+    json["last-sequence-number"] = 3.into();
+    let mut with_staged = json.clone();
+    with_staged["snapshots"][2]["timestamp-ms"] = 1_700_000_001_500_i64.into();
+    let pick = |json: &serde_json::Value, millis| {
+        let l = parse_metadata(json.to_string().as_bytes(), "t.json").unwrap();
+        select_snapshot(&l, &SnapshotSelector::AsOf(millis))
+            .map(|(s, _)| s.unwrap().snapshot_id())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(pick(&with_staged, 1_700_000_001_600), Ok(1));
+    let err = pick(&json, 1_700_000_000_600).unwrap_err();
+    assert!(
+        err.contains("oldest snapshot-log entry is snapshot 1"),
+        "{err}"
+    );
+    // Without a snapshot log: the current snapshot's ancestry (3 is not an ancestor).
+    json["snapshot-log"] = serde_json::json!([]);
+    assert_eq!(pick(&json, 1_700_000_001_600), Ok(1));
+    assert_eq!(pick(&json, 1_800_000_000_000), Ok(2));
+    let err = pick(&json, 1_700_000_000_600).unwrap_err();
+    assert!(err.contains("its oldest snapshot is snapshot 1"), "{err}");
 }
 
 #[test]

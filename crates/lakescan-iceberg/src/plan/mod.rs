@@ -26,7 +26,7 @@ mod pruning;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::common::{DataFusionError, Result, ScalarValue, internal_err};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileFormat, FormatVersion, ManifestContentType, ManifestEntry,
@@ -172,7 +172,7 @@ impl<'a> Planner<'a> {
                     (ManifestContentType::Deletes, DataContentType::PositionDeletes)
                     | (ManifestContentType::Deletes, DataContentType::EqualityDeletes) => {
                         plan.counts.delete_files_total += 1;
-                        deletes.add(self.delete_file(&entry, &spec)?);
+                        deletes.add(self.delete_file(&entry, &spec)?)?;
                     }
                     (content, kind) => {
                         return Err(DataFusionError::Execution(format!(
@@ -221,11 +221,12 @@ impl<'a> Planner<'a> {
         let entries = entries
             .into_iter()
             .map(|entry| {
-                let entry = inherit(Arc::unwrap_or_clone(entry), manifest);
+                let entry = inherit(Arc::unwrap_or_clone(entry), manifest)
+                    .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
                 let first_row_id = row_ids.assign(&entry);
-                (entry, first_row_id)
+                Ok((entry, first_row_id))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok((entries, spec))
     }
 
@@ -240,6 +241,14 @@ impl<'a> Planner<'a> {
             ))
         };
         let kind = match (file.content_type(), file.file_format()) {
+            (DataContentType::PositionDeletes, DataFileFormat::Puffin)
+                if file.referenced_data_file().is_none() =>
+            {
+                return Err(bad(
+                    "is a deletion vector without referenced_data_file (the spec requires the \
+                     data file it deletes from)",
+                ));
+            }
             (DataContentType::PositionDeletes, DataFileFormat::Puffin) => {
                 let (Some(offset), Some(length)) =
                     (file.content_offset(), file.content_size_in_bytes())
@@ -270,11 +279,12 @@ impl<'a> Planner<'a> {
             written_path: file.file_path().to_string(),
             location: self.paths.resolve(file.file_path())?,
             kind,
-            sequence_number: entry.sequence_number.unwrap_or(0),
+            sequence_number: live_sequence_number(entry)?,
             spec_id: spec.spec_id(),
             unpartitioned: spec.is_unpartitioned(),
             partition: self.current_partition(file.partition(), spec),
             referenced_data_file,
+            referenced_written: file.referenced_data_file(),
             record_count: file.record_count(),
             file_size: file.file_size_in_bytes(),
         })
@@ -397,7 +407,7 @@ impl<'a> Planner<'a> {
             file_size: file.file_size_in_bytes(),
             split_offsets: file.split_offsets().map(<[i64]>::to_vec),
             spec_id: spec.spec_id(),
-            data_sequence_number: entry.sequence_number.unwrap_or(0),
+            data_sequence_number: live_sequence_number(entry)?,
             first_row_id: None,
             identity_values,
             partition: self.current_partition(file.partition(), spec),
@@ -427,6 +437,18 @@ impl<'a> Planner<'a> {
             "Iceberg table '{}': {what} '{written}' is not a valid Avro {what}: {e}",
             self.loaded.file
         ))
+    }
+}
+
+/// The data sequence number of a live (ADDED or EXISTING) entry: [`inherit`] gives every
+/// live entry one or refuses it.
+pub(crate) fn live_sequence_number(entry: &ManifestEntry) -> Result<i64> {
+    match entry.sequence_number {
+        Some(n) => Ok(n),
+        None => internal_err!(
+            "live manifest entry for '{}' has no data sequence number after inheritance",
+            entry.data_file.file_path()
+        ),
     }
 }
 
@@ -480,8 +502,10 @@ fn inline_manifest(path: &str, snapshot_id: i64) -> ManifestFile {
 
 /// Fills what a manifest entry inherits from its manifest (the spec's inheritance rules;
 /// the crate's own `inherit_data` is private): the snapshot id, and the sequence numbers of
-/// entries added by the manifest's snapshot (or of v1 manifests, sequence number 0).
-fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> ManifestEntry {
+/// entries added by the manifest's snapshot (or of v1 manifests, sequence number 0). An
+/// EXISTING entry of a v2+ manifest must carry its data sequence number (the delete rules
+/// depend on it): without one it is an error, not 0.
+fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> Result<ManifestEntry, String> {
     if entry.snapshot_id.is_none() {
         entry.snapshot_id = Some(manifest.added_snapshot_id);
     }
@@ -492,7 +516,14 @@ fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> ManifestEntry {
     if entry.file_sequence_number.is_none() && inherits {
         entry.file_sequence_number = Some(manifest.sequence_number);
     }
-    entry
+    if entry.status == ManifestStatus::Existing && entry.sequence_number.is_none() {
+        return Err(format!(
+            "its EXISTING entry for '{}' has no sequence number (only ADDED entries inherit \
+             one from the manifest list)",
+            entry.data_file.file_path()
+        ));
+    }
+    Ok(entry)
 }
 
 #[cfg(test)]
@@ -541,6 +572,36 @@ mod tests {
         let mut none = RowIdAssigner(None);
         assert_eq!(none.assign(&live(data_file(10, None))), None);
         assert_eq!(none.assign(&live(data_file(10, Some(3)))), None);
+    }
+
+    /// Only ADDED entries (and every entry of a v1 manifest, sequence number 0) inherit the
+    /// manifest's sequence number; an EXISTING entry of a v2 manifest without one is an
+    /// error naming its file, not sequence number 0.
+    #[test]
+    fn existing_entries_must_carry_their_sequence_number() {
+        let manifest = |sequence_number| ManifestFile {
+            sequence_number,
+            ..inline_manifest("/m.avro", 7)
+        };
+        let bare = |status| ManifestEntry {
+            status,
+            snapshot_id: None,
+            sequence_number: None,
+            file_sequence_number: None,
+            data_file: data_file(1, None),
+        };
+        let added = inherit(bare(ManifestStatus::Added), &manifest(5)).unwrap();
+        assert_eq!(
+            (added.sequence_number, added.snapshot_id),
+            (Some(5), Some(7))
+        );
+        let v1 = inherit(bare(ManifestStatus::Existing), &manifest(0)).unwrap();
+        assert_eq!(v1.sequence_number, Some(0));
+        let err = inherit(bare(ManifestStatus::Existing), &manifest(5)).unwrap_err();
+        assert!(
+            err.contains("EXISTING entry for '/t/1.parquet' has no sequence number"),
+            "{err}"
+        );
     }
 
     /// Java's `ManifestReader.idAssigner`: a DELETED entry takes no id and does not advance

@@ -117,7 +117,12 @@ impl Planner<'_> {
             Datum::try_from_bytes(b.as_ref()?, result.clone()).ok()
         };
         let source = self.schema.fields[column].data_type();
-        match (bound(&summary.lower_bound), bound(&summary.upper_bound)) {
+        let written = (&summary.lower_bound, &summary.upper_bound);
+        if written.0.is_none() && written.1.is_none() {
+            // No bounds: every partition value of the manifest is NULL, or it has no entries.
+            return !summary.contains_null || filter.test_constant(&ScalarValue::Null);
+        }
+        match (bound(written.0), bound(written.1)) {
             (Some(lo), Some(hi)) => {
                 let values = transforms::range_may_match(
                     &field.transform,
@@ -128,7 +133,7 @@ impl Planner<'_> {
                 );
                 values || (summary.contains_null && filter.test_constant(&ScalarValue::Null))
             }
-            (None, None) if summary.contains_null => filter.test_constant(&ScalarValue::Null),
+            // A bound that is missing or does not decode says nothing: keep the manifest.
             _ => true,
         }
     }

@@ -127,3 +127,109 @@ async fn equality_keys_respect_the_memory_limit() {
     assert!(text.contains("Resources exhausted"), "{text}");
     assert!(text.contains("lakescan equality-delete keys"), "{text}");
 }
+
+/// A deletion vector must name its data file (`referenced_data_file`): one without is an
+/// error naming it, not a delete applied to every file it might fit.
+#[tokio::test]
+async fn a_deletion_vector_without_its_data_file_is_an_error() {
+    let (mut t, path, _) = one_file().await;
+    let dv = t.deletion_vector(&path, &path, &[1]);
+    let mut bare = DataFileBuilder::default();
+    bare.content(DataContentType::PositionDeletes)
+        .file_path(dv.file_path().to_string())
+        .file_format(DataFileFormat::Puffin)
+        .record_count(dv.record_count())
+        .file_size_in_bytes(dv.file_size_in_bytes())
+        .partition(Struct::empty())
+        .partition_spec_id(0)
+        .content_offset(dv.content_offset())
+        .content_size_in_bytes(dv.content_size_in_bytes());
+    let metadata = t.commit(vec![], vec![bare.build().unwrap()]).await;
+    let err = error_of(&metadata).await;
+    assert!(
+        err.contains(&format!("delete file '{}'", dv.file_path()))
+            && err.contains("is a deletion vector without referenced_data_file"),
+        "{err}"
+    );
+}
+
+/// A snapshot holds at most one deletion vector per data file: two are an error naming
+/// both, never the rows of one of them.
+#[tokio::test]
+async fn two_deletion_vectors_for_one_data_file_are_an_error() {
+    let (mut t, path, _) = one_file().await;
+    let first = t.deletion_vector(&path, &path, &[0]);
+    let second = t.deletion_vector(&path, &path, &[2]);
+    let (a, b) = (
+        first.file_path().to_string(),
+        second.file_path().to_string(),
+    );
+    let metadata = t.commit(vec![], vec![first, second]).await;
+    let err = error_of(&metadata).await;
+    assert!(
+        err.contains(&format!(
+            "two deletion vectors for one data file ('{a}' and '{b}', both of '{path}')"
+        )),
+        "{err}"
+    );
+}
+
+/// Partition summaries whose bounds do not decode say nothing: the manifest is kept, not
+/// taken for one whose values are all NULL.
+#[tokio::test]
+async fn undecodable_partition_summaries_keep_the_manifest() {
+    use arrow::array::TimestampMicrosecondArray;
+    use iceberg::spec::{
+        FormatVersion, Literal, ManifestList, ManifestListWriter, NestedField, PrimitiveType,
+        Schema, Transform, Type,
+    };
+    let schema = Schema::builder()
+        .with_fields(vec![
+            Arc::new(NestedField::optional(
+                1,
+                "v",
+                Type::Primitive(PrimitiveType::Long),
+            )),
+            Arc::new(NestedField::optional(
+                2,
+                "ts",
+                Type::Primitive(PrimitiveType::Timestamp),
+            )),
+        ])
+        .build()
+        .unwrap();
+    let mut t = Fixture::partitioned(schema, vec![("ts", "ts_day", Transform::Day)]);
+    let day = 19723_i64 * 86_400_000_000;
+    let ts = |v: Vec<Option<i64>>| Arc::new(TimestampMicrosecondArray::from(v)) as ArrayRef;
+    let a = t.data_file_in(
+        Struct::from_iter([Some(Literal::date(19723))]),
+        vec![("v", 1, longs([1])), ("ts", 2, ts(vec![Some(day)]))],
+    );
+    let b = t.data_file_in(
+        Struct::from_iter([None]),
+        vec![("v", 1, longs([2])), ("ts", 2, ts(vec![None]))],
+    );
+    let metadata = t.commit(vec![a, b], vec![]).await;
+    // Rewrite the manifest list with bounds of two bytes (a day is four).
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&metadata).unwrap()).unwrap();
+    let list = json["snapshots"][0]["manifest-list"].as_str().unwrap();
+    let bytes = std::fs::read(list).unwrap();
+    let mut manifests: Vec<_> = ManifestList::parse_with_version(&bytes, FormatVersion::V2)
+        .unwrap()
+        .consume_entries()
+        .into_iter()
+        .collect();
+    let summary = &mut manifests[0].partitions.as_mut().unwrap()[0];
+    assert!(summary.contains_null);
+    summary.lower_bound = Some(iceberg::spec::ByteBuf::from(vec![1, 2]));
+    summary.upper_bound = Some(iceberg::spec::ByteBuf::from(vec![1, 2]));
+    let io = iceberg::io::FileIO::new_with_fs();
+    let out = io.new_output(list).unwrap().writer().await.unwrap();
+    let mut writer = ManifestListWriter::v2(out, 1001, None, 1);
+    writer.add_manifests(manifests.into_iter()).unwrap();
+    writer.close().await.unwrap();
+    let sql = "SELECT v FROM t WHERE ts >= TIMESTAMP '2024-01-01 00:00:00'";
+    let out = query(&metadata, sql).await.unwrap();
+    assert_eq!(crate::position_deletes::column(&out), ["1"], "{out}");
+}

@@ -89,6 +89,7 @@ fn columns(rows: &[Row], old: bool) -> Vec<(&'static str, i32, ArrayRef)> {
 /// Builds a random table; returns its metadata path and the rows that survive.
 async fn random_table(rng: &mut StdRng, next_id: &mut i64) -> (Fixture, String, Vec<Row>) {
     let mut files: Vec<DataFileRows> = vec![];
+    let mut with_vector: std::collections::HashSet<String> = Default::default();
     let mut equality_keys: Vec<(i64, Option<i64>)> = vec![]; // (delete seq, key)
     let commits = rng.random_range(1..5);
     let evolve_at = rng.random_bool(0.5).then(|| rng.random_range(1..=commits));
@@ -140,10 +141,11 @@ async fn random_table(rng: &mut StdRng, next_id: &mut i64) -> (Fixture, String, 
                 deletes.push(t.position_delete_file(borrowed));
             }
         }
-        // A deletion vector of one file (seq <= this one), at most one per file and commit.
+        // A deletion vector of one file (seq <= this one), at most one per file: a snapshot
+        // holds at most one per data file (a later one would have to replace it).
         if !files.is_empty() && rng.random_bool(0.4) {
             let i = rng.random_range(0..files.len());
-            if files[i].seq <= seq {
+            if files[i].seq <= seq && with_vector.insert(files[i].path.clone()) {
                 let f = &mut files[i];
                 let positions: Vec<u64> = (0..f.rows.len() as u64)
                     .filter(|_| rng.random_bool(0.2))

@@ -379,3 +379,43 @@ async fn v3_table_with_deletion_vectors_and_equality_deletes() {
     assert!(plan.contains("rows_deleted_vector=2"), "{plan}");
     assert!(plan.contains("rows_deleted_equality=2"), "{plan}");
 }
+
+/// Files written without field ids, in a table without a name mapping, are matched by
+/// position as Java's fallback ids: top-level column k is field id k, whatever its name.
+/// `name` (id 2) was dropped and re-added (id 3): the file's second column is not its
+/// values, and `label` (id 2 renamed in the middle schema) never was either.
+#[tokio::test]
+async fn files_without_field_ids_are_matched_by_position() {
+    let mut t = Fixture::new(schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "name", PrimitiveType::String),
+    ]));
+    let path = t.path().join("data").join("no_ids.parquet");
+    let batch = arrow::array::RecordBatch::try_from_iter([
+        (
+            "legacy_key",
+            Arc::new(Int64Array::from(vec![10, 20])) as ArrayRef,
+        ),
+        ("name", strings(&[Some("a"), Some("b")])),
+    ])
+    .unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let file = t.existing_data_file(&path, Struct::empty());
+    let metadata = t.commit(vec![file], vec![]).await;
+    let out = query(&metadata, "SELECT id, name FROM t ORDER BY id").await;
+    assert_eq!(column(&out), ["10 | a", "20 | b"], "{out}");
+    t.evolve_schema(schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(3, "name", PrimitiveType::String),
+    ]));
+    let metadata = t.commit(vec![], vec![]).await;
+    let out = query(&metadata, "SELECT id, name FROM t ORDER BY id").await;
+    assert_eq!(column(&out), ["10 |", "20 |"], "{out}");
+}

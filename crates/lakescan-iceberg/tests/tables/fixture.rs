@@ -74,6 +74,11 @@ impl Fixture {
         self.writer.data_file_with_bounds(columns, bounds).unwrap()
     }
 
+    /// A data file of `partition` for the Parquet file at `path` (written by the test).
+    pub fn existing_data_file(&mut self, path: &Path, partition: Struct) -> DataFile {
+        self.writer.existing_data_file(path, partition).unwrap()
+    }
+
     pub fn equality_delete_file(
         &mut self,
         ids: Vec<i32>,

@@ -109,6 +109,49 @@ fn renames_reorders_and_drops_by_id() {
     );
 }
 
+/// Java's `pruneColumnsFallback`: top-level column k takes id k; members of a struct take
+/// the ids of the table's members at their positions; names play no part.
+#[test]
+fn files_without_ids_or_mapping_match_by_position() {
+    let file = metadata(
+        "message schema {
+            optional int64 first;
+            optional int32 second;
+            optional group third { optional int32 p; optional int32 q; optional int32 r; }
+        }",
+    );
+    let table = FieldIds::new([
+        (1, node("id", NestedIds::Primitive)),
+        (
+            3,
+            node(
+                "s",
+                NestedIds::Struct(FieldIds::new([
+                    (5, node("y", NestedIds::Primitive)),
+                    (6, node("z", NestedIds::Primitive)),
+                ])),
+            ),
+        ),
+        // `second` was dropped (id 2) and re-added under its old name with a new id.
+        (7, node("second", NestedIds::Primitive)),
+    ]);
+    let matching = FieldIdMatching {
+        table,
+        name_mapping: None,
+    };
+    let text = printed(&rename_by_field_id(&file, &matching).unwrap().unwrap());
+    for expected in [
+        "OPTIONAL INT64 id;",
+        "OPTIONAL INT32 __lakescan_field_2;",
+        "OPTIONAL group s {",
+        "OPTIONAL INT32 y;",
+        "OPTIONAL INT32 z;",
+        "OPTIONAL INT32 __lakescan_field_at_2;",
+    ] {
+        assert!(text.contains(expected), "{expected} not in\n{text}");
+    }
+}
+
 #[test]
 fn files_without_ids_use_the_name_mapping() {
     let file = metadata(
@@ -122,8 +165,17 @@ fn files_without_ids_use_the_name_mapping() {
         table: table(),
         name_mapping: None,
     };
-    // Neither ids nor a mapping: names are kept (matched by name).
-    assert!(rename_by_field_id(&file, &unmatched).unwrap().is_none());
+    // Neither ids nor a mapping: matched by position (Java's fallback ids): top-level
+    // column k is id k — legacy_id is id 1 (`id`), s is id 2 (no such column), unmapped is
+    // id 3 (`s`, a struct the file's int cannot be; read as the table type, it is an error).
+    let text = printed(&rename_by_field_id(&file, &unmatched).unwrap().unwrap());
+    for expected in [
+        "OPTIONAL INT64 id;",
+        "OPTIONAL group __lakescan_field_2 {",
+        "OPTIONAL INT32 s;",
+    ] {
+        assert!(text.contains(expected), "{expected} not in\n{text}");
+    }
     let mapped = |id, names: &[&str], fields| MappedName {
         field_id: id,
         names: names.iter().map(|n| n.to_string()).collect(),

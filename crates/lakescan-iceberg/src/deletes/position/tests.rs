@@ -100,6 +100,7 @@ fn dv_file(path: &str, offset: u64, length: u64, record_count: u64) -> DeleteFil
         unpartitioned: true,
         partition: iceberg::spec::Struct::empty(),
         referenced_data_file: None,
+        referenced_written: None,
         record_count,
         file_size: 0,
     }
