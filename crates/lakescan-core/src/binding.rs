@@ -403,7 +403,10 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
                 || is_safe_widening(file, table)
                 || matches!(
                     (file, table),
-                    (Timestamp(..), Timestamp(..)) | (Date32, Date64)
+                    // Iceberg v3 promotes `date` to `timestamp`/`timestamp_ns`: midnight.
+                    (Timestamp(..), Timestamp(..))
+                        | (Date32, Date64)
+                        | (Date32, Timestamp(_, None))
                 )
                 || matches!(file, Dictionary(_, v) if can_adapt(v, table))
         }

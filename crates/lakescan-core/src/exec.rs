@@ -364,6 +364,7 @@ impl ExecutionPlan for LakeScanExec {
                 .cache_manager
                 .get_file_metadata_cache(),
         )))
+        .with_object_stores(Arc::clone(&context.runtime_env().object_store_registry))
         .with_lifecycle_hook(self.hook.clone());
         let state = PartitionState {
             partition,

@@ -36,8 +36,9 @@ use std::sync::Arc;
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::compute::filter_record_batch;
 use async_trait::async_trait;
-use datafusion::common::Result;
+use datafusion::common::{Result, internal_err};
 use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
+use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use datafusion::physical_expr::utils::conjunction_opt;
 use datafusion::physical_expr_common::physical_expr::{
     is_dynamic_physical_expr, snapshot_generation, snapshot_physical_expr,
@@ -172,6 +173,22 @@ pub struct SplitContext {
     /// Where footers are kept between splits and queries (the session's metadata cache);
     /// `None`: every split reads its footer.
     pub footer_cache: Option<FooterCache>,
+    /// The session's object stores, for files of another store than the scan's (a split's
+    /// own store, delete files elsewhere); `None`: the scan's store only.
+    pub object_stores: Option<Arc<dyn ObjectStoreRegistry>>,
+}
+
+impl SplitContext {
+    /// The object store at `url` from the session's registry.
+    pub fn object_store(&self, url: &ObjectStoreUrl) -> Result<Arc<dyn ObjectStore>> {
+        match &self.object_stores {
+            Some(registry) => registry.get_store(url.as_ref()),
+            None => internal_err!(
+                "a split needs object store {} but its scan was given no store registry",
+                url.as_str()
+            ),
+        }
+    }
 }
 
 /// The filters pushed into a scan, some of them dynamic, and the generation of the
@@ -365,6 +382,7 @@ pub struct FileDataSource {
     options: ReadOptions,
     memory_pool: Arc<dyn MemoryPool>,
     footer_cache: Option<FooterCache>,
+    object_stores: Option<Arc<dyn ObjectStoreRegistry>>,
     hook: Option<LifecycleHook>,
     /// Splits started so far (the next split's number).
     started: usize,
@@ -461,6 +479,7 @@ impl FileDataSource {
             options,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
             footer_cache: None,
+            object_stores: None,
             hook: None,
             started: 0,
             current: None,
@@ -476,6 +495,13 @@ impl FileDataSource {
     /// Keeps footers in `cache` (the session's file metadata cache) and reads them from it.
     pub fn with_footer_cache(mut self, cache: Option<FooterCache>) -> Self {
         self.footer_cache = cache;
+        self
+    }
+
+    /// Resolves the stores of splits in another object store than the scan's (and of
+    /// files their readers need there) in `registry`, the session's.
+    pub fn with_object_stores(mut self, registry: Arc<dyn ObjectStoreRegistry>) -> Self {
+        self.object_stores = Some(registry);
         self
     }
 
@@ -535,8 +561,22 @@ impl FileDataSource {
             self.count_rejected(&constants)?;
             return Ok(None);
         }
+        let store = match &split.store {
+            None => Arc::clone(&self.store),
+            Some(url) => match &self.object_stores {
+                Some(registry) => registry.get_store(url.as_ref())?,
+                None => {
+                    return internal_err!(
+                        "split of '{}' is in object store {}, but the scan was given no store \
+                         registry",
+                        split.display_path(),
+                        url.as_str()
+                    );
+                }
+            },
+        };
         let context = SplitContext {
-            store: Arc::clone(&self.store),
+            store,
             spec: Arc::clone(&self.spec),
             filters: Arc::clone(&filters),
             constants: Arc::clone(&constants),
@@ -548,6 +588,7 @@ impl FileDataSource {
                 generation,
             }),
             footer_cache: self.footer_cache.clone(),
+            object_stores: self.object_stores.clone(),
         };
         let mut stages = self.factory.stages(&split, &self.spec)?;
         stages.sort_by_key(|s| s.slot);

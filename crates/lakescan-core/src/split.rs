@@ -28,6 +28,9 @@ pub struct FileSplit {
     pub written_path: Option<Arc<str>>,
     /// Where to read the bytes when different from `file_path`.
     pub read_path: Option<Path>,
+    /// The object store of the file when it is not the scan's (files of one table in
+    /// several buckets); `None`: the scan's store.
+    pub store: Option<ObjectStoreUrl>,
     /// First byte of the range.
     pub start: u64,
     /// Length of the range in bytes.
@@ -66,6 +69,7 @@ impl FileSplit {
             file_path,
             written_path: None,
             read_path: None,
+            store: None,
             start: 0,
             length: file_size,
             file_size,

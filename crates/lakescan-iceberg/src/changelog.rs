@@ -277,6 +277,7 @@ impl TableProvider for TableChanges {
             store: table.metadata_store(),
             splits: vec![],
             key_columns: vec![],
+            dropped_keys: vec![],
         };
         for change in &self.changes {
             let snapshot = &change.snapshot;
@@ -339,19 +340,16 @@ impl TableProvider for TableChanges {
                         ..file
                     };
                     let mut splits = table.splits(vec![file], split_size)?;
-                    if !all.splits.is_empty() && splits.store != all.store {
-                        return not_impl_err!(
-                            "table_changes: data files in two object stores ({} and {}) are \
-                             not supported yet",
-                            all.store.as_str(),
-                            splits.store.as_str()
-                        );
+                    if all.splits.is_empty() {
+                        all.store = splits.store.clone();
                     }
                     let info = change_info(kind, change);
                     for split in &mut splits.splits {
                         split.info_columns.extend(info.iter().cloned());
+                        if splits.store != all.store {
+                            split.store = Some(splits.store.clone());
+                        }
                     }
-                    all.store = splits.store;
                     all.splits.extend(splits.splits);
                 }
             }

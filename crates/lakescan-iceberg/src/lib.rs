@@ -21,7 +21,7 @@
 //!
 //! Not yet (each a `NotImplemented` error naming the file, never wrong rows): ORC and Avro
 //! data files, `initial-default`s of list and map members, equality keys that are struct
-//! members or dropped columns.
+//! members, columns of v3 `variant`/`geometry`/`geography` type.
 
 pub mod catalog;
 pub mod changelog;

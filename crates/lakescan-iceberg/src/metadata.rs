@@ -216,6 +216,7 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
     }
     let mut value = value;
     let inline_manifests = normalize(&mut value);
+    unknown_transforms_in_metadata(&mut value);
     let placeholders = PlaceholderTypes::replace_in_metadata(&mut value);
     let refs = match value.get("refs") {
         Some(r) => serde_json::from_value::<HashMap<String, SnapshotReference>>(r.clone())
@@ -295,6 +296,48 @@ fn normalize(value: &mut serde_json::Value) -> HashMap<i64, Vec<String>> {
         object.insert("next-row-id".into(), next_row_id.into());
     }
     inline
+}
+
+/// Transforms the `iceberg` crate does not know (a newer spec's, an engine's own) become its
+/// `unknown` transform in every partition spec and sort order: such a field prunes nothing
+/// (its projection is `true`, as Java's `UnknownTransform`) instead of failing the table.
+fn unknown_transforms_in_metadata(value: &mut serde_json::Value) {
+    let specs = value
+        .get_mut("partition-specs")
+        .and_then(|s| s.as_array_mut());
+    for spec in specs.into_iter().flatten() {
+        if let Some(fields) = spec.get_mut("fields") {
+            unknown_transforms(fields);
+        }
+    }
+    if let Some(fields) = value.get_mut("partition-spec") {
+        unknown_transforms(fields);
+    }
+    let orders = value.get_mut("sort-orders").and_then(|s| s.as_array_mut());
+    for order in orders.into_iter().flatten() {
+        if let Some(fields) = order.get_mut("fields") {
+            unknown_transforms(fields);
+        }
+    }
+}
+
+/// In a JSON array of partition or sort fields, replaces each `transform` the crate cannot
+/// parse by `unknown`.
+pub(crate) fn unknown_transforms(fields: &mut serde_json::Value) {
+    let Some(fields) = fields.as_array_mut() else {
+        return;
+    };
+    for field in fields {
+        let Some(transform) = field.get_mut("transform") else {
+            continue;
+        };
+        let known = transform
+            .as_str()
+            .is_some_and(|t| t.parse::<iceberg::spec::Transform>().is_ok());
+        if !known {
+            *transform = serde_json::Value::String("unknown".into());
+        }
+    }
 }
 
 /// Replaces unsigned values above `i64::MAX` of every `…snapshot-id` key by their signed

@@ -10,7 +10,7 @@
 //! |---------------------------------|------------|---------|---------------------------------------------------|------|
 //! | `_file`                         | 2147483646 | VARCHAR | the data file's path as its manifest writes it    | split constant |
 //! | `_pos`                          | 2147483645 | BIGINT  | the row's position in the data file, from 0 (not after deletes, not in the split) | generated (row index) |
-//! | `_spec_id`                      | 2147483641 | INTEGER | the partition spec the file was written with      | split constant |
+//! | `_spec_id`                      | 2147483643 | INTEGER | the partition spec the file was written with      | split constant |
 //! | `_partition`                    | 2147483642 | STRUCT  | the file's partition values: one member per partition field of every spec of the table (by field id, named as the newest spec names it; `name_<field id>` when a newer field took the name); fields of other specs are NULL | split constant |
 //! | `_row_id`                       | 2147483540 | BIGINT  | v3: the file's `_row_id` where not NULL, else `first_row_id + _pos`; NULL when the file has no `first_row_id` | filled |
 //! | `_last_updated_sequence_number` | 2147483539 | BIGINT  | v3: the file's value where not NULL, else the file's data sequence number | filled |
@@ -20,19 +20,19 @@
 //! `ColumnRole::Filled`, the LineageFill stage) and their filters run on the filled values,
 //! never on the file's placeholders.
 //!
-//! `all` leaves out `_partition` of a table that was never partitioned (or whose old v1
-//! specs give one partition field id to two fields: naming it is `NotImplemented` then) and
-//! the lineage
-//! columns of v1/v2 tables; naming them there is an error (as Trino: a v1/v2 table has no
-//! row lineage, NULLs would read as real ids). A metadata column whose name a data column
-//! has is an error.
+//! `_partition` of a table that was never partitioned is NULL (its type the empty struct,
+//! Java's `struct<>`). `all` leaves out `_partition` of a table whose old v1 specs give one
+//! partition field id to two different fields (naming it is `NotImplemented` then; a field
+//! that became `void` is the same field) and the lineage columns of v1/v2 tables; naming
+//! them there is an error (as Trino: a v1/v2 table has no row lineage, NULLs would read as
+//! real ids). A metadata column whose name a data column has is an error.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::{Result, ScalarValue, not_impl_err, plan_err};
-use iceberg::spec::{FormatVersion, PartitionSpec, Schema, TableMetadata, Type};
+use iceberg::spec::{FormatVersion, PartitionSpec, Schema, TableMetadata, Transform, Type};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
 use lakescan_core::parquet::field_ids::{FieldIdNode, NestedIds};
 
@@ -88,7 +88,7 @@ impl MetadataColumn {
         match self {
             Self::File => 2147483646,
             Self::Pos => 2147483645,
-            Self::SpecId => 2147483641,
+            Self::SpecId => 2147483643,
             Self::Partition => 2147483642,
             Self::RowId => 2147483540,
             Self::LastUpdatedSequenceNumber => 2147483539,
@@ -173,7 +173,6 @@ impl MetadataColumns {
             MetadataSelection::None => vec![],
             MetadataSelection::All => MetadataColumn::ALL
                 .into_iter()
-                .filter(|c| *c != MetadataColumn::Partition || !partition.is_empty())
                 .filter(|c| *c != MetadataColumn::Partition || partition_problem.is_none())
                 .filter(|c| !c.is_lineage() || has_lineage)
                 .collect(),
@@ -181,11 +180,6 @@ impl MetadataColumns {
                 for c in columns {
                     if let (MetadataColumn::Partition, Some(problem)) = (c, &partition_problem) {
                         return not_impl_err!("metadata column _partition: {problem}");
-                    }
-                    if *c == MetadataColumn::Partition && partition.is_empty() {
-                        return plan_err!(
-                            "metadata column _partition: the table was never partitioned"
-                        );
                     }
                     if c.is_lineage() && !has_lineage {
                         return plan_err!(
@@ -246,7 +240,7 @@ impl MetadataColumns {
                     ),
                     MetadataColumn::Partition => (
                         DataType::Struct(self.partition_fields()),
-                        false,
+                        self.partition.is_empty(),
                         ColumnRole::Synthesized(c.name().into()),
                     ),
                     MetadataColumn::RowId => (
@@ -329,8 +323,13 @@ impl MetadataColumns {
         Ok(out)
     }
 
-    /// `_partition` of one file: its spec's fields set, the others NULL.
+    /// `_partition` of one file: its spec's fields set, the others NULL; NULL (of the empty
+    /// struct type) when the table was never partitioned.
     pub fn partition_value(&self, file: &FileInfo<'_>) -> Result<ScalarValue> {
+        if self.partition.is_empty() {
+            let array = arrow::array::StructArray::new_null(Fields::empty(), 1);
+            return Ok(ScalarValue::Struct(Arc::new(array)));
+        }
         let own = file.spec.fields();
         let Some(types) = self.spec_types.get(&file.spec.spec_id()) else {
             return Err(datafusion::common::DataFusionError::Execution(format!(
@@ -411,20 +410,39 @@ fn partition_members(
     let mut specs: Vec<_> = metadata.partition_specs_iter().collect();
     specs.sort_by_key(|s| std::cmp::Reverse(s.spec_id()));
     let mut members: Vec<(i32, Field)> = vec![];
-    let mut seen: Vec<(i32, i32, String)> = vec![];
+    let mut seen: Vec<(i32, i32, Transform)> = vec![];
     for spec in specs {
         let types = partition_result_types(metadata, spec);
         for (field, result_type) in spec.fields().iter().zip(types) {
-            let what = (field.source_id, field.transform.to_string());
-            if let Some((_, source, transform)) = seen.iter().find(|(id, ..)| *id == field.field_id)
-            {
-                if (*source, transform) != (what.0, &what.1) {
+            let what = (field.source_id, field.transform);
+            if let Some(at) = seen.iter().position(|(id, ..)| *id == field.field_id) {
+                let (_, source, transform) = seen[at];
+                // A v1 table keeps a dropped field as `void` under its id: the same field,
+                // typed by its newest definition that is not `void` (Java's
+                // `Partitioning.partitionType`).
+                let same = source == what.0
+                    && (transform == what.1
+                        || transform == Transform::Void
+                        || what.1 == Transform::Void);
+                if !same {
                     // Old v1 metadata numbers partition fields per spec: one id, two fields.
                     return Ok(Err(format!(
                         "partition field id {} names two different fields in the table's \
                          specs ({transform} of field {source}, {} of field {})",
                         field.field_id, what.1, what.0
                     )));
+                }
+                if transform == Transform::Void
+                    && what.1 != Transform::Void
+                    && let Some(result_type) = result_type
+                {
+                    seen[at].2 = what.1;
+                    let data_type = arrow_type(&result_type, view_types)?;
+                    if let Some((_, member)) =
+                        members.iter_mut().find(|(id, _)| *id == field.field_id)
+                    {
+                        *member = Field::new(member.name(), data_type, true);
+                    }
                 }
                 continue;
             }

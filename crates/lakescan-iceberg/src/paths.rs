@@ -6,13 +6,16 @@
 //! | `s3://bucket/a/b.parquet`       | store `s3://bucket`, path `a/b.parquet`            |
 //! | `file:///wh/a.parquet`, `file:/wh/a.parquet`, `/wh/a.parquet` | local file `/wh/a.parquet` |
 //! | `data/a.parquet`, `./t/a.parquet` | relative: joined to the base directory            |
+//! | `file://localhost/wh/a.parquet` | local file `/wh/a.parquet`                        |
 //! | `file://data/a.parquet`         | relative too (a writer's `file://` + relative path; a strict URI parser would read `data` as a host) |
+//! | `/wh//a.parquet`                | local file `/wh/a.parquet` (the file system folds `//`) |
+//! | `s3://bucket/a//b.parquet`      | `NotImplemented`: the key `a//b.parquet` is not `a/b.parquet`, and object_store cannot address it |
 //!
 //! File names are used exactly as written (`k=12%3A34` stays `%3A`, not decoded).
 
 use std::path::{Component, PathBuf};
 
-use datafusion::common::{Result, plan_err};
+use datafusion::common::{Result, not_impl_err, plan_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 
@@ -67,8 +70,11 @@ impl PathResolver {
         if let Some(rest) = written.strip_prefix("file:") {
             let local = if let Some(abs) = rest.strip_prefix("///") {
                 format!("/{abs}")
+            } else if let Some(abs) = rest.strip_prefix("//localhost/") {
+                format!("/{abs}")
             } else if let Some(after) = rest.strip_prefix("//") {
-                // `file://host/…` is not local; `file://relative/…` is a relative path.
+                // `file://relative/…`: a writer's `file://` before a relative path (a strict
+                // URI parser would read a host there).
                 after.to_string()
             } else {
                 rest.to_string()
@@ -82,6 +88,15 @@ impl PathResolver {
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
         {
             let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+            let name = key.trim_end_matches('/');
+            if !name.is_empty() && name.split('/').any(str::is_empty) {
+                // An object store key is a name, not a path: `a//b` is not `a/b`, and
+                // object_store's paths cannot hold an empty segment.
+                return not_impl_err!(
+                    "Iceberg path '{written}' has an empty segment ('//'); \
+                     object store keys with empty segments cannot be read"
+                );
+            }
             let store = ObjectStoreUrl::parse(format!("{scheme}://{authority}"))?;
             return Ok(FileLocation {
                 store,
@@ -161,5 +176,24 @@ mod tests {
         let quirk = r.resolve("/t/p=12%3A34/f.parquet").unwrap();
         assert_eq!(quirk.path.as_ref(), "t/p=12%3A34/f.parquet");
         assert!(r.resolve("").is_err());
+        assert_eq!(
+            r.resolve("file://localhost/wh/a.parquet").unwrap(),
+            local("wh/a.parquet")
+        );
+        assert_eq!(r.resolve("/wh//a.parquet").unwrap(), local("wh/a.parquet"));
+        let err = r
+            .resolve("s3://bucket/wh//a.parquet")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'s3://bucket/wh//a.parquet' has an empty segment"),
+            "{err}"
+        );
+        // A directory's trailing '/' is not an empty segment.
+        assert_eq!(
+            r.resolve("s3://bucket/wh/t/").unwrap().path.as_ref(),
+            "wh/t"
+        );
+        assert_eq!(r.resolve("s3://bucket/").unwrap().path.as_ref(), "");
     }
 }

@@ -27,11 +27,11 @@ use lakescan_core::source::{
 };
 use lakescan_core::split::{FileSplit, SplitExtension};
 
-use crate::deletes::DeleteFile;
 use crate::deletes::equality::{
     EqualityDeleteSet, EqualityDeleteStage, SharedKeySet, key_types, load_key_set,
 };
 use crate::deletes::position::{PositionDeleteCache, deleted_rows};
+use crate::deletes::{DeleteFile, DeleteStores};
 use crate::paths::{FileLocation, PathResolver};
 
 /// What an Iceberg split carries besides the core split: what its manifest entry says of
@@ -166,7 +166,7 @@ async fn load_position_deletes(
     let metrics = &context.metrics;
     let _timer = metrics.time_loading_deletes.timer();
     let (rows, loaded) = deleted_rows(
-        &context.store,
+        &delete_stores(context, &iceberg.data_location),
         paths,
         cache,
         &iceberg.data_location,
@@ -177,6 +177,16 @@ async fn load_position_deletes(
     metrics.delete_files_loaded.add(loaded);
     split.deleted_rows = Some(rows);
     Ok(())
+}
+
+/// Where the delete files of a split of the data file at `data` are read from: its store
+/// (the split's), or the session's store of their own URL.
+fn delete_stores(context: &SplitContext, data: &FileLocation) -> DeleteStores {
+    DeleteStores::new(
+        data.store.clone(),
+        Arc::clone(&context.store),
+        context.object_stores.clone(),
+    )
 }
 
 #[async_trait]
@@ -192,6 +202,7 @@ impl SplitReader for IcebergSplitReader {
             &self.position_deletes,
         )
         .await?;
+        let stores = iceberg_split(&split).map(|i| delete_stores(&self.context, &i.data_location));
         let inner = self
             .inner
             .insert(ParquetSplitReader::new(split, self.context.clone()));
@@ -202,10 +213,15 @@ impl SplitReader for IcebergSplitReader {
         // LoadDeletes: only splits with rows to read load their delete files.
         for (set, cell) in &self.sets {
             let context = &self.context;
+            let Some(stores) = &stores else {
+                return internal_err!(
+                    "an Iceberg split with equality deletes has no Iceberg facts"
+                );
+            };
             cell.get_or_try_init(|| async {
                 let _timer = context.metrics.time_loading_deletes.timer();
                 let types = key_types(set, &context.spec)?;
-                let keys = load_key_set(&context.store, set, &types, &context.memory_pool).await?;
+                let keys = load_key_set(stores, set, &types, &context.memory_pool).await?;
                 context.metrics.delete_files_loaded.add(set.files.len());
                 Ok::<_, datafusion::error::DataFusionError>(Arc::new(keys))
             })
@@ -217,7 +233,7 @@ impl SplitReader for IcebergSplitReader {
     async fn next(&mut self) -> Result<Option<ReaderBatch>> {
         match &mut self.inner {
             Some(inner) => inner.next().await,
-            None => Ok(None),
+            None => internal_err!("an Iceberg split was read before it was prepared"),
         }
     }
 

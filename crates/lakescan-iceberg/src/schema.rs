@@ -81,10 +81,7 @@ impl ScanSchema {
                 _ => MemberDefaults::default(),
             };
             member_defaults.push((!members.is_empty()).then(|| Arc::new(members)));
-            let default = match &f.initial_default {
-                Some(lit) => Some(literal_to_scalar(lit, &f.field_type, &data_type)?),
-                None => None,
-            };
+            let default = initial_default(f, &data_type)?;
             fields.push(Field::new(&f.name, data_type, true));
             field_ids.push(f.id);
             defaults.push(default);
@@ -133,10 +130,7 @@ fn struct_defaults(fields: &[Arc<NestedField>]) -> Result<MemberDefaults> {
     let mut out = vec![];
     for f in fields {
         let value = match &f.initial_default {
-            Some(lit) => {
-                let t = arrow_type(&f.field_type, false)?;
-                Some(literal_to_scalar(lit, &f.field_type, &t)?)
-            }
+            Some(_) => initial_default(f, &arrow_type(&f.field_type, false)?)?,
             None => None,
         };
         let members = match f.field_type.as_ref() {
@@ -148,6 +142,35 @@ fn struct_defaults(fields: &[Arc<NestedField>]) -> Result<MemberDefaults> {
         }
     }
     Ok(MemberDefaults::new(out))
+}
+
+/// The value of field `f` (Arrow type `t`) in a file that lacks it: its `initial-default`.
+/// A struct's is `{}` (the spec): a struct, not NULL, whose members read their own
+/// `initial-default`s (NULL without one).
+fn initial_default(f: &NestedField, t: &DataType) -> Result<Option<ScalarValue>> {
+    let Some(lit) = &f.initial_default else {
+        return Ok(None);
+    };
+    let (Type::Struct(s), Literal::Struct(written), DataType::Struct(members)) =
+        (f.field_type.as_ref(), lit, t)
+    else {
+        return literal_to_scalar(lit, &f.field_type, t).map(Some);
+    };
+    let mut arrays = vec![];
+    for (i, (member, arrow)) in s.fields().iter().zip(members.iter()).enumerate() {
+        let value = match written.fields().get(i) {
+            Some(Some(lit)) if !matches!(lit, Literal::Struct(_)) => {
+                literal_to_scalar(lit, &member.field_type, arrow.data_type())?
+            }
+            _ => match initial_default(member, arrow.data_type())? {
+                Some(v) => v,
+                None => ScalarValue::try_from(arrow.data_type())?,
+            },
+        };
+        arrays.push(value.to_array_of_size(1)?);
+    }
+    let array = arrow::array::StructArray::try_new(members.clone(), arrays, None)?;
+    Ok(Some(ScalarValue::Struct(Arc::new(array))))
 }
 
 fn level_ids(fields: &[Arc<NestedField>]) -> FieldIds {

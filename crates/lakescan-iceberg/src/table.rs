@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, internal_err, not_impl_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::conjunction_opt;
@@ -24,7 +24,7 @@ use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
-use lakescan_core::parquet::field_ids::{FieldIdMatching, MappedName};
+use lakescan_core::parquet::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedIds};
 use lakescan_core::split::FileSplit;
 
 use crate::deletes::equality::EqualityDeleteSet;
@@ -167,6 +167,7 @@ impl IcebergTable {
         let mut store: Option<ObjectStoreUrl> = None;
         let mut splits = vec![];
         let mut key_columns: Vec<String> = vec![];
+        let mut dropped_keys: Vec<DroppedKey> = vec![];
         for file in files {
             if file.format != DataFileFormat::Parquet {
                 return not_impl_err!(
@@ -176,29 +177,13 @@ impl IcebergTable {
                     file.format
                 );
             }
-            match &store {
-                None => store = Some(file.location.store.clone()),
-                Some(s) if s != &file.location.store => {
-                    return not_impl_err!(
-                        "Iceberg data files of one scan in two object stores ({} and {}) are \
-                         not supported yet",
-                        s.as_str(),
-                        file.location.store.as_str()
-                    );
-                }
-                Some(_) => {}
-            }
-            for delete in file.equality_deletes.iter().chain(&file.position_deletes) {
-                if delete.location.store != file.location.store {
-                    return not_impl_err!(
-                        "Iceberg delete file '{}' is in another object store than its data file \
-                         '{}'; not supported yet",
-                        delete.written_path,
-                        file.written_path
-                    );
-                }
-            }
+            // The scan's store is its first file's; a file elsewhere names its own (delete
+            // files elsewhere are found by their readers).
+            let scan_store = store.get_or_insert_with(|| file.location.store.clone());
             let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
+            if *scan_store != file.location.store {
+                split.store = Some(file.location.store.clone());
+            }
             split.written_path = Some(file.written_path.as_str().into());
             split.missing_values = self.missing_values();
             if !self.metadata_columns.columns().is_empty() {
@@ -209,7 +194,7 @@ impl IcebergTable {
                 .iter()
                 .map(|(i, v)| (self.schema.fields[*i].name().clone(), v.clone()))
                 .collect();
-            let equality = self.equality_sets(&file)?;
+            let equality = self.equality_sets(&file, &mut dropped_keys)?;
             for set in &equality {
                 for (name, _) in &set.columns {
                     if !key_columns.contains(name) {
@@ -241,6 +226,7 @@ impl IcebergTable {
             store: store.unwrap_or_else(|| self.metadata_store.clone()),
             splits,
             key_columns,
+            dropped_keys,
         })
     }
 
@@ -262,8 +248,13 @@ impl IcebergTable {
         })
     }
 
-    /// The equality deletes of `file` grouped by key (their equality field ids).
-    fn equality_sets(&self, file: &PlannedFile) -> Result<Vec<Arc<EqualityDeleteSet>>> {
+    /// The equality deletes of `file` grouped by key (their equality field ids); key columns
+    /// the scan's schema dropped are added to `dropped`.
+    fn equality_sets(
+        &self,
+        file: &PlannedFile,
+        dropped: &mut Vec<DroppedKey>,
+    ) -> Result<Vec<Arc<EqualityDeleteSet>>> {
         let mut sets: Vec<(Vec<i32>, Vec<Arc<DeleteFile>>)> = vec![];
         for delete in &file.equality_deletes {
             let DeleteKind::Equality { field_ids } = &delete.kind else {
@@ -278,28 +269,50 @@ impl IcebergTable {
             .map(|(ids, files)| {
                 let columns = ids
                     .iter()
-                    .map(|id| self.key_column(*id, &files[0]).map(|name| (name, *id)))
+                    .map(|id| {
+                        self.key_column(*id, &files[0], dropped)
+                            .map(|name| (name, *id))
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Arc::new(EqualityDeleteSet { columns, files }))
             })
             .collect()
     }
 
-    /// The top-level column an equality id names.
-    fn key_column(&self, id: i32, delete: &DeleteFile) -> Result<String> {
+    /// The top-level column an equality id names: a column of the scan's schema, or a
+    /// column an older schema had (the spec: deletes on a dropped column still apply), read
+    /// by field id under a name no table column can have ([`DroppedKey`]).
+    fn key_column(
+        &self,
+        id: i32,
+        delete: &DeleteFile,
+        dropped: &mut Vec<DroppedKey>,
+    ) -> Result<String> {
         if let Some(i) = self.schema.column_of_id(id) {
             return Ok(self.schema.fields[i].name().clone());
         }
-        let known = self
-            .loaded
-            .metadata
-            .schemas_iter()
-            .any(|s| s.field_by_id(id).is_some());
+        if let Some(key) = dropped.iter().find(|k| k.field_id == id) {
+            return Ok(key.name.clone());
+        }
+        let mut schemas: Vec<_> = self.loaded.metadata.schemas_iter().collect();
+        schemas.sort_by_key(|s| std::cmp::Reverse(s.schema_id()));
+        let top_level = schemas
+            .iter()
+            .find_map(|s| s.as_struct().fields().iter().find(|f| f.id == id).cloned());
+        if let Some(field) = top_level {
+            let key = DroppedKey {
+                name: format!("{DROPPED_KEY_PREFIX}{id}"),
+                field_id: id,
+                data_type: crate::schema::arrow_type(&field.field_type, false)?,
+            };
+            dropped.push(key);
+            return Ok(format!("{DROPPED_KEY_PREFIX}{id}"));
+        }
+        let known = schemas.iter().any(|s| s.field_by_id(id).is_some());
         match known {
             true => not_impl_err!(
-                "Iceberg equality-delete file '{}' compares field id {id}, which is not a \
-                 top-level column of the schema this scan reads (a struct member or a dropped \
-                 column); not supported yet",
+                "Iceberg equality-delete file '{}' compares field id {id}, which is a member of \
+                 a struct, not a top-level column; not supported yet",
                 delete.written_path
             ),
             false => Err(datafusion::common::DataFusionError::Execution(format!(
@@ -361,9 +374,10 @@ impl IcebergTable {
             store,
             splits,
             key_columns,
+            dropped_keys,
         } = splits;
         let all: Vec<usize> = (0..handle.columns().len()).collect();
-        let mut handle = handle.clone();
+        let mut handle = with_dropped_keys(handle, &dropped_keys)?;
         handle.subfield_filters = extraction.filters;
         handle.remaining_filter = conjunction_opt(extraction.residual);
         handle.stage_columns = StageColumns::missing_allowed(key_columns);
@@ -449,6 +463,51 @@ pub(crate) struct Splits {
     pub splits: Vec<FileSplit>,
     /// Columns equality deletes compare: read by every split, never output.
     pub key_columns: Vec<String>,
+    /// Of those, the ones the scan's schema dropped.
+    pub dropped_keys: Vec<DroppedKey>,
+}
+
+/// Prefix of the names under which dropped equality-key columns are read.
+const DROPPED_KEY_PREFIX: &str = "__lakescan_dropped_key_";
+
+/// An equality-delete key column the scan's schema no longer has: read from data files by
+/// its field id as an auxiliary column (never output), typed as the newest schema that had
+/// it typed it.
+#[derive(Debug, Clone)]
+pub(crate) struct DroppedKey {
+    /// The name it is read under.
+    pub name: String,
+    /// Its field id.
+    pub field_id: i32,
+    /// Its type.
+    pub data_type: arrow::datatypes::DataType,
+}
+
+/// `handle` with the columns of `dropped` appended (after every column a projection can
+/// name, so none is ever output), matched by their field ids.
+fn with_dropped_keys(handle: &TableHandle, dropped: &[DroppedKey]) -> Result<TableHandle> {
+    if dropped.is_empty() {
+        return Ok(handle.clone());
+    }
+    let mut columns = handle.columns().to_vec();
+    let mut ids = match &handle.field_ids {
+        Some(matching) => FieldIdMatching::clone(matching),
+        None => return internal_err!("an Iceberg table handle without field ids"),
+    };
+    for key in dropped {
+        let field = arrow::datatypes::Field::new(&key.name, key.data_type.clone(), true);
+        let mut column = ColumnHandle::regular(&field);
+        column.field_id = Some(key.field_id);
+        columns.push(column);
+        let node = FieldIdNode {
+            name: key.name.clone(),
+            nested: NestedIds::Primitive,
+        };
+        ids.table.extend([(key.field_id, node)]);
+    }
+    let mut out = TableHandle::try_new(handle.table_name(), columns)?;
+    out.field_ids = Some(Arc::new(ids));
+    Ok(out)
 }
 
 /// The table's name mapping (`schema.name-mapping.default`), for files without field ids.

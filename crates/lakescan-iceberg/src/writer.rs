@@ -144,9 +144,16 @@ impl TableWriter {
             let Some(source_id) = schema.field_id_by_name(source) else {
                 return internal_err!("partition source column '{source}' is not in the schema");
             };
-            let kept = earlier
-                .iter()
-                .find(|f| f.name == name && f.source_id == source_id && f.transform == transform);
+            // A v1 table keeps a dropped field as `void` under its old id (Java's v1 specs).
+            let dropped_in_v1 = |f: &&&PartitionField| {
+                self.version == FormatVersion::V1
+                    && transform == Transform::Void
+                    && f.source_id == source_id
+            };
+            let kept = earlier.iter().find(|f| {
+                (f.name == name && f.source_id == source_id && f.transform == transform)
+                    || dropped_in_v1(f)
+            });
             let field = UnboundPartitionField {
                 source_id,
                 field_id: kept.map(|f| f.field_id),

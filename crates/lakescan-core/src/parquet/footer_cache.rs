@@ -33,6 +33,11 @@ impl FooterCache {
     /// The footer of `split`'s file, when one is kept for this version of it (with its page
     /// index when `page_index` and the file has one).
     pub fn get(&self, split: &FileSplit, page_index: bool) -> Option<Arc<ParquetMetaData>> {
+        // The cache is keyed by path: a split in a store of its own could meet another
+        // store's file of that path.
+        if split.store.is_some() {
+            return None;
+        }
         let modified = split.last_modified?;
         let entry = self.0.get(split.read_path())?;
         if entry.meta.size != split.file_size || entry.meta.last_modified != modified {
@@ -50,7 +55,7 @@ impl FooterCache {
     /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
     /// knows the file's modification time.
     pub fn put(&self, split: &FileSplit, size: u64, metadata: Arc<ParquetMetaData>) {
-        let Some(last_modified) = split.last_modified else {
+        let (Some(last_modified), None) = (split.last_modified, &split.store) else {
             return;
         };
         let meta = ObjectMeta {

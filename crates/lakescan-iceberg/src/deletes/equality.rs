@@ -211,7 +211,7 @@ const PER_KEY_OVERHEAD: usize = 3 * std::mem::size_of::<usize>();
 /// Reads the delete files of `set` and builds their key set, reserving its memory in `pool`
 /// as it grows (a memory limit fails the query with `ResourcesExhausted`, not the process).
 pub async fn load_key_set(
-    store: &Arc<dyn ObjectStore>,
+    stores: &super::DeleteStores,
     set: &EqualityDeleteSet,
     types: &[DataType],
     pool: &Arc<dyn MemoryPool>,
@@ -220,7 +220,7 @@ pub async fn load_key_set(
     let reservation = MemoryConsumer::new("lakescan equality-delete keys").register(pool);
     for file in &set.files {
         let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
-        let (mut stream, order) = open(store, file, &ids).await?;
+        let (mut stream, order) = open(&stores.of(file)?, file, &ids).await?;
         while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
             let columns = order
                 .iter()

@@ -19,10 +19,63 @@ pub mod position;
 use std::sync::Arc;
 
 use datafusion::common::{Result, exec_err};
+use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use iceberg::spec::Struct;
+use object_store::ObjectStore;
 
 use crate::paths::FileLocation;
 use crate::plan::partition::same_values;
+
+/// Where delete files are read from: the store of their data file, or the session's store
+/// of their own URL (a delete file in another bucket than its data file).
+#[derive(Clone)]
+pub struct DeleteStores {
+    data_url: ObjectStoreUrl,
+    data_store: Arc<dyn ObjectStore>,
+    registry: Option<Arc<dyn ObjectStoreRegistry>>,
+}
+
+impl std::fmt::Debug for DeleteStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeleteStores")
+            .field("data_url", &self.data_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeleteStores {
+    /// Delete files beside a data file in `data_store` (at `data_url`); others resolved in
+    /// `registry`, the session's.
+    pub fn new(
+        data_url: ObjectStoreUrl,
+        data_store: Arc<dyn ObjectStore>,
+        registry: Option<Arc<dyn ObjectStoreRegistry>>,
+    ) -> Self {
+        Self {
+            data_url,
+            data_store,
+            registry,
+        }
+    }
+
+    /// The store of delete file `file`.
+    pub fn of(&self, file: &DeleteFile) -> Result<Arc<dyn ObjectStore>> {
+        let url = &file.location.store;
+        if url == &self.data_url {
+            return Ok(Arc::clone(&self.data_store));
+        }
+        match &self.registry {
+            Some(registry) => registry.get_store(url.as_ref()),
+            None => exec_err!(
+                "Iceberg delete file '{}' is in object store {}, and the scan has no other \
+                 store than {}",
+                file.written_path,
+                url.as_str(),
+                self.data_url.as_str()
+            ),
+        }
+    }
+}
 
 /// What a delete file deletes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,7 +30,7 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::{RoaringBitmap, RoaringTreemap};
 use tokio::sync::OnceCell;
 
-use super::{DeleteFile, DeleteKind, root_with_field_id};
+use super::{DeleteFile, DeleteKind, DeleteStores, root_with_field_id};
 use crate::paths::{FileLocation, PathResolver};
 
 /// Field id of `file_path` in position-delete files.
@@ -67,7 +67,7 @@ fn cell_of<K: std::hash::Hash + Eq, V>(
 /// The rows of the data file at `data` (written as `data_written`) that `deletes` remove,
 /// read once per scan. Returns the rows and the number of delete files read now.
 pub async fn deleted_rows(
-    store: &Arc<dyn ObjectStore>,
+    stores: &DeleteStores,
     paths: &PathResolver,
     cache: &PositionDeleteCache,
     data: &FileLocation,
@@ -79,7 +79,7 @@ pub async fn deleted_rows(
     let rows = cell
         .get_or_try_init(|| async {
             let (rows, read) =
-                read_deleted_rows(store, paths, cache, data, data_written, deletes).await?;
+                read_deleted_rows(stores, paths, cache, data, data_written, deletes).await?;
             loaded = read;
             Ok::<_, DataFusionError>(Arc::new(rows))
         })
@@ -88,7 +88,7 @@ pub async fn deleted_rows(
 }
 
 async fn read_deleted_rows(
-    store: &Arc<dyn ObjectStore>,
+    stores: &DeleteStores,
     paths: &PathResolver,
     cache: &PositionDeleteCache,
     data: &FileLocation,
@@ -104,7 +104,7 @@ async fn read_deleted_rows(
                 let by_file = cell
                     .get_or_try_init(|| async {
                         loaded += 1;
-                        read_position_deletes(store, paths, delete)
+                        read_position_deletes(&stores.of(delete)?, paths, delete)
                             .await
                             .map(Arc::new)
                     })
@@ -116,7 +116,7 @@ async fn read_deleted_rows(
             DeleteKind::DeletionVector { offset, length } => {
                 loaded += 1;
                 let vector = read_deletion_vector(
-                    store,
+                    &stores.of(delete)?,
                     paths,
                     delete,
                     *offset,

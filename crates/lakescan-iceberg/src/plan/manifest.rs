@@ -11,7 +11,8 @@
 //! | `content`            | the manifest list's `content` (the caller's `FileType`)           |
 //!
 //! A `schema` that names types the crate cannot parse (v3 `variant`, …) is given
-//! placeholders ([`crate::placeholder_types`]). The filled-in metadata is written into the
+//! placeholders ([`crate::placeholder_types`]), a `partition-spec` transforms it cannot parse
+//! the crate's `unknown`. The filled-in metadata is written into the
 //! file's header ([`super::avro_header`]) and the `iceberg` crate decodes the entries.
 
 use iceberg::spec::{
@@ -30,12 +31,37 @@ pub fn parse(
     metadata: &TableMetadata,
 ) -> Result<Manifest, String> {
     let mut header = AvroHeader::parse(bytes)?;
+    let schema_written = header.metadata.contains_key("schema");
     let filled = fill_metadata(&mut header, listed, metadata)?;
-    let parsed = match filled {
+    let first = match filled {
         false => Manifest::parse_avro(bytes),
         true => Manifest::parse_avro(&header.rewrite(bytes)?),
     };
-    parsed.map_err(|e| e.to_string())
+    let Err(first) = first else {
+        return first.map_err(|e| e.to_string());
+    };
+    if schema_written {
+        return Err(first.to_string());
+    }
+    // The schema was chosen here: column bounds written before a type promotion (a 4-byte
+    // `date` bound of a column now `timestamp`) parse with an older schema of the table.
+    for schema in newest_first(metadata) {
+        header.metadata.insert(
+            "schema".into(),
+            json(serde_json::to_vec(schema.as_ref()), "schema")?,
+        );
+        if let Ok(manifest) = Manifest::parse_avro(&header.rewrite(bytes)?) {
+            return Ok(manifest);
+        }
+    }
+    Err(first.to_string())
+}
+
+/// The table's schemas, the newest first.
+fn newest_first(metadata: &TableMetadata) -> Vec<&std::sync::Arc<Schema>> {
+    let mut schemas: Vec<_> = metadata.schemas_iter().collect();
+    schemas.sort_by_key(|s| std::cmp::Reverse(s.schema_id()));
+    schemas
 }
 
 /// Fills the keys of `header` the crate needs; `true` when it changed any.
@@ -74,6 +100,7 @@ fn fill_metadata(
         changed = true;
     }
     changed |= fill_schema(header, table_spec.map(|s| s.as_ref()), metadata)?;
+    changed |= unknown_transforms(header)?;
     if !header.metadata.contains_key("format-version") {
         let version = match has_sequence_numbers(header)? {
             false => FormatVersion::V1,
@@ -129,12 +156,10 @@ fn fill_schema(
                 .all(|f| s.field_by_id(f.source_id).is_some())
         })
     };
-    let mut newest_first: Vec<&std::sync::Arc<Schema>> = metadata.schemas_iter().collect();
-    newest_first.sort_by_key(|s| std::cmp::Reverse(s.schema_id()));
     let schema = by_id
         .filter(|s| covers(s))
         .or_else(|| Some(metadata.current_schema()).filter(|s| covers(s)))
-        .or_else(|| newest_first.into_iter().find(|s| covers(s)));
+        .or_else(|| newest_first(metadata).into_iter().find(|s| covers(s)));
     let Some(schema) = schema else {
         return Err(
             "it has no schema, and no schema of the table has every source column of its \
@@ -145,6 +170,27 @@ fn fill_schema(
     header.metadata.insert(
         "schema".into(),
         json(serde_json::to_vec(schema.as_ref()), "schema")?,
+    );
+    Ok(true)
+}
+
+/// Gives the written `partition-spec` the crate's `unknown` transform where it names one the
+/// crate cannot parse ([`crate::metadata`] does the same to the table's specs); `true` when
+/// it changed the key.
+fn unknown_transforms(header: &mut AvroHeader) -> Result<bool, String> {
+    let Some(written) = header.metadata.get("partition-spec") else {
+        return Ok(false);
+    };
+    let mut fields: serde_json::Value = serde_json::from_slice(written)
+        .map_err(|e| format!("its partition-spec is not valid JSON: {e}"))?;
+    let before = fields.clone();
+    crate::metadata::unknown_transforms(&mut fields);
+    if fields == before {
+        return Ok(false);
+    }
+    header.metadata.insert(
+        "partition-spec".into(),
+        json(serde_json::to_vec(&fields), "partition spec")?,
     );
     Ok(true)
 }

@@ -18,7 +18,7 @@
 //! no NaN (Iceberg bounds leave NaN out). Hand-written: the `iceberg` crate's manifest and
 //! metrics evaluators are private to it. The pruning tests are in the `pruning` submodule.
 
-mod avro_header;
+pub mod avro_header;
 pub mod manifest;
 pub mod partition;
 mod pruning;

@@ -327,6 +327,60 @@ async fn v1_table_with_a_void_partition_field() {
     let sql = "SELECT id FROM t ORDER BY id";
     let old = query(&first, sql).await;
     assert_eq!(column(&old), ["1", "2"]);
+
+    // `_partition` and `$files`: the void field keeps its id (1000), its newest name and the
+    // type of its identity definition; files written after the drop have NULL there.
+    let void = &json["partition-specs"][1]["fields"][0];
+    assert_eq!(
+        (&void["field-id"], &void["transform"]),
+        (&1000.into(), &"void".into())
+    );
+    let out = query_with(
+        &metadata,
+        "OPTIONS ('metadata_columns' '_partition')",
+        "SELECT id, _partition FROM t ORDER BY id",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        column(&out),
+        [
+            "1  | {category_1000: x}",
+            "2  | {category_1000: x}",
+            "3  | {category_1000: }",
+            "4  | {category_1000: }"
+        ],
+        "{out}"
+    );
+    let ctx = crate::fixture::with_iceberg(datafusion::prelude::SessionContext::new());
+    let table = lakescan_iceberg::IcebergTableBuilder::new("t", &metadata)
+        .build(&ctx.state())
+        .await
+        .unwrap();
+    let files = lakescan_iceberg::metadata_tables::IcebergMetadataTable::try_new(
+        table,
+        lakescan_iceberg::metadata_tables::MetadataTableKind::Files,
+    )
+    .unwrap();
+    ctx.register_table("files", Arc::new(files)).unwrap();
+    let batches = ctx
+        .sql("SELECT spec_id, partition FROM files ORDER BY spec_id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let out = arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        column(&out),
+        [
+            "0       | {category_1000: x}",
+            "1       | {category_1000: }"
+        ],
+        "{out}"
+    );
 }
 
 /// A v1 table takes no delete files.
@@ -418,4 +472,99 @@ async fn files_without_field_ids_are_matched_by_position() {
     let metadata = t.commit(vec![], vec![]).await;
     let out = query(&metadata, "SELECT id, name FROM t ORDER BY id").await;
     assert_eq!(column(&out), ["10 |", "20 |"], "{out}");
+}
+
+/// A v3 struct column added with `initial-default: {}` (the only struct default the spec
+/// allows): files written before it read a struct, not NULL, whose members read their own
+/// `initial-default` (NULL without one).
+#[tokio::test]
+async fn struct_columns_with_an_empty_initial_default() {
+    let id = field(1, "id", PrimitiveType::Long);
+    let mut t = Fixture::new(schema(vec![id.clone()])).with_format_version(FormatVersion::V3);
+    let a = t.data_file(vec![(
+        "id",
+        1,
+        Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+    )]);
+    t.commit(vec![a], vec![]).await;
+    let members = iceberg::spec::StructType::new(vec![
+        Arc::new(
+            NestedField::optional(3, "a", Type::Primitive(PrimitiveType::Int))
+                .with_initial_default(Literal::int(5)),
+        ),
+        field(4, "b", PrimitiveType::String),
+    ]);
+    let s = NestedField::optional(2, "s", Type::Struct(members))
+        .with_initial_default(Literal::Struct(Struct::from_iter([None, None])));
+    t.evolve_schema(schema(vec![id, Arc::new(s)]));
+    let metadata = t.commit(vec![], vec![]).await;
+    // As Java writes it.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&metadata).unwrap()).unwrap();
+    json["schemas"][1]["fields"][1]["initial-default"] = serde_json::json!({});
+    std::fs::write(&metadata, json.to_string()).unwrap();
+    let out = query(&metadata, "SELECT id, s, s['a'], s IS NULL FROM t").await;
+    assert!(out.contains("| 1  | {a: 5, b: } | 5"), "{out}");
+    assert!(out.contains("| false"), "{out}");
+}
+
+/// Iceberg v3 promotes `date` to `timestamp`: files written before read midnight of their
+/// date, filters and manifest bounds (written as dates) included.
+#[tokio::test]
+async fn v3_date_promoted_to_timestamp() {
+    let mut t = Fixture::new(schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "d", PrimitiveType::Date),
+    ]))
+    .with_format_version(FormatVersion::V3);
+    let a = t.data_file_with_bounds(
+        vec![
+            ("id", 1, Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            (
+                "d",
+                2,
+                Arc::new(Date32Array::from(vec![19723, 19724])) as ArrayRef,
+            ),
+        ],
+        vec![(
+            2,
+            iceberg::spec::Datum::date(19723),
+            iceberg::spec::Datum::date(19724),
+        )],
+    );
+    t.commit(vec![a], vec![]).await;
+    t.evolve_schema(schema(vec![
+        field(1, "id", PrimitiveType::Long),
+        field(2, "d", PrimitiveType::Timestamp),
+    ]));
+    let metadata = t.commit(vec![], vec![]).await;
+    let out = query(&metadata, "SELECT id, d FROM t ORDER BY id").await;
+    assert_eq!(
+        column(&out),
+        ["1  | 2024-01-01T00:00:00", "2  | 2024-01-02T00:00:00"],
+        "{out}"
+    );
+    let sql = "SELECT id FROM t WHERE d >= TIMESTAMP '2024-01-01 12:00:00'";
+    assert_eq!(column(&query(&metadata, sql).await), ["2"]);
+    let sql = "SELECT count(*) FROM t WHERE d > TIMESTAMP '2024-01-03 00:00:00'";
+    assert_eq!(column(&query(&metadata, sql).await), ["0"]);
+    // A manifest without its `schema` key: its 4-byte date bounds do not parse with the
+    // current schema (timestamp); the older schema is tried.
+    let manifest = std::fs::read_dir(t.path().join("metadata"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("m-1-data")
+        })
+        .unwrap();
+    let bytes = std::fs::read(&manifest).unwrap();
+    let mut header = lakescan_iceberg::plan::avro_header::AvroHeader::parse(&bytes).unwrap();
+    assert!(header.metadata.remove("schema").is_some());
+    header.metadata.remove("schema-id");
+    std::fs::write(&manifest, header.rewrite(&bytes).unwrap()).unwrap();
+    let sql = "SELECT id FROM t WHERE d >= TIMESTAMP '2024-01-01 12:00:00'";
+    assert_eq!(column(&query(&metadata, sql).await), ["2"]);
 }

@@ -17,3 +17,4 @@ mod position_deletes;
 mod promotion;
 mod residual_pruning;
 mod seed_15_7;
+mod stores;

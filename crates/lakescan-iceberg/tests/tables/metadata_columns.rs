@@ -238,7 +238,7 @@ async fn metadata_columns_of_a_partitioned_table() {
 
 #[tokio::test]
 async fn metadata_columns_are_checked() {
-    // v2, unpartitioned: `all` is `_file`, `_pos`, `_spec_id`.
+    // v2, never partitioned: `all` is `_file`, `_pos`, `_spec_id`, `_partition` (NULL).
     let mut t = Fixture::new(schema());
     let a = t.data_file(vec![("v", 1, long_range(0..2))]);
     let metadata = t.commit(vec![a], vec![]).await;
@@ -250,12 +250,20 @@ async fn metadata_columns_are_checked() {
     .await
     .unwrap();
     let header = out.lines().nth(1).unwrap_or_default().to_string();
-    for name in ["_file", "_pos", "_spec_id"] {
+    for name in ["_file", "_pos", "_spec_id", "_partition"] {
         assert!(header.contains(name), "{header}");
     }
-    for name in ["_partition", "_row_id", "_last_updated"] {
+    for name in ["_row_id", "_last_updated"] {
         assert!(!header.contains(name), "{header}");
     }
+    let out = query_with(
+        &metadata,
+        "OPTIONS ('metadata_columns' '_partition')",
+        "SELECT v, _partition IS NULL FROM t ORDER BY v",
+    )
+    .await
+    .unwrap();
+    assert_eq!(column(&out), ["0 | true", "1 | true"], "{out}");
     let err = |options: &'static str| {
         let metadata = metadata.clone();
         async move {
@@ -267,8 +275,6 @@ async fn metadata_columns_are_checked() {
     };
     let e = err("OPTIONS ('metadata_columns' '_row_id')").await;
     assert!(e.contains("_row_id") && e.contains("version 3"), "{e}");
-    let e = err("OPTIONS ('metadata_columns' '_partition')").await;
-    assert!(e.contains("never partitioned"), "{e}");
     let e = err("OPTIONS ('metadata_columns' '_nope')").await;
     assert!(e.contains("unknown metadata column '_nope'"), "{e}");
 
