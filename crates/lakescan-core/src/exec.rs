@@ -531,11 +531,13 @@ pub fn assign_splits(splits: Vec<FileSplit>, partitions: usize) -> Vec<Vec<FileS
     let mut owner = vec![0usize; splits.len()];
     let mut counts = vec![0usize; partitions];
     for i in order {
-        let (p, _) = bytes
-            .iter()
-            .enumerate()
-            .min_by_key(|(p, b)| (**b, counts[*p]))
-            .unwrap_or((0, &0));
+        // The least loaded list (fewest bytes, then fewest splits, then the first).
+        let mut p = 0;
+        for q in 1..partitions {
+            if (bytes[q], counts[q]) < (bytes[p], counts[p]) {
+                p = q;
+            }
+        }
         bytes[p] += splits[i].length;
         counts[p] += 1;
         owner[i] = p;

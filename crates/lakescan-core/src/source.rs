@@ -209,13 +209,12 @@ impl DynamicFilters {
 
     /// Whether a filter may still change: some dynamic filter is not marked complete (a
     /// hash join's is complete once its build side is read; a TopK's never is).
-    pub fn may_change(&self) -> bool {
+    pub fn may_change(&self) -> Result<bool> {
         use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
         use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
         let mut open = false;
         for filter in self.pushed.iter() {
-            // The traversal closure never fails.
-            let _ = filter.apply(|e| {
+            filter.apply(|e| {
                 if let Some(d) = e.downcast_ref::<DynamicFilterPhysicalExpr>()
                     && !d.inner().is_complete
                 {
@@ -223,9 +222,9 @@ impl DynamicFilters {
                     return Ok(TreeNodeRecursion::Stop);
                 }
                 Ok(TreeNodeRecursion::Continue)
-            });
+            })?;
         }
-        open
+        Ok(open)
     }
 }
 

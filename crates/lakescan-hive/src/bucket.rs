@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Schema};
-use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
+use datafusion::common::{Result, ScalarValue, exec_err, internal_err, plan_err};
 use lakescan_core::filter::{Filter, NullResult};
 use lakescan_core::subfield::Subfield;
 use object_store::ObjectMeta;
@@ -94,22 +94,28 @@ fn version_number(hash: &HiveHash) -> u8 {
     }
 }
 
-static HIVE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^(\d+)_\d+").ok());
-static ACID: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^bucket_(\d+)(?:_\d+)?(?:\..*)?$").ok());
-static PRESTO: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?:^|_)bucket-(\d+)(?:[-_.].*)?$").ok());
-static SPARK: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^part-\d+-.*_(\d+)(?:\..*)?$").ok());
-static SPARK_PART: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^part-(\d+)(?:[-.].*)?$").ok());
+type Pattern = LazyLock<Result<Regex, regex::Error>>;
+
+static HIVE: Pattern = LazyLock::new(|| Regex::new(r"^(\d+)_\d+"));
+static ACID: Pattern = LazyLock::new(|| Regex::new(r"^bucket_(\d+)(?:_\d+)?(?:\..*)?$"));
+static PRESTO: Pattern = LazyLock::new(|| Regex::new(r"(?:^|_)bucket-(\d+)(?:[-_.].*)?$"));
+static SPARK: Pattern = LazyLock::new(|| Regex::new(r"^part-\d+-.*_(\d+)(?:\..*)?$"));
+static SPARK_PART: Pattern = LazyLock::new(|| Regex::new(r"^part-(\d+)(?:[-.].*)?$"));
 
 /// The bucket number a writer put into a file name (see the module docs), if any.
-pub fn bucket_of_file_name(name: &str) -> Option<u32> {
+pub fn bucket_of_file_name(name: &str) -> Result<Option<u32>> {
     // Presto's names start with a date and a time (`20180102_030405_…`): before Hive's.
-    [&PRESTO, &HIVE, &ACID, &SPARK, &SPARK_PART]
-        .into_iter()
-        .find_map(|re| re.as_ref()?.captures(name)?.get(1)?.as_str().parse().ok())
+    for pattern in [&PRESTO, &HIVE, &ACID, &SPARK, &SPARK_PART] {
+        let re = match &**pattern {
+            Ok(re) => re,
+            Err(e) => return internal_err!("a bucket file name pattern does not compile: {e}"),
+        };
+        let digits = re.captures(name).and_then(|c| c.get(1));
+        if let Some(bucket) = digits.and_then(|d| d.as_str().parse().ok()) {
+            return Ok(Some(bucket));
+        }
+    }
+    Ok(None)
 }
 
 /// Bucket numbers at or above this are an error (Hive's `hive.exec.max.bucket.count`
@@ -140,7 +146,7 @@ pub fn partition_buckets(
     let mut numbered = Vec::with_capacity(files.len());
     for meta in files {
         let name = meta.location.filename().unwrap_or_default();
-        let Some(bucket) = bucket_of_file_name(name) else {
+        let Some(bucket) = bucket_of_file_name(name)? else {
             return exec_err!(
                 "bucketed HIVE table '{table}': file '{}' in {shown} is not named like a bucket file \
                  (expected 000003_0, 000003_0_copy_1, bucket_00003, bucket-00003… or part-…_00003…)",
@@ -255,18 +261,32 @@ impl BucketFilter {
 
     /// Whether `read` of a file in a partition of `partition_count` buckets may hold a
     /// matching row, in a table of `table_count` buckets.
-    pub fn allows(&self, read: &BucketRead, partition_count: u32, table_count: u32) -> bool {
-        let by_bucket = self
-            .table_buckets
-            .as_ref()
-            .is_none_or(|ok| ok.get(read.table_bucket as usize).copied().unwrap_or(false));
+    pub fn allows(
+        &self,
+        read: &BucketRead,
+        partition_count: u32,
+        table_count: u32,
+    ) -> Result<bool> {
+        let by_bucket = match &self.table_buckets {
+            None => true,
+            Some(ok) => match ok.get(read.table_bucket as usize) {
+                Some(allowed) => *allowed,
+                None => {
+                    return internal_err!(
+                        "table bucket {} of a file is beyond the table's {} buckets",
+                        read.table_bucket,
+                        ok.len()
+                    );
+                }
+            },
+        };
         let by_hash = self.hashes.as_ref().is_none_or(|hashes| {
             hashes.iter().any(|&h| {
                 bucket_number(h, partition_count) == read.file_bucket
                     && bucket_number(h, table_count) == read.table_bucket
             })
         });
-        by_bucket && by_hash
+        Ok(by_bucket && by_hash)
     }
 }
 

@@ -509,10 +509,25 @@ impl Hasher {
                     // Every key is NULL (`normalized_keys` would panic on empty values).
                     vec![0; array.len()]
                 } else {
-                    let keys = d.normalized_keys().into_iter();
-                    let mut out: Vec<i32> =
-                        keys.map(|k| values.get(k).copied().unwrap_or(0)).collect();
-                    zero_nulls(&mut out, array.nulls());
+                    // A NULL slot's key may point anywhere (its hash is 0); any other key
+                    // must name a value.
+                    let nulls = array.nulls();
+                    let mut out = Vec::with_capacity(array.len());
+                    for (row, k) in d.normalized_keys().into_iter().enumerate() {
+                        if nulls.is_some_and(|n| n.is_null(row)) {
+                            out.push(0);
+                            continue;
+                        }
+                        match values.get(k) {
+                            Some(hash) => out.push(*hash),
+                            None => {
+                                return Err(ArrowError::InvalidArgumentError(format!(
+                                    "dictionary key {k} at row {row} is beyond its {} values",
+                                    values.len()
+                                )));
+                            }
+                        }
+                    }
                     out
                 }
             }

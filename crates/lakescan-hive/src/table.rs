@@ -263,11 +263,12 @@ impl HiveTable {
         let buckets = partition_buckets(&self.name, partition, files, table_count)?;
         let mut out = vec![];
         for (bucket, meta) in buckets.files {
-            let reads = reads_of_file(bucket, buckets.count, table_count);
-            let kept: Vec<_> = reads
-                .into_iter()
-                .filter(|r| bucket_filter.allows(r, buckets.count, table_count))
-                .collect();
+            let mut kept = vec![];
+            for read in reads_of_file(bucket, buckets.count, table_count) {
+                if bucket_filter.allows(&read, buckets.count, table_count)? {
+                    kept.push(read);
+                }
+            }
             if kept.is_empty() {
                 planned.stats.files_pruned_bucket += 1;
             }

@@ -140,10 +140,20 @@ impl IcebergCatalogProvider {
             .await
             .map_err(|e| iceberg_error("cannot list namespaces", e))?;
         while let Some(namespace) = pending.pop() {
-            let children = catalog
-                .list_namespaces(Some(&namespace))
-                .await
-                .unwrap_or_default();
+            let children = match catalog.list_namespaces(Some(&namespace)).await {
+                Ok(children) => children,
+                // A catalog without nested namespaces says so: the namespace has none.
+                Err(e) if e.kind() == iceberg::ErrorKind::FeatureUnsupported => vec![],
+                Err(e) => {
+                    return Err(iceberg_error(
+                        &format!(
+                            "cannot list the namespaces in {}",
+                            namespace.to_url_string()
+                        ),
+                        e,
+                    ));
+                }
+            };
             pending.extend(children.into_iter().filter(|c| c != &namespace));
             let tables = catalog
                 .list_tables(&namespace)
@@ -238,7 +248,12 @@ impl SchemaProvider for IcebergSchemaProvider {
             .load_table(&ident)
             .await
             .map_err(|e| iceberg_error(&format!("cannot load table {ident}"), e))?;
-        let location = table.metadata_location().unwrap_or_default().to_string();
+        let Some(location) = table.metadata_location().map(str::to_string) else {
+            return plan_err!(
+                "Iceberg catalog table {ident} has no metadata location; lakescan reads a \
+                 table from its metadata file"
+            );
+        };
         // The crate parsed the metadata already; its JSON is read again for the refs the
         // crate does not expose.
         let json = serde_json::to_vec(table.metadata())

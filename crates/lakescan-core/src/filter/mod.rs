@@ -99,10 +99,10 @@ impl Filter {
             return None;
         }
         let v = literal.clone();
-        let range = |low, high| ValueSet::from_ranges([ValueRange { low, high }]);
+        let range = |low, high| ValueSet::range(ValueRange { low, high });
         let values = match op {
-            Operator::Eq => ValueSet::from_ranges([ValueRange::point(v)]),
-            Operator::NotEq => ValueSet::from_ranges([ValueRange::point(v)]).complement(),
+            Operator::Eq => ValueSet::range(ValueRange::point(v)),
+            Operator::NotEq => ValueSet::range(ValueRange::point(v)).complement(),
             Operator::Lt => range(Bound::Unbounded, Bound::Excluded(v)),
             Operator::LtEq => range(Bound::Unbounded, Bound::Included(v)),
             Operator::Gt => range(Bound::Excluded(v), Bound::Unbounded),
@@ -110,12 +110,12 @@ impl Filter {
             Operator::IsNotDistinctFrom => {
                 return Some(Self::new(
                     data_type.clone(),
-                    ValueSet::from_ranges([ValueRange::point(v)]),
+                    ValueSet::range(ValueRange::point(v)),
                     NullResult::False,
                 ));
             }
             Operator::IsDistinctFrom => {
-                let set = ValueSet::from_ranges([ValueRange::point(v)]).complement();
+                let set = ValueSet::range(ValueRange::point(v)).complement();
                 return Some(Self::new(data_type.clone(), set, NullResult::True));
             }
             _ => return None,
@@ -123,7 +123,8 @@ impl Filter {
         Some(Self::new(data_type.clone(), values, NullResult::Unknown))
     }
 
-    /// `x IN (values)`; `None` if a value is NULL or of another type.
+    /// `x IN (values)`; `None` if a value is NULL, of another type, or of a type whose
+    /// values do not compare (the predicate then stays a residual).
     pub fn in_list(data_type: &DataType, list: &[ScalarValue]) -> Option<Self> {
         if list
             .iter()
@@ -131,7 +132,7 @@ impl Filter {
         {
             return None;
         }
-        let set = ValueSet::from_ranges(list.iter().cloned().map(ValueRange::point));
+        let set = ValueSet::from_ranges(list.iter().cloned().map(ValueRange::point)).ok()?;
         Some(Self::new(data_type.clone(), set, NullResult::Unknown))
     }
 
@@ -147,16 +148,18 @@ impl Filter {
 
     /// A boolean column used as a predicate: `x` (same as `x = true`).
     pub fn is_true() -> Self {
-        let set = ValueSet::from_ranges([ValueRange::point(ScalarValue::Boolean(Some(true)))]);
+        let set = ValueSet::range(ValueRange::point(ScalarValue::Boolean(Some(true))));
         Self::new(DataType::Boolean, set, NullResult::Unknown)
     }
 
-    /// Rows passing both filters; `None` when the filters compare in different types.
+    /// Rows passing both filters; `None` when the filters compare in different types (the
+    /// two stay separate, or residual).
     pub fn and(&self, other: &Self) -> Option<Self> {
         self.combine(other, ValueSet::intersect, NullResult::and)
     }
 
-    /// Rows passing either filter; `None` when the filters compare in different types.
+    /// Rows passing either filter; `None` when the filters compare in different types (the
+    /// predicate stays residual).
     pub fn or(&self, other: &Self) -> Option<Self> {
         self.combine(other, ValueSet::union, NullResult::or)
     }
@@ -164,16 +167,18 @@ impl Filter {
     fn combine(
         &self,
         other: &Self,
-        values: fn(&ValueSet, &ValueSet) -> ValueSet,
+        values: fn(&ValueSet, &ValueSet) -> datafusion::common::Result<ValueSet>,
         null: fn(NullResult, NullResult) -> NullResult,
     ) -> Option<Self> {
-        (self.data_type == other.data_type).then(|| {
-            Self::new(
-                self.data_type.clone(),
-                values(&self.values, &other.values),
-                null(self.null, other.null),
-            )
-        })
+        if self.data_type != other.data_type {
+            return None;
+        }
+        let values = values(&self.values, &other.values).ok()?;
+        Some(Self::new(
+            self.data_type.clone(),
+            values,
+            null(self.null, other.null),
+        ))
     }
 
     /// `NOT filter`, exact under three-valued logic.
@@ -213,7 +218,8 @@ fn boolean_points(values: &ValueSet) -> ValueSet {
         .into_iter()
         .filter(|v| values.contains(v))
         .map(ValueRange::point);
-    ValueSet::from_ranges(points)
+    // Booleans compare.
+    ValueSet::from_comparable(points.collect())
 }
 
 impl fmt::Debug for Filter {

@@ -14,7 +14,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use datafusion::common::ScalarValue;
+use datafusion::common::{Result, ScalarValue, internal_err};
 
 /// Compares two non-null values of the same type in the order arrow's kernels use.
 /// Returns `None` when the values are not comparable (different types).
@@ -148,6 +148,8 @@ fn cmp_high(a: &Bound, b: &Bound) -> Ordering {
 }
 
 /// Compares two finite bounds; on equal values an included bound sorts `included_first`.
+/// Only called on bounds of one value set, whose values compare ([`ValueSet::from_ranges`]
+/// checks it): the `Equal` of an incomparable pair is never taken.
 fn cmp_bound_values(a: &Bound, b: &Bound, included_first: Ordering) -> Ordering {
     let (Some(va), Some(vb)) = (a.value(), b.value()) else {
         return Ordering::Equal;
@@ -195,8 +197,33 @@ impl ValueSet {
         }
     }
 
-    /// Builds a normalized set from arbitrary ranges.
-    pub fn from_ranges(ranges: impl IntoIterator<Item = ValueRange>) -> Self {
+    /// The one range `range` (its two bounds are values of one type, or unbounded).
+    pub fn range(range: ValueRange) -> Self {
+        Self::from_comparable(vec![range])
+    }
+
+    /// Builds a normalized set from arbitrary ranges. Their values must be comparable with
+    /// each other (one type): an internal error otherwise (a filter is typed by its column,
+    /// so mixed values are a bug, never something to order arbitrarily).
+    pub fn from_ranges(ranges: impl IntoIterator<Item = ValueRange>) -> Result<Self> {
+        let ranges: Vec<ValueRange> = ranges.into_iter().collect();
+        let mixed = {
+            let mut values = ranges.iter().flat_map(|r| [r.low.value(), r.high.value()]);
+            let first = values.by_ref().flatten().next();
+            first.and_then(|a| {
+                let b = values.flatten().find(|v| compare_values(a, v).is_none())?;
+                Some(format!("{a:?} and {b:?}"))
+            })
+        };
+        if let Some(pair) = mixed {
+            return internal_err!("a value set mixes values that do not compare: {pair}");
+        }
+        Ok(Self::from_comparable(ranges))
+    }
+
+    /// [`Self::from_ranges`] of ranges whose values are known to compare with each other:
+    /// every comparison below is `Some`, so the `Equal` of a `None` is never taken.
+    pub(super) fn from_comparable(ranges: Vec<ValueRange>) -> Self {
         let mut ranges: Vec<ValueRange> = ranges.into_iter().filter(|r| !r.is_empty()).collect();
         ranges.sort_by(|a, b| cmp_low(&a.low, &b.low));
         let mut merged: Vec<ValueRange> = Vec::with_capacity(ranges.len());
@@ -240,13 +267,21 @@ impl ValueSet {
         self.ranges.get(first).is_some_and(|r| r.overlaps(min, max))
     }
 
-    /// Values in either set.
-    pub fn union(&self, other: &Self) -> Self {
+    /// Values in either set (an internal error when their values do not compare).
+    pub fn union(&self, other: &Self) -> Result<Self> {
         Self::from_ranges(self.ranges.iter().chain(&other.ranges).cloned())
     }
 
-    /// Values in both sets: a merge of the two sorted lists, `O(n + m)`.
-    pub fn intersect(&self, other: &Self) -> Self {
+    /// Values in both sets: a merge of the two sorted lists, `O(n + m)` (an internal error
+    /// when their values do not compare).
+    pub fn intersect(&self, other: &Self) -> Result<Self> {
+        if let (Some(a), Some(b)) = (self.first_value(), other.first_value())
+            && compare_values(a, b).is_none()
+        {
+            return internal_err!(
+                "intersecting value sets of values that do not compare: {a:?} and {b:?}"
+            );
+        }
         let (a, b) = (&self.ranges, &other.ranges);
         let (mut i, mut j) = (0, 0);
         let mut out = vec![];
@@ -268,7 +303,14 @@ impl ValueSet {
                 j += 1;
             }
         }
-        Self::from_ranges(out)
+        Ok(Self::from_comparable(out))
+    }
+
+    /// A value of the set, when it has a finite bound.
+    fn first_value(&self) -> Option<&ScalarValue> {
+        self.ranges
+            .iter()
+            .find_map(|r| r.low.value().or_else(|| r.high.value()))
     }
 
     /// Non-null values not in the set.
@@ -303,7 +345,8 @@ impl ValueSet {
                 high: Bound::Unbounded,
             });
         }
-        Self::from_ranges(out)
+        // The bounds are this set's own: they compare.
+        Self::from_comparable(out)
     }
 }
 
@@ -336,11 +379,28 @@ mod tests {
         ValueRange { low, high }
     }
 
+    /// Values that do not compare never make a set (they would sort as equal): an
+    /// internal error, and `Filter::in_list` / `Filter::and` leave the predicate residual.
+    #[test]
+    fn values_that_do_not_compare_are_refused() {
+        let f = |v: f64| ScalarValue::Float64(Some(v));
+        let mixed = [ValueRange::point(i(1)), ValueRange::point(f(1.0))];
+        let err = ValueSet::from_ranges(mixed).unwrap_err().to_string();
+        assert!(err.contains("mixes values that do not compare"), "{err}");
+        let ints = ValueSet::range(ValueRange::point(i(1)));
+        let floats = ValueSet::range(ValueRange::point(f(1.0)));
+        assert!(ints.intersect(&floats).is_err());
+        assert!(ints.union(&floats).is_err());
+        let decimal = |v, s| ScalarValue::Decimal128(Some(v), 10, s);
+        let t = arrow::datatypes::DataType::Decimal128(10, 2);
+        assert!(crate::filter::Filter::in_list(&t, &[decimal(1, 2), decimal(2, 3)]).is_none());
+    }
+
     #[test]
     fn union_merges_touching_ranges() {
-        let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]);
-        let b = ValueSet::from_ranges([r(Bound::Included(i(5)), Bound::Included(i(7)))]);
-        let u = a.union(&b);
+        let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]).unwrap();
+        let b = ValueSet::from_ranges([r(Bound::Included(i(5)), Bound::Included(i(7)))]).unwrap();
+        let u = a.union(&b).unwrap();
         assert_eq!(
             u.ranges(),
             &[r(Bound::Included(i(1)), Bound::Included(i(7)))]
@@ -349,7 +409,7 @@ mod tests {
 
     #[test]
     fn intersect_and_complement_are_exact() {
-        let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]);
+        let a = ValueSet::from_ranges([r(Bound::Included(i(1)), Bound::Excluded(i(5)))]).unwrap();
         let c = a.complement();
         assert_eq!(
             c.ranges(),
@@ -358,14 +418,16 @@ mod tests {
                 r(Bound::Included(i(5)), Bound::Unbounded)
             ]
         );
-        assert!(a.intersect(&c).is_empty());
-        assert!(a.union(&c).is_all());
+        assert!(a.intersect(&c).unwrap().is_empty());
+        assert!(a.union(&c).unwrap().is_all());
         assert_eq!(c.complement(), a);
     }
 
     #[test]
     fn point_exclusion_and_overlap() {
-        let not_three = ValueSet::from_ranges([ValueRange::point(i(3))]).complement();
+        let not_three = ValueSet::from_ranges([ValueRange::point(i(3))])
+            .unwrap()
+            .complement();
         assert!(!not_three.contains(&i(3)));
         assert!(not_three.contains(&i(2)));
         assert!(!not_three.overlaps(&i(3), &i(3)));
@@ -374,20 +436,22 @@ mod tests {
 
     #[test]
     fn many_points_intersect_and_search() {
-        let evens = ValueSet::from_ranges((0..1000).map(|v| ValueRange::point(i(v * 2))));
-        let window = ValueSet::from_ranges([r(Bound::Included(i(10)), Bound::Excluded(i(20)))]);
-        let both = evens.intersect(&window);
+        let evens = ValueSet::from_ranges((0..1000).map(|v| ValueRange::point(i(v * 2)))).unwrap();
+        let window =
+            ValueSet::from_ranges([r(Bound::Included(i(10)), Bound::Excluded(i(20)))]).unwrap();
+        let both = evens.intersect(&window).unwrap();
         let points: Vec<String> = both.ranges().iter().map(|r| r.to_string()).collect();
         assert_eq!(points, ["10", "12", "14", "16", "18"]);
         assert!(evens.contains(&i(1998)) && !evens.contains(&i(1999)));
         assert!(evens.overlaps(&i(3), &i(4)) && !evens.overlaps(&i(2001), &i(3000)));
-        assert_eq!(window.intersect(&evens), both);
+        assert_eq!(window.intersect(&evens).unwrap(), both);
     }
 
     #[test]
     fn floats_use_total_order() {
         let f = |v: f64| ScalarValue::Float64(Some(v));
-        let above_zero = ValueSet::from_ranges([r(Bound::Excluded(f(0.0)), Bound::Unbounded)]);
+        let above_zero =
+            ValueSet::from_ranges([r(Bound::Excluded(f(0.0)), Bound::Unbounded)]).unwrap();
         assert!(above_zero.contains(&f(f64::NAN)));
         assert!(!above_zero.contains(&f(-0.0)));
         assert!(!above_zero.contains(&f(0.0)));

@@ -349,11 +349,10 @@ impl ParquetSplitReader {
     /// now. While a dynamic filter may still change, one row group at a time (the rest are
     /// pruned again when it does).
     fn start_reading(&mut self, chosen: Chosen) -> Result<State> {
-        let may_change = self
-            .context
-            .dynamic
-            .as_ref()
-            .is_some_and(|d| d.may_change());
+        let may_change = match &self.context.dynamic {
+            Some(dynamic) => dynamic.may_change()?,
+            None => false,
+        };
         if chosen.row_groups.len() > 1 && may_change {
             self.rest = Some(chosen);
             return Ok(match self.next_row_group()? {
@@ -534,8 +533,15 @@ impl SplitReader for ParquetSplitReader {
             {
                 self.state = self.start_reading(chosen)?;
             }
-            let State::Reading(reading) = &mut self.state else {
-                return Ok(None);
+            let reading = match &mut self.state {
+                State::Reading(reading) => reading,
+                State::Done => return Ok(None),
+                _ => {
+                    return internal_err!(
+                        "split of '{}' was read before it was prepared",
+                        self.split.display_path()
+                    );
+                }
             };
             match reading.stream.next().await {
                 None => {

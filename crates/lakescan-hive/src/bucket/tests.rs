@@ -30,7 +30,7 @@ fn bucket_numbers_of_every_writer_s_file_names() {
         ("part.parquet", None),
     ];
     for (name, expected) in cases {
-        assert_eq!(bucket_of_file_name(name), expected, "{name}");
+        assert_eq!(bucket_of_file_name(name).unwrap(), expected, "{name}");
     }
 }
 
@@ -131,7 +131,7 @@ fn point_filters_prune_to_the_files_of_their_hashes() {
         .hash_array(&arrow::array::Int64Array::from(vec![42]))
         .unwrap()[0];
     let kept: Vec<u32> = (0..8)
-        .filter(|&n| f.allows(&reads_of_file(n, 8, 8)[0], 8, 8))
+        .filter(|&n| f.allows(&reads_of_file(n, 8, 8)[0], 8, 8).unwrap())
         .collect();
     assert_eq!(kept, [bucket_number(h, 8)]);
     // A range is not a point filter: nothing pruned.
@@ -143,9 +143,16 @@ fn point_filters_prune_to_the_files_of_their_hashes() {
     let filters = BTreeMap::from([(Subfield::column("$bucket"), b3)]);
     let f = BucketFilter::try_new(&b, &filters).unwrap();
     let kept: Vec<u32> = (0..8)
-        .filter(|&n| f.allows(&reads_of_file(n, 8, 8)[0], 8, 8))
+        .filter(|&n| f.allows(&reads_of_file(n, 8, 8)[0], 8, 8).unwrap())
         .collect();
     assert_eq!(kept, [3]);
+    // A table bucket beyond the filter's table is a bug, not a pruned file.
+    let beyond = reads_of_file(9, 16, 16)[0].clone();
+    let err = f.allows(&beyond, 16, 16).unwrap_err().to_string();
+    assert!(
+        err.contains("table bucket 9 of a file is beyond the table's 8 buckets"),
+        "{err}"
+    );
 }
 
 #[test]

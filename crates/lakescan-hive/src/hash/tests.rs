@@ -397,6 +397,15 @@ fn dictionary_hashes_like_its_values() {
         Arc::new(StringArray::from(Vec::<&str>::new())),
     );
     assert_eq!(V2.hash_array(&empty).unwrap(), vec![0, 0]);
+    // A NULL slot's key may point past the values: it hashes as NULL (0), no lookup.
+    let keys = Int8Array::new(vec![0, 99].into(), Some(vec![true, false].into()));
+    let stray =
+        DictionaryArray::<Int8Type>::try_new(keys, Arc::new(StringArray::from(vec!["a"]))).unwrap();
+    let plain = StringArray::from(vec![Some("a"), None]);
+    assert_eq!(
+        V2.hash_array(&stray).unwrap(),
+        V2.hash_array(&plain).unwrap()
+    );
 }
 
 type MapRow<'a> = Option<Vec<(i32, Option<&'a str>)>>;

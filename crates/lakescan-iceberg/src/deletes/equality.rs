@@ -291,8 +291,11 @@ async fn open(
     // index is in `sorted`, which holds them all once).
     let order = indices
         .iter()
-        .map(|i| sorted.iter().position(|s| s == i).unwrap_or(0))
-        .collect();
+        .map(|i| match sorted.iter().position(|s| s == i) {
+            Some(at) => Ok(at),
+            None => internal_err!("key column {i} of '{}' is not projected", file.written_path),
+        })
+        .collect::<Result<_>>()?;
     Ok((stream, order))
 }
 
