@@ -44,6 +44,7 @@ use datafusion::physical_expr_common::physical_expr::{
     is_dynamic_physical_expr, snapshot_generation, snapshot_physical_expr,
 };
 use datafusion::physical_plan::PhysicalExpr;
+use datafusion::physical_plan::metrics::Count;
 use object_store::ObjectStore;
 
 use crate::binding::SplitConstants;
@@ -63,6 +64,9 @@ pub struct ReaderBatch {
     pub batch: RecordBatch,
     /// Rows the reader advanced over (before reader filters).
     pub rows_scanned: usize,
+    /// Of those, rows it dropped because they are deleted (counted by the delete metrics,
+    /// not as removed by reader filters).
+    pub rows_deleted: usize,
 }
 
 /// Outcome of preparing a split.
@@ -391,6 +395,9 @@ pub struct FileDataSource {
 struct CurrentSplit {
     number: usize,
     batches: usize,
+    /// Rows the reader advanced over and rows it returned: the reader filters removed the
+    /// difference, counted when the split ends.
+    reader_rows: ReaderRows,
     reader: Box<dyn SplitReader>,
     stages: Vec<BatchStage>,
     residual: Option<Arc<dyn PhysicalExpr>>,
@@ -401,6 +408,41 @@ struct CurrentSplit {
     /// The dynamic filters' value over `R`, when it changed after the reader started
     /// decoding (the reader cannot apply it to rows it is decoding).
     dynamic: Option<Arc<dyn PhysicalExpr>>,
+}
+
+/// What a split's reader scanned and returned. A reader that filters while decoding reports
+/// the rows it scanned when it scans them, ahead of the batches that hold their survivors
+/// (a batch may carry the scan of several), so a per-batch difference would count rows
+/// that are returned later as removed. The difference is taken once, when the split ends
+/// (it is dropped: at its end, or stopped by a dynamic filter or a `LIMIT`, when the rows
+/// its decoder scanned but did not return count as removed).
+#[derive(Debug)]
+struct ReaderRows {
+    scanned: usize,
+    returned: usize,
+    removed: Count,
+}
+
+impl ReaderRows {
+    fn new(removed: Count) -> Self {
+        Self {
+            scanned: 0,
+            returned: 0,
+            removed,
+        }
+    }
+
+    /// Adds a batch of `returned` rows that came with `scanned` scanned rows.
+    fn add(&mut self, scanned: usize, returned: usize) {
+        self.scanned += scanned;
+        self.returned += returned;
+    }
+}
+
+impl Drop for ReaderRows {
+    fn drop(&mut self) {
+        self.removed.add(self.scanned.saturating_sub(self.returned));
+    }
 }
 
 impl Debug for CurrentSplit {
@@ -614,6 +656,7 @@ impl FileDataSource {
                 self.current = Some(CurrentSplit {
                     number: pending.number,
                     batches: 0,
+                    reader_rows: ReaderRows::new(self.metrics.rows_removed_reader_filters.clone()),
                     reader: pending.reader,
                     stages: pending.stages,
                     residual: pending.filters.residual.clone(),
@@ -716,9 +759,10 @@ impl FileDataSource {
         let _compute = self.metrics.baseline.elapsed_compute().timer();
         self.metrics.rows_scanned.add(read.rows_scanned);
         let mut batch = read.batch;
-        self.metrics
-            .rows_removed_reader_filters
-            .add(read.rows_scanned.saturating_sub(batch.num_rows()));
+        current.reader_rows.add(
+            read.rows_scanned.saturating_sub(read.rows_deleted),
+            batch.num_rows(),
+        );
         for stage in &mut current.stages {
             let before = batch.num_rows();
             batch = stage.transform.apply(batch)?;

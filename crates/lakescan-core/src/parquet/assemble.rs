@@ -96,6 +96,8 @@ pub struct Assembler {
     generated_filters: Vec<GeneratedFilter>,
     /// Rows deleted by position, when the reader's selection does not skip them.
     deleted: Option<DeletedMask>,
+    /// Rows the deleted mask dropped from the last batch assembled.
+    rows_deleted: usize,
     file: String,
     /// Whether the decoded columns were resolved (on the first batch).
     bound: bool,
@@ -190,9 +192,15 @@ impl Assembler {
             post_filter_columns: vec![],
             generated_filters,
             deleted: None,
+            rows_deleted: 0,
             file: split.display_path().to_string(),
             bound: false,
         })
+    }
+
+    /// Rows the deleted mask dropped from the last batch assembled (0 after this call).
+    pub fn take_rows_deleted(&mut self) -> usize {
+        std::mem::take(&mut self.rows_deleted)
     }
 
     /// Drops the rows `mask` deletes from every decoded batch.
@@ -255,6 +263,7 @@ impl Assembler {
             None => None,
         }
         .map(BooleanArray::from);
+        self.rows_deleted = kept.as_ref().map_or(0, |k| k.len() - k.true_count());
         for (filter, &index) in self.post_filters.iter().zip(&self.post_filter_columns) {
             if decoded.num_rows() == 0 {
                 break;

@@ -558,6 +558,7 @@ impl SplitReader for ParquetSplitReader {
                     return Ok(Some(ReaderBatch {
                         batch: RecordBatch::new_empty(schema),
                         rows_scanned,
+                        rows_deleted: 0,
                     }));
                 }
                 Some(Err(e)) => return Err(file_error(self.split.display_path(), e)),
@@ -567,6 +568,7 @@ impl SplitReader for ParquetSplitReader {
                     return Ok(Some(ReaderBatch {
                         batch,
                         rows_scanned,
+                        rows_deleted: reading.assembler.take_rows_deleted(),
                     }));
                 }
             }

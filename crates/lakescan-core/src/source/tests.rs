@@ -272,6 +272,67 @@ async fn seed_15_9_row_id_constants_change_between_splits() {
     assert_eq!(metrics.leaves_decoded.value(), 0);
 }
 
+/// Seed §15.9 with preload: B is prepared on another task while A streams (the donor has B's
+/// constants) and taken over after A's first batch. B's rows carry all three of B's
+/// constants — version 2, partition 20, guid B — its own file name and row numbers from 0,
+/// none of A's.
+#[tokio::test]
+async fn seed_15_9_row_id_constants_change_at_takeover() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_values(dir.path(), "a.parquet", &[1, 2, 3], 10);
+    let b = write_values(dir.path(), "b.parquet", &[4, 5], 10);
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let spec =
+        Arc::new(ScanSpec::try_new(&row_id_table(), &Assignments::new(vec![1]), &[]).unwrap());
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let options = ReadOptions {
+        batch_size: 2,
+        ..ReadOptions::default()
+    };
+    let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+    let mut source = FileDataSource::new(spec, factory, store, vec![], metrics.clone(), options);
+    let text = |batch: &RecordBatch| -> Vec<String> {
+        let text = arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch)).unwrap();
+        text.to_string()
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.contains("rid"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let mut rows = vec![];
+    assert!(
+        source
+            .add_split(row_id_split("a.parquet", a, (1, 10, "A")))
+            .await
+            .unwrap()
+    );
+    let first = source.next().await.unwrap().unwrap();
+    rows.extend(text(&first));
+    // B is preloaded now, while A still has a batch to go.
+    let pending = source
+        .start(row_id_split("b.parquet", b, (2, 20, "B")))
+        .unwrap()
+        .unwrap();
+    let donor = tokio::spawn(pending.prepare(true)).await.unwrap().unwrap();
+    while let Some(batch) = source.next().await.unwrap() {
+        rows.extend(text(&batch));
+    }
+    assert!(source.install(donor).unwrap(), "B is taken over");
+    while let Some(batch) = source.next().await.unwrap() {
+        rows.extend(text(&batch));
+    }
+    let expected = [
+        "| {row_number: 0, row_group_id: a.parquet, metadata_version: 1, partition_id: 10, table_guid: A} |",
+        "| {row_number: 1, row_group_id: a.parquet, metadata_version: 1, partition_id: 10, table_guid: A} |",
+        "| {row_number: 2, row_group_id: a.parquet, metadata_version: 1, partition_id: 10, table_guid: A} |",
+        "| {row_number: 0, row_group_id: b.parquet, metadata_version: 2, partition_id: 20, table_guid: B} |",
+        "| {row_number: 1, row_group_id: b.parquet, metadata_version: 2, partition_id: 20, table_guid: B} |",
+    ];
+    assert_eq!(rows, expected);
+    assert_eq!(metrics.splits_total.value(), 2);
+}
+
 #[tokio::test]
 async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() {
     // Rows 0..104 in row groups of 100 and 4; the seed's readable rows are 100..103.

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Int64Array};
 use iceberg::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
 
+use datafusion::prelude::{SessionConfig, SessionContext};
+
 use crate::fixture::Fixture;
 use crate::position_deletes::{column, query};
 
@@ -45,6 +47,42 @@ async fn seed_15_7_filter_only_column_missing_then_present() {
         .await
         .unwrap();
     assert_eq!(column(&out), ["4"]);
+
+    // Both files through one partition, the old one first (§16: a constant installed for
+    // one split must not stay for the next). `b = 6` skips the old file on its constant 5
+    // before opening it and reads the new one; `b = 5` skips none.
+    let ctx = crate::fixture::with_iceberg(SessionContext::new_with_config(
+        SessionConfig::new().with_target_partitions(1),
+    ));
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{metadata}'"
+    ))
+    .await
+    .unwrap();
+    for (filter, rows, skipped) in [("b = 6", "4", 1), ("b = 5", "1, 2, 3", 0)] {
+        let sql = format!("SELECT a FROM t WHERE {filter} ORDER BY a");
+        let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        let out = arrow::util::pretty::pretty_format_batches(&batches)
+            .unwrap()
+            .to_string();
+        assert_eq!(column(&out).join(", "), rows, "{filter}: {out}");
+        let plan = ctx
+            .sql(&format!("EXPLAIN ANALYZE {sql}"))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let plan = arrow::util::pretty::pretty_format_batches(&plan)
+            .unwrap()
+            .to_string();
+        assert!(plan.contains("splits=2,"), "{plan}");
+        assert!(
+            plan.contains(&format!("splits_skipped={skipped},")),
+            "{filter}: {plan}"
+        );
+        assert!(plan.contains("splits_total=2,"), "{plan}");
+    }
     let out = query(&metadata, "SELECT a, b FROM t ORDER BY a")
         .await
         .unwrap();
