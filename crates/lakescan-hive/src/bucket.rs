@@ -155,16 +155,17 @@ pub fn partition_buckets(
         };
         numbered.push((bucket, meta));
     }
-    let Some(highest) = numbered.iter().map(|(b, _)| *b).max() else {
+    let Some((highest, highest_file)) = numbered.iter().max_by_key(|(b, _)| *b) else {
         return Ok(PartitionBuckets {
             count: table_count,
             files: vec![],
         });
     };
+    let (highest, highest_file) = (*highest, &highest_file.location);
     if highest >= MAX_BUCKETS {
         return exec_err!(
-            "bucketed HIVE table '{table}': {shown} has a file of bucket {highest}, beyond the \
-             {MAX_BUCKETS} buckets a table can have"
+            "bucketed HIVE table '{table}': {shown} has a file of bucket {highest} \
+             ('{highest_file}'), beyond the {MAX_BUCKETS} buckets a table can have"
         );
     }
     let count = highest + 1;
@@ -175,14 +176,16 @@ pub fn partition_buckets(
     if let Some(missing) = present.iter().position(|p| !p) {
         return exec_err!(
             "bucketed HIVE table '{table}': {shown} has no file for bucket {missing} of its {count} buckets \
-             (its highest bucket is {highest}; every bucket must have a file, Hive writes empty ones)"
+             (its highest bucket is {highest}, file '{highest_file}'; every bucket must have a \
+             file, Hive writes empty ones)"
         );
     }
     let compatible = count.is_multiple_of(table_count) || table_count.is_multiple_of(count);
     if !compatible {
         return exec_err!(
             "bucketed HIVE table '{table}': {shown} has {count} buckets, which neither divides \
-             nor is a multiple of the table's {table_count} buckets"
+             nor is a multiple of the table's {table_count} buckets (its highest bucket is \
+             {highest}, file '{highest_file}')"
         );
     }
     Ok(PartitionBuckets {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{Array, BooleanArray, RecordBatch, new_null_array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::common::{Result, ScalarValue, exec_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::PhysicalExpr;
 use futures::{StreamExt, TryStreamExt};
@@ -30,8 +30,8 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use crate::kept_children::KeptChildren;
 use crate::listing_cache::{Listed, ListingCache};
-use crate::local_listing::{LocalLister, on_blocking_pool};
-use crate::partition::{TypedValues, parse_segment};
+use crate::local_listing::{FileAmongPartitions, LocalLister, on_blocking_pool};
+use crate::partition::{Segment, TypedValues, is_hidden, parse_segment};
 
 /// One partition directory and its values (in partition column order).
 #[derive(Debug, Clone)]
@@ -158,7 +158,8 @@ impl Lister {
         }
     }
 
-    /// The subdirectories of `dir`.
+    /// The subdirectories of `dir`, a partition level: a visible file there is a
+    /// [`FileAmongPartitions`] error.
     async fn children(&self, dir: &Path) -> object_store::Result<Arc<Vec<Path>>> {
         if let Some(Listed::Children(dirs)) = self.kept(dir) {
             return Ok(dirs);
@@ -167,12 +168,13 @@ impl Lister {
         let at = Instant::now();
         let dirs = match &self.local {
             Some(local) => local.children(dir).await?,
-            None => Arc::new(
-                self.store
-                    .list_with_delimiter(Some(dir))
-                    .await?
-                    .common_prefixes,
-            ),
+            None => {
+                let listed = self.store.list_with_delimiter(Some(dir)).await?;
+                for file in &listed.objects {
+                    FileAmongPartitions::check(&file.location, "lakescan")?;
+                }
+                Arc::new(listed.common_prefixes)
+            }
         };
         self.keep(dir, at, Listed::Children(Arc::clone(&dirs)));
         Ok(dirs)
@@ -339,7 +341,8 @@ async fn list_levels(
             })
             .buffered(CONCURRENT_LISTS)
             .try_collect()
-            .await?;
+            .await
+            .map_err(|e| file_among_partitions(e, keys))?;
         let field = filters.schema().field(depth);
         // This level's directories: (parent, directory, raw value, typed value).
         let mut children = vec![];
@@ -348,8 +351,25 @@ async fn list_levels(
                 let Some(segment) = dir.filename() else {
                     continue;
                 };
-                let Some(value) = parse_segment(segment, key) else {
-                    continue;
+                let value = match parse_segment(segment, key) {
+                    Segment::Value(value) => value,
+                    Segment::NotThisKey if is_hidden(segment) => continue,
+                    // A directory that is not a partition of this level would be skipped
+                    // with its files: the table is malformed, or declared with other keys.
+                    Segment::NotThisKey => {
+                        return exec_err!(
+                            "partition directory '{dir}' is not named '{key}=<value>': the \
+                             table is partitioned by ({}), so every directory at this level \
+                             is '{key}=…' (hidden ones start with '_' or '.')",
+                            keys.join(", ")
+                        );
+                    }
+                    Segment::NotUtf8 => {
+                        return exec_err!(
+                            "partition directory '{dir}': the URL-escaped value of partition \
+                             column '{key}' is not valid UTF-8"
+                        );
+                    }
                 };
                 // A value that is not of the column's type is an error even when no filter
                 // or projection uses the column: the table is malformed.
@@ -418,6 +438,21 @@ async fn list_levels(
     Ok(listing)
 }
 
+/// A listing error, as an error naming a file that is not in a partition directory where
+/// that is what it is.
+fn file_among_partitions(e: object_store::Error, keys: &[String]) -> DataFusionError {
+    match FileAmongPartitions::of(&e) {
+        Some(file) => DataFusionError::Execution(format!(
+            "file '{file}' is not in a partition directory: the table is partitioned by ({}), \
+             so only its '{}=…/…' directories hold data files (hidden files start with '_' or \
+             '.')",
+            keys.join(", "),
+            keys.join("=…/")
+        )),
+        None => e.into(),
+    }
+}
+
 /// Hidden files and directories (`_SUCCESS`, `.crc`, `_temporary/`) are not data.
 fn is_data_file(location: &Path, under: &Path) -> bool {
     let Some(relative) = location.prefix_match(under) else {
@@ -445,6 +480,7 @@ mod tests {
 
     use datafusion::logical_expr::Operator;
     use datafusion::physical_expr::expressions::{binary, col, lit};
+    use object_store::ObjectStoreExt;
     use object_store::local::LocalFileSystem;
 
     use super::*;
@@ -544,5 +580,59 @@ mod tests {
         // A file added to a partition is listed (leaf directories are always read).
         std::fs::write(dir.path().join("p=2").join("g"), b"x").unwrap();
         assert_eq!(partitions().await, ["2", "2", "3"]);
+    }
+
+    /// A directory that is not `key=…` at a partition level, and a visible file beside
+    /// partition directories, are errors naming them, in the local store and in any other
+    /// (whose files hidden ones stay skipped); their files would never be read.
+    #[tokio::test]
+    async fn what_is_not_a_partition_directory_is_an_error_naming_it() {
+        let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let memory: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let schema = partition_schema(&[("p".to_string(), DataType::Utf8)]);
+        let filters = PartitionFilters::new(schema, vec![]);
+        let keys = ["p".to_string()];
+        let cases = [
+            (vec!["p=1/f", "_SUCCESS", ".p=2/f", "_tmp/f"], None),
+            (
+                vec!["p=1/f", "q=2/f"],
+                Some("'{root}/q=2' is not named 'p=<value>'"),
+            ),
+            (
+                vec!["p=1/f", "=2/f"],
+                Some("'{root}/=2' is not named 'p=<value>'"),
+            ),
+            (
+                vec!["p=1/f", "f"],
+                Some("file '{root}/f' is not in a partition directory"),
+            ),
+            (
+                vec!["p=%FF/f"],
+                Some("'{root}/p=%FF': the URL-escaped value"),
+            ),
+        ];
+        for (files, expected) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let root = Path::from_absolute_path(dir.path()).unwrap();
+            for file in &files {
+                let path = dir.path().join(file);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, b"x").unwrap();
+                let location = Path::parse(format!("{root}/{file}")).unwrap();
+                memory.put(&location, b"x".to_vec().into()).await.unwrap();
+            }
+            for store in [&local, &memory] {
+                let lister = Lister::new(store, &ListingMemory::new());
+                let listed = list_table(lister, &root, &keys, &filters).await;
+                match (&listed, expected) {
+                    (Ok(listing), None) => assert_eq!(listing.files.len(), 1, "{files:?}"),
+                    (Err(e), Some(expected)) => {
+                        let expected = expected.replace("{root}", root.as_ref());
+                        assert!(e.to_string().contains(&expected), "{e}")
+                    }
+                    _ => panic!("{files:?}: {listed:?}"),
+                }
+            }
+        }
     }
 }

@@ -130,7 +130,9 @@ impl LocalLister {
     }
 }
 
-/// The subdirectories of `root` (at `location` in the store), sorted.
+/// The subdirectories of `root` (at `location` in the store), sorted. Only partition levels
+/// are listed for their subdirectories: a visible file there is a [`FileAmongPartitions`]
+/// error.
 fn children(root: &std::path::Path, location: &Path) -> object_store::Result<Vec<Path>> {
     let mut dirs = vec![];
     let Some(entries) = read_dir(root)? else {
@@ -140,13 +142,52 @@ fn children(root: &std::path::Path, location: &Path) -> object_store::Result<Vec
         let Some((path, kind)) = entry_kind(entry, root)? else {
             continue;
         };
-        if let Kind::Dir(_) = kind {
-            dirs.push(child_location(location, &path)?);
+        let child = child_location(location, &path)?;
+        match kind {
+            Kind::Dir(_) => dirs.push(child),
+            Kind::File(_) => FileAmongPartitions::check(&child, "LocalFileSystem")?,
         }
     }
     dirs.sort();
     Ok(dirs)
 }
+
+/// A visible data file where a partitioned table has only partition directories (the table
+/// root, or a partition directory above the last key): its files would never be read.
+#[derive(Debug)]
+pub struct FileAmongPartitions(pub Path);
+
+impl FileAmongPartitions {
+    /// An error when `file` (of `store`) is visible: not hidden, not an unfinished write.
+    pub fn check(file: &Path, store: &'static str) -> object_store::Result<()> {
+        let hidden = file.filename().is_none_or(crate::partition::is_hidden);
+        if hidden || !is_valid_file_path(file) {
+            return Ok(());
+        }
+        Err(object_store::Error::Generic {
+            store,
+            source: Box::new(Self(file.clone())),
+        })
+    }
+
+    /// The file, when `e` is this error.
+    pub fn of(e: &object_store::Error) -> Option<&Path> {
+        match e {
+            object_store::Error::Generic { source, .. } => {
+                source.downcast_ref::<Self>().map(|f| &f.0)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FileAmongPartitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "file '{}' is not in a partition directory", self.0)
+    }
+}
+
+impl std::error::Error for FileAmongPartitions {}
 
 /// What a directory entry is, its links followed.
 enum Kind {

@@ -12,14 +12,36 @@ use percent_encoding::percent_decode_str;
 /// The directory name Hive writes for a NULL partition value.
 pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
-/// Parses one path segment `key=value` for `key`: `Some(value)` where `None` is NULL.
-pub fn parse_segment(segment: &str, key: &str) -> Option<Option<String>> {
-    let (k, v) = segment.split_once('=')?;
+/// One path segment read as a directory of partition key `key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// `key=value`: the URL-unescaped value, `None` for the default partition (NULL).
+    Value(Option<String>),
+    /// `key=value` whose unescaped value is not UTF-8 (`k=%FF`).
+    NotUtf8,
+    /// Not `key=…`: another key, an empty key (`=v`), or no `=` at all.
+    NotThisKey,
+}
+
+/// Parses one path segment `key=value` for `key` (the key compared ignoring ASCII case;
+/// `%ZZ`, not an escape, stays as written, as in Hive).
+pub fn parse_segment(segment: &str, key: &str) -> Segment {
+    let Some((k, v)) = segment.split_once('=') else {
+        return Segment::NotThisKey;
+    };
     if !k.eq_ignore_ascii_case(key) {
-        return None;
+        return Segment::NotThisKey;
     }
-    let value = percent_decode_str(v).decode_utf8_lossy().into_owned();
-    Some((value != HIVE_DEFAULT_PARTITION).then_some(value))
+    match percent_decode_str(v).decode_utf8() {
+        Ok(value) => Segment::Value((value != HIVE_DEFAULT_PARTITION).then(|| value.into_owned())),
+        Err(_) => Segment::NotUtf8,
+    }
+}
+
+/// Whether a directory or file name is hidden (`_SUCCESS`, `.crc`, `_temporary/`): not
+/// data, and not a partition directory.
+pub fn is_hidden(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('.')
 }
 
 /// Types a partition value; a value that does not parse names the directory.
@@ -117,14 +139,24 @@ mod tests {
     fn segments_unescape_and_default_partition() {
         assert_eq!(
             parse_segment("region=us%2Feast", "region"),
-            Some(Some("us/east".into()))
+            Segment::Value(Some("us/east".into()))
         );
         assert_eq!(
             parse_segment("day=__HIVE_DEFAULT_PARTITION__", "day"),
-            Some(None)
+            Segment::Value(None)
         );
-        assert_eq!(parse_segment("other=1", "day"), None);
-        assert_eq!(parse_segment("nodelimiter", "day"), None);
+        assert_eq!(
+            parse_segment("DAY=%ZZ", "day"),
+            Segment::Value(Some("%ZZ".into()))
+        );
+        assert_eq!(
+            parse_segment("day==1", "day"),
+            Segment::Value(Some("=1".into()))
+        );
+        assert_eq!(parse_segment("day=%FF", "day"), Segment::NotUtf8);
+        assert_eq!(parse_segment("other=1", "day"), Segment::NotThisKey);
+        assert_eq!(parse_segment("=1", "day"), Segment::NotThisKey);
+        assert_eq!(parse_segment("nodelimiter", "day"), Segment::NotThisKey);
     }
 
     #[test]

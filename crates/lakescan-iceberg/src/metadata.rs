@@ -14,8 +14,9 @@
 //! **Reading it** ([`read_metadata`]): gzip-compressed files (`1f 8b`) are inflated; the
 //! `format-version` must be 1, 2 or 3; the JSON is parsed by the `iceberg` crate's
 //! `TableMetadata` (which validates snapshots, refs and logs), after types it cannot parse
-//! are replaced ([`crate::placeholder_types`]). Refs are read from the same JSON: the crate
-//! has no public accessor for them.
+//! are replaced ([`crate::placeholder_types`]); where the crate says only that the JSON has
+//! no shape it knows, `diagnose` (`metadata/diagnose.rs`) names the field at fault. Refs are
+//! read from the same JSON: the crate has no public accessor for them.
 //!
 //! **Which snapshot** ([`select_snapshot`]): the current one, or by id, by time (the last
 //! snapshot-log entry at or before it) or by ref (branch or tag).
@@ -202,10 +203,16 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
     };
     let value: serde_json::Value =
         serde_json::from_slice(&json).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-    match value
+    if !value.is_object() {
+        return Err(bad(format!(
+            "not Iceberg table metadata: its JSON is {}, not an object",
+            json_kind(&value)
+        )));
+    }
+    let version = value
         .get("format-version")
-        .and_then(serde_json::Value::as_u64)
-    {
+        .and_then(serde_json::Value::as_u64);
+    match version {
         Some(1..=3) => {}
         Some(v) => {
             return Err(bad(format!(
@@ -223,8 +230,10 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
             .map_err(|e| bad(format!("its refs do not parse: {e}")))?,
         None => HashMap::new(),
     };
-    let metadata: TableMetadata = serde_json::from_value(value)
-        .map_err(|e| bad(format!("not valid Iceberg table metadata: {e}")))?;
+    let metadata: TableMetadata = serde_json::from_value(value).map_err(|e| {
+        let why = explained(e, &json, version.unwrap_or(2));
+        bad(format!("not valid Iceberg table metadata: {why}"))
+    })?;
     let mut refs = refs;
     if let (false, Some(id)) = (refs.contains_key("main"), metadata.current_snapshot_id()) {
         let main = SnapshotReference::new(
@@ -240,6 +249,33 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
         inline_manifests,
         placeholders,
     })
+}
+
+/// The crate's error `e` for the metadata `json`, or, where it names no field (a shape it
+/// does not know), what `diagnose::diagnose` finds in the JSON as it was parsed.
+fn explained(e: serde_json::Error, json: &[u8], version: u64) -> String {
+    if !e.to_string().contains("did not match any variant") {
+        return e.to_string();
+    }
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(json) else {
+        return e.to_string();
+    };
+    normalize(&mut value);
+    unknown_transforms_in_metadata(&mut value);
+    PlaceholderTypes::replace_in_metadata(&mut value);
+    diagnose::diagnose(&value, version).unwrap_or_else(|| e.to_string())
+}
+
+/// What a JSON value is, for messages.
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }
 
 /// Rewrites what other writers put in metadata that the `iceberg` crate rejects, without
@@ -497,6 +533,8 @@ fn known_snapshots(md: &TableMetadata) -> String {
         false => format!("{ids:?}"),
     }
 }
+
+mod diagnose;
 
 #[cfg(test)]
 mod tests;

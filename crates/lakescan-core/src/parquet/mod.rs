@@ -60,9 +60,9 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::common::{Result, internal_err};
+use datafusion::common::{DataFusionError, Result, internal_err};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
@@ -543,10 +543,17 @@ impl SplitReader for ParquetSplitReader {
                     );
                 }
             };
-            match reading.stream.next().await {
+            // The parquet crate panics on some corrupt pages (a dictionary's bit width past its
+            // type, definition levels past their buffer): the file's error, not the process's.
+            let polled = std::panic::AssertUnwindSafe(reading.stream.next())
+                .catch_unwind()
+                .await
+                .map_err(|panic| decoder_panic(self.split.display_path(), panic))?;
+            match polled {
                 None => {
                     // Rows the filters dropped after the last batch still count as scanned.
                     let rows_scanned = reading.take_rows_scanned(0);
+                    reading.check_row_count(self.split.display_path())?;
                     self.state = match self.next_row_group()? {
                         Some(next) => State::Reading(Box::new(next)),
                         None => State::Done,
@@ -574,4 +581,17 @@ impl SplitReader for ParquetSplitReader {
             }
         }
     }
+}
+
+/// The error of a panic of the Parquet decoder while reading the file at `path`.
+fn decoder_panic(path: &str, panic: Box<dyn std::any::Any + Send>) -> DataFusionError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    DataFusionError::Execution(format!(
+        "cannot read Parquet file '{path}': the Parquet decoder panicked: {message} (the file \
+         is corrupt: its pages do not decode)"
+    ))
 }

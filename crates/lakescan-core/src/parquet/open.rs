@@ -1,5 +1,6 @@
 //! Opening a Parquet file (`LoadFooter`): the footer from the session's cache
-//! ([`super::footer_cache`]) or the file, byte counting, and error messages that name the file.
+//! ([`super::footer_cache`]) or the file, checked ([`check_footer`]) before anything trusts
+//! it, byte counting, and error messages that name the file.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -43,6 +44,7 @@ pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Open
             .map_err(|e| footer_error(split.display_path(), e))?,
         None => {
             let (loaded, size) = read_footer(&split, &context, &mut reader, &options).await?;
+            check_footer(split.display_path(), loaded.metadata(), size)?;
             if let Some(c) = cache {
                 c.put(&split, size, Arc::clone(loaded.metadata()));
             }
@@ -81,6 +83,7 @@ pub async fn file_metadata(
         .get_metadata(Some(&options))
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
+    check_footer(split.display_path(), &metadata, split.file_size)?;
     cache.put(split, split.file_size, Arc::clone(&metadata));
     Ok(metadata)
 }
@@ -264,12 +267,55 @@ impl AsyncFileReader for CountingReader {
 /// Bytes fetched from the end of the file in one request: footer and usually page index.
 const FOOTER_HINT: usize = 64 * 1024;
 
+/// Checks what reading trusts in the footer of the file at `path` (`file_size` bytes), so a
+/// corrupt footer is an error naming the file rather than a panic or a read of the wrong
+/// bytes: every column chunk lies inside the file (offsets and sizes not negative — the
+/// `parquet` crate panics on those — and not past its end) and in the file itself (no
+/// `file_path`). Footers are checked once, before the footer cache keeps them.
+pub fn check_footer(path: &str, metadata: &ParquetMetaData, file_size: u64) -> Result<()> {
+    for (group, row_group) in metadata.row_groups().iter().enumerate() {
+        for chunk in row_group.columns() {
+            let column = chunk.column_path().string();
+            let bad = |what: String| {
+                DataFusionError::Execution(format!(
+                    "Parquet file '{path}': the footer's column chunk '{column}' of row group \
+                     {group} {what} (the footer is corrupt)"
+                ))
+            };
+            if let Some(other) = chunk.file_path() {
+                return Err(DataFusionError::NotImplemented(format!(
+                    "Parquet file '{path}': column chunk '{column}' of row group {group} keeps its \
+                     data in another file ('{other}'); lakescan reads Parquet files that hold \
+                     their own column data"
+                )));
+            }
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or(chunk.data_page_offset());
+            let size = chunk.compressed_size();
+            let data = chunk.data_page_offset();
+            let inside = |at: i64| u64::try_from(at).is_ok_and(|at| at <= file_size);
+            let end = start.checked_add(size);
+            if start < 0 || size < 0 || !end.is_some_and(inside) || !inside(data) {
+                return Err(bad(format!(
+                    "lies at offset {start} with {size} bytes (data pages at {data}), outside \
+                     the file's {file_size} bytes"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Wraps a parquet error with the file it came from and what the user can do.
 pub fn file_error(path: &str, e: ParquetError) -> DataFusionError {
     let hint = match &e {
         ParquetError::EOF(_)
         | ParquetError::NeedMoreData(_)
         | ParquetError::NeedMoreDataRange(_) => " (the file is truncated or not a Parquet file)",
+        // What the Arrow reader reports of pages, dictionaries and levels that do not decode
+        // (fetch errors come as other variants).
+        ParquetError::ArrowError(_) => " (the file is corrupt: its pages do not decode)",
         _ => "",
     };
     DataFusionError::Execution(format!("cannot read Parquet file '{path}': {e}{hint}"))

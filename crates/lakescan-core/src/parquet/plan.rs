@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow::datatypes::{DataType, Field, FieldRef, Schema};
-use datafusion::common::Result;
+use datafusion::common::{Result, exec_err};
 use parquet::arrow::arrow_reader::{
     ArrowPredicate, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection,
 };
@@ -75,12 +75,19 @@ pub struct Reading {
     /// Rows seen by the first reader filter; `None` when there are no reader filters.
     rows_scanned: Option<Arc<AtomicU64>>,
     reported_scanned: u64,
+    /// Rows the decoder must advance over: those the footer gives the row groups read, less
+    /// those the row selection skips.
+    expected_rows: u64,
+    /// Rows it advanced over so far.
+    advanced: u64,
+    /// The row groups it reads (messages).
+    row_groups: Vec<usize>,
 }
 
 impl Reading {
     /// Rows scanned since the last batch (all rows when there are no reader filters).
     pub fn take_rows_scanned(&mut self, batch_rows: usize) -> usize {
-        match &self.rows_scanned {
+        let delta = match &self.rows_scanned {
             None => batch_rows,
             Some(counter) => {
                 let total = counter.load(Ordering::Relaxed);
@@ -88,7 +95,30 @@ impl Reading {
                 self.reported_scanned = total;
                 delta as usize
             }
+        };
+        self.advanced += delta as u64;
+        delta
+    }
+
+    /// At the end of the decoder's rows: an error when they are not the footer's count (pages
+    /// holding fewer or more rows than their row group says: a corrupt file, whose missing
+    /// rows must not go unnoticed).
+    pub fn check_row_count(&self, path: &str) -> Result<()> {
+        if self.advanced == self.expected_rows {
+            return Ok(());
         }
+        let groups: Vec<String> = self.row_groups.iter().map(|g| g.to_string()).collect();
+        let (noun, verb) = match groups.len() {
+            1 => ("row group", "its"),
+            _ => ("row groups", "their"),
+        };
+        exec_err!(
+            "cannot read Parquet file '{path}': its footer gives {noun} {} {} rows to read, but \
+             {verb} pages hold {} (the file is corrupt)",
+            groups.join(", "),
+            self.expected_rows,
+            self.advanced
+        )
     }
 }
 
@@ -152,6 +182,21 @@ impl ReadPlan {
     /// The decoder over `chosen`'s row groups.
     pub fn build(self, chosen: Chosen, context: &SplitContext) -> parquet::errors::Result<Reading> {
         let reader = chosen.bound.opened.reader;
+        let mut in_row_groups: u64 = 0;
+        for &rg in &chosen.row_groups {
+            let rows = self.metadata.metadata().row_group(rg).num_rows();
+            let Ok(rows) = u64::try_from(rows) else {
+                return Err(parquet::errors::ParquetError::General(format!(
+                    "row group {rg} has a negative row count ({rows})"
+                )));
+            };
+            in_row_groups += rows;
+        }
+        let expected_rows = match &self.selection {
+            Some(selection) => selection.row_count() as u64,
+            None => in_row_groups,
+        };
+        let row_groups = chosen.row_groups.clone();
         let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, self.metadata)
             .with_row_groups(chosen.row_groups)
             .with_projection(self.output_mask)
@@ -168,6 +213,9 @@ impl ReadPlan {
             assembler: self.assembler,
             rows_scanned: self.rows_scanned,
             reported_scanned: 0,
+            expected_rows,
+            advanced: 0,
+            row_groups,
         })
     }
 }

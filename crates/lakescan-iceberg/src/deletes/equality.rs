@@ -221,6 +221,7 @@ pub async fn load_key_set(
     for file in &set.files {
         let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
         let (mut stream, order) = open(&stores.of(file)?, file, &ids).await?;
+        check_key_types(file, &set.columns, stream.schema(), &order, types)?;
         while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
             let columns = order
                 .iter()
@@ -235,6 +236,29 @@ pub async fn load_key_set(
         keys,
         _reservation: reservation,
     })
+}
+
+/// Checks that the key columns of `file` (at `order` in `schema`, its decoded batches) hold
+/// values of the reader's `types`, or of types that widen to them without a change (files
+/// written before a type promotion): a cast of other values would match other rows, or none.
+fn check_key_types(
+    file: &DeleteFile,
+    columns: &[(String, i32)],
+    schema: &arrow::datatypes::SchemaRef,
+    order: &[usize],
+    types: &[DataType],
+) -> Result<()> {
+    for (((name, id), &at), table_type) in columns.iter().zip(order).zip(types) {
+        let stored = schema.field(at).data_type();
+        if !lakescan_core::binding::can_adapt(stored, table_type) {
+            return exec_err!(
+                "Iceberg equality-delete file '{}': key column '{name}' (field id {id}) is \
+                 stored as {stored}, which cannot be compared with the table type {table_type}",
+                file.written_path
+            );
+        }
+    }
+    Ok(())
 }
 
 fn bad(file: &DeleteFile, e: impl std::fmt::Display) -> DataFusionError {

@@ -14,12 +14,12 @@
 //! Hand-written: the `iceberg` crate (0.10.1) has no deletion-vector decoder and keeps its
 //! position-delete loader private; the bitmaps are the `roaring` crate's.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::datatypes::Int64Type;
+use arrow::datatypes::{DataType, Int64Type};
 use bytes::Bytes;
 use datafusion::common::{DataFusionError, Result, internal_err};
 use futures::TryStreamExt;
@@ -182,8 +182,10 @@ async fn read_position_deletes(
     let mut referenced_positions = RoaringTreemap::new();
     let mut by_file: PositionsByFile = HashMap::new();
     // The rows of one data file are consecutive (the spec sorts by file_path, then pos):
-    // they go into one bitmap, resolved and merged once per run of equal paths.
+    // they go into one bitmap, resolved and merged once per run of equal paths. A path
+    // whose run ended before is an unsorted file.
     let mut run: Option<(String, RoaringTreemap)> = None;
+    let mut ended: HashSet<String> = HashSet::new();
     let mut flush = |run: Option<(String, RoaringTreemap)>| -> Result<()> {
         if let Some((path, positions)) = run {
             *by_file.entry(paths.resolve(&path)?).or_default() |= positions;
@@ -194,13 +196,19 @@ async fn read_position_deletes(
         let positions = positions_of(file, batch.column(pos_at))?;
         let Some(path_at) = path_at else {
             for pos in positions {
-                add(&mut referenced_positions, pos?);
+                add(file, &mut referenced_positions, pos?)?;
             }
             continue;
         };
-        let paths_column =
-            arrow::compute::cast(batch.column(path_at), &arrow::datatypes::DataType::Utf8)
-                .map_err(|e| bad(file, format!("file_path is not a string: {e}")))?;
+        let path_type = batch.column(path_at).data_type();
+        if !matches!(
+            path_type,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ) {
+            return Err(bad(file, format!("file_path is {path_type}, not a string")));
+        }
+        let paths_column = arrow::compute::cast(batch.column(path_at), &DataType::Utf8)
+            .map_err(|e| bad(file, format!("file_path is not a string: {e}")))?;
         let written = paths_column.as_string::<i32>();
         if written.null_count() > 0 {
             return Err(bad(file, "a row has a NULL file_path"));
@@ -208,9 +216,22 @@ async fn read_position_deletes(
         for (path, pos) in written.iter().flatten().zip(positions) {
             let pos = pos?;
             match &mut run {
-                Some((p, bitmap)) if p == path => add(bitmap, pos),
+                Some((p, bitmap)) if p == path => add(file, bitmap, pos)?,
                 _ => {
+                    if let Some((ending, _)) = &run {
+                        ended.insert(ending.clone());
+                    }
                     flush(run.take())?;
+                    if ended.contains(path) {
+                        return Err(bad(
+                            file,
+                            format!(
+                                "its file paths are not sorted: rows of '{path}' appear again \
+                                 after rows of another file (the spec sorts position deletes by \
+                                 file_path, then pos)"
+                            ),
+                        ));
+                    }
                     run = Some((path.to_string(), RoaringTreemap::from_iter([pos])));
                 }
             }
@@ -223,12 +244,22 @@ async fn read_position_deletes(
     Ok(by_file)
 }
 
-/// Adds `pos` to `bitmap`: appended when it follows the last one, as in a file sorted by
-/// position (the spec's order), else inserted.
-fn add(bitmap: &mut RoaringTreemap, pos: u64) {
-    if bitmap.try_push(pos).is_err() {
-        bitmap.insert(pos);
+/// Adds `pos` to `bitmap`, the positions of one data file so far: appended, as the spec
+/// sorts them (a position repeated is kept once; one below the last is an error).
+fn add(file: &DeleteFile, bitmap: &mut RoaringTreemap, pos: u64) -> Result<()> {
+    if bitmap.try_push(pos).is_err()
+        && let Some(last) = bitmap.max()
+        && pos < last
+    {
+        return Err(bad(
+            file,
+            format!(
+                "its positions are not sorted: {pos} follows {last} (the spec sorts position \
+                 deletes by file_path, then pos)"
+            ),
+        ));
     }
+    Ok(())
 }
 
 /// The positions of a `pos` column: BIGINT, never NULL or negative.

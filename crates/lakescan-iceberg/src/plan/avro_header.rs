@@ -91,7 +91,73 @@ impl AvroHeader {
             .get(key)
             .and_then(|v| std::str::from_utf8(v).ok())
     }
+
+    /// Checks the names of the record, enum and fixed types of `avro.schema`: `apache-avro`
+    /// (0.21, under the `iceberg` crate) panics on one that is not an Avro name.
+    pub fn check_type_names(&self) -> Result<(), String> {
+        let Some(schema) = self.metadata.get("avro.schema") else {
+            return Ok(());
+        };
+        let Ok(schema) = serde_json::from_slice::<serde_json::Value>(schema) else {
+            // The crate's parser says what is wrong with it.
+            return Ok(());
+        };
+        match first_bad_type_name(&schema) {
+            Some(name) => Err(format!(
+                "its avro.schema names a type '{name}', which is not an Avro name"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The name of the file's record type (`avro.schema`'s `name`): `manifest_entry` in a
+    /// manifest, `manifest_file` in a manifest list.
+    pub fn record_name(&self) -> Option<String> {
+        let schema: serde_json::Value =
+            serde_json::from_slice(self.metadata.get("avro.schema")?).ok()?;
+        schema.get("name")?.as_str().map(str::to_string)
+    }
 }
+
+/// The first name of a named type (record, enum, fixed) in `schema` that is not an Avro
+/// name: `[A-Za-z_][A-Za-z0-9_]*`, after an optional dotted namespace.
+fn first_bad_type_name(schema: &serde_json::Value) -> Option<&str> {
+    match schema {
+        serde_json::Value::Array(items) => items.iter().find_map(first_bad_type_name),
+        serde_json::Value::Object(object) => {
+            let named = matches!(
+                object.get("type").and_then(serde_json::Value::as_str),
+                Some("record" | "enum" | "fixed")
+            );
+            let name = object.get("name").and_then(serde_json::Value::as_str);
+            match name {
+                Some(name) if named && !is_avro_full_name(name) => Some(name),
+                _ => object.values().find_map(first_bad_type_name),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_avro_full_name(full: &str) -> bool {
+    let identifier = |part: &str| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match full.rsplit_once('.') {
+        None => identifier(full),
+        Some(("", name)) => identifier(name),
+        Some((namespace, name)) => identifier(name) && namespace.split('.').all(identifier),
+    }
+}
+
+/// The Avro record name of manifests.
+pub const MANIFEST_RECORD: &str = "manifest_entry";
+/// The Avro record name of manifest lists.
+pub const MANIFEST_LIST_RECORD: &str = "manifest_file";
 
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -203,6 +269,28 @@ mod tests {
             let mut c = Cursor { bytes: &out, at: 0 };
             assert_eq!(c.long().unwrap(), v);
         }
+    }
+
+    #[test]
+    fn type_names_that_are_not_avro_names_are_refused() {
+        let header = |schema: &str| AvroHeader {
+            metadata: BTreeMap::from([("avro.schema".to_string(), schema.as_bytes().to_vec())]),
+            sync_offset: 0,
+        };
+        let record = |name: &str| {
+            format!(
+                r#"{{"type": "record", "name": "{name}", "fields": [{{"name": "f", "type": {{"type": "fixed", "name": "r_1", "size": 4}}}}]}}"#
+            )
+        };
+        for good in ["manifest_entry", "a.b.manifest_entry", ".x", "_1"] {
+            assert_eq!(header(&record(good)).check_type_names(), Ok(()), "{good}");
+        }
+        for bad in ["\\u0080x", "1x", "a..b", "a.", "", "x-y"] {
+            let err = header(&record(bad)).check_type_names().unwrap_err();
+            assert!(err.contains("is not an Avro name"), "{bad}: {err}");
+        }
+        let nested = r#"{"type": "record", "name": "r", "fields": [{"name": "f", "type": {"type": "record", "name": "{x", "fields": []}}]}"#;
+        assert!(header(nested).check_type_names().is_err());
     }
 
     #[test]

@@ -20,7 +20,7 @@ use iceberg::spec::{
     TableMetadata,
 };
 
-use super::avro_header::AvroHeader;
+use super::avro_header::{AvroHeader, MANIFEST_LIST_RECORD};
 use crate::placeholder_types::PlaceholderTypes;
 
 /// The manifest `bytes`, listed as `listed` in a snapshot of `metadata`, parsed. The error
@@ -31,6 +31,13 @@ pub fn parse(
     metadata: &TableMetadata,
 ) -> Result<Manifest, String> {
     let mut header = AvroHeader::parse(bytes)?;
+    header.check_type_names()?;
+    if header.record_name().as_deref() == Some(MANIFEST_LIST_RECORD) {
+        return Err(format!(
+            "it is a manifest list, not a manifest (its Avro records are \
+             {MANIFEST_LIST_RECORD})"
+        ));
+    }
     let schema_written = header.metadata.contains_key("schema");
     let filled = fill_metadata(&mut header, listed, metadata)?;
     let first = match filled {

@@ -149,7 +149,9 @@ impl<'a> Planner<'a> {
                 plan.counts.manifests_pruned += 1;
                 continue;
             }
-            let (entries, spec) = self.entries(manifest).await?;
+            let listed_in = snapshot.manifest_list();
+            let listed_in = (!listed_in.starts_with(INLINE_MANIFESTS)).then_some(listed_in);
+            let (entries, spec) = self.entries_listed_in(manifest, listed_in).await?;
             let mut candidates: Vec<(DataFile, PlannedFile)> = vec![];
             for (entry, first_row_id) in entries {
                 if entry.status == ManifestStatus::Deleted {
@@ -212,7 +214,19 @@ impl<'a> Planner<'a> {
         &self,
         manifest: &ManifestFile,
     ) -> Result<(Vec<(ManifestEntry, Option<i64>)>, Arc<PartitionSpec>)> {
-        let bytes = self.read(&manifest.manifest_path, "manifest").await?;
+        self.entries_listed_in(manifest, None).await
+    }
+
+    /// [`Self::entries`] of a manifest that the manifest list at `listed_in` names (an
+    /// error that it does not exist names the list too).
+    async fn entries_listed_in(
+        &self,
+        manifest: &ManifestFile,
+        listed_in: Option<&str>,
+    ) -> Result<(Vec<(ManifestEntry, Option<i64>)>, Arc<PartitionSpec>)> {
+        let bytes = self
+            .read(&manifest.manifest_path, "manifest", listed_in)
+            .await?;
         let parsed = manifest::parse(&bytes, manifest, self.metadata())
             .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
         let (entries, meta) = parsed.into_parts();
@@ -301,15 +315,14 @@ impl<'a> Planner<'a> {
                 .map(|path| inline_manifest(path, snapshot.snapshot_id()))
                 .collect());
         }
-        let bytes = self.read(list_path, "manifest list").await?;
-        // A table upgraded to a newer format keeps the manifest lists its older snapshots
-        // were written with: try the table's version, then the older ones.
+        let bytes = self.read(list_path, "manifest list", None).await?;
+        let header = avro_header::AvroHeader::parse(&bytes).ok();
+        if let Some(header) = &header {
+            check_list_header(header).map_err(|e| self.corrupt(list_path, "manifest list", e))?;
+        }
         let table_version = self.metadata().format_version();
         let mut first_error = None;
-        for version in [table_version, FormatVersion::V2, FormatVersion::V1] {
-            if version > table_version {
-                continue;
-            }
+        for version in list_versions(header.as_ref(), table_version) {
             match ManifestList::parse_with_version(&bytes, version) {
                 Ok(list) => return Ok(list.consume_entries().into_iter().collect()),
                 Err(e) => {
@@ -416,15 +429,26 @@ impl<'a> Planner<'a> {
         }))
     }
 
-    async fn read(&self, written: &str, what: &str) -> Result<bytes::Bytes> {
+    /// The bytes of the `what` at `written`, which the manifest list at `listed_in` names.
+    async fn read(
+        &self,
+        written: &str,
+        what: &str,
+        listed_in: Option<&str>,
+    ) -> Result<bytes::Bytes> {
         let location = self.paths.resolve(written)?;
         let store = self.runtime.object_store(&location.store)?;
         match store.get(&location.path).await {
             Ok(r) => Ok(r.bytes().await?),
-            Err(object_store::Error::NotFound { .. }) => Err(DataFusionError::Execution(format!(
-                "Iceberg table '{}': {what} '{written}' does not exist",
-                self.loaded.file
-            ))),
+            Err(object_store::Error::NotFound { .. }) => {
+                let listed = listed_in
+                    .map(|list| format!(" (listed in manifest list '{list}')"))
+                    .unwrap_or_default();
+                Err(DataFusionError::Execution(format!(
+                    "Iceberg table '{}': {what} '{written}'{listed} does not exist",
+                    self.loaded.file
+                )))
+            }
             Err(e) => Err(DataFusionError::Execution(format!(
                 "Iceberg table '{}': cannot read {what} '{written}': {e}",
                 self.loaded.file
@@ -437,6 +461,43 @@ impl<'a> Planner<'a> {
             "Iceberg table '{}': {what} '{written}' is not a valid Avro {what}: {e}",
             self.loaded.file
         ))
+    }
+}
+
+/// What the header of a manifest list rules out before the `iceberg` crate parses it: type
+/// names `apache-avro` panics on, and a manifest in the list's place.
+fn check_list_header(header: &avro_header::AvroHeader) -> Result<(), String> {
+    header.check_type_names()?;
+    match header.record_name() {
+        Some(name) if name == avro_header::MANIFEST_RECORD => Err(format!(
+            "it is a manifest, not a manifest list (its Avro records are {name})"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The format versions to read a manifest list with, first to last. A table upgraded to a
+/// newer format keeps the manifest lists its older snapshots were written with: the version
+/// the list says it has (read with another one, a value an older version lacks, such as a
+/// manifest's content, would be ignored), else the table's, then the older ones.
+fn list_versions(
+    header: Option<&avro_header::AvroHeader>,
+    table: FormatVersion,
+) -> Vec<FormatVersion> {
+    let written = header
+        .and_then(|h| h.text("format-version"))
+        .and_then(|v| match v.trim() {
+            "1" => Some(FormatVersion::V1),
+            "2" => Some(FormatVersion::V2),
+            "3" => Some(FormatVersion::V3),
+            _ => None,
+        });
+    match written {
+        Some(version) if version <= table => vec![version],
+        _ => [table, FormatVersion::V2, FormatVersion::V1]
+            .into_iter()
+            .filter(|v| *v <= table)
+            .collect(),
     }
 }
 
