@@ -33,7 +33,9 @@ use std::collections::BTreeMap;
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Schema};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err, plan_err};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use lakescan_core::filter::{Filter, NullResult};
+use lakescan_core::split::written_path;
 use lakescan_core::subfield::Subfield;
 use object_store::ObjectMeta;
 use regex::Regex;
@@ -137,6 +139,7 @@ pub fn partition_buckets(
     partition: &str,
     files: Vec<ObjectMeta>,
     table_count: u32,
+    store: &ObjectStoreUrl,
 ) -> Result<PartitionBuckets> {
     let shown = if partition.is_empty() {
         "the table directory".to_string()
@@ -150,7 +153,7 @@ pub fn partition_buckets(
             return exec_err!(
                 "bucketed HIVE table '{table}': file '{}' in {shown} is not named like a bucket file \
                  (expected 000003_0, 000003_0_copy_1, bucket_00003, bucket-00003… or part-…_00003…)",
-                meta.location
+                written_path(store, &meta.location)
             );
         };
         numbered.push((bucket, meta));
@@ -161,7 +164,7 @@ pub fn partition_buckets(
             files: vec![],
         });
     };
-    let (highest, highest_file) = (*highest, &highest_file.location);
+    let (highest, highest_file) = (*highest, written_path(store, &highest_file.location));
     if highest >= MAX_BUCKETS {
         return exec_err!(
             "bucketed HIVE table '{table}': {shown} has a file of bucket {highest} \

@@ -243,7 +243,7 @@ async fn resolve_partition_types(
     let utf8: Vec<(String, DataType)> = keys.iter().map(|k| (k.clone(), DataType::Utf8)).collect();
     let no_filters = PartitionFilters::new(partition_schema(&utf8), vec![]);
     // Inference lists once, at CREATE: no cache.
-    let lister = Lister::new(store, &ListingMemory::new());
+    let lister = Lister::new(store, &ListingMemory::new()).shown_under(&location.object_store());
     let listing = list_table(lister, location.prefix(), &keys, &no_filters).await?;
     Ok(columns
         .into_iter()

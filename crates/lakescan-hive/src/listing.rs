@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use arrow::array::{Array, BooleanArray, RecordBatch, new_null_array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::PhysicalExpr;
 use futures::{StreamExt, TryStreamExt};
@@ -31,7 +32,7 @@ use object_store::{ObjectMeta, ObjectStore};
 use crate::kept_children::KeptChildren;
 use crate::listing_cache::{Listed, ListingCache};
 use crate::local_listing::{FileAmongPartitions, LocalLister, on_blocking_pool};
-use crate::partition::{Segment, TypedValues, is_hidden, parse_segment};
+use crate::partition::{Segment, Shown, TypedValues, is_hidden, parse_segment};
 
 /// One partition directory and its values (in partition column order).
 #[derive(Debug, Clone)]
@@ -115,6 +116,9 @@ pub const INLINE_LISTING: Duration = Duration::from_micros(500);
 /// Lists the directories of one store, through what a table keeps between listings.
 pub struct Lister {
     store: Arc<dyn ObjectStore>,
+    /// What messages show before the store's paths: `/` for the local file system, the
+    /// store's URL when known, else nothing.
+    prefix: String,
     /// Set when `store` is the default local store (listed with `std::fs`).
     local: Option<LocalLister>,
     memory: ListingMemory,
@@ -126,12 +130,34 @@ pub struct Lister {
 impl Lister {
     /// Lists `store`, with and into `memory` (the table's).
     pub fn new(store: &Arc<dyn ObjectStore>, memory: &ListingMemory) -> Self {
+        let local = LocalLister::of(store).map(|l| l.keeping(&memory.kept_children));
         Self {
             store: Arc::clone(store),
-            local: LocalLister::of(store).map(|l| l.keeping(&memory.kept_children)),
+            prefix: match local {
+                Some(_) => "/".to_string(),
+                None => String::new(),
+            },
+            local,
             memory: memory.clone(),
             ttl: Duration::ZERO,
             cached: AtomicUsize::new(0),
+        }
+    }
+
+    /// Messages name paths under `url` (the store's URL) as users write them.
+    pub fn shown_under(mut self, url: &ObjectStoreUrl) -> Self {
+        self.prefix = match url.as_str() {
+            "file:///" => "/".to_string(),
+            other => other.to_string(),
+        };
+        self
+    }
+
+    /// `path` as messages show it.
+    fn shown<'a>(&'a self, path: &'a str) -> Shown<'a> {
+        Shown {
+            prefix: &self.prefix,
+            path,
         }
     }
 
@@ -342,7 +368,7 @@ async fn list_levels(
             .buffered(CONCURRENT_LISTS)
             .try_collect()
             .await
-            .map_err(|e| file_among_partitions(e, keys))?;
+            .map_err(|e| file_among_partitions(lister, e, keys))?;
         let field = filters.schema().field(depth);
         // This level's directories: (parent, directory, raw value, typed value).
         let mut children = vec![];
@@ -357,6 +383,7 @@ async fn list_levels(
                     // A directory that is not a partition of this level would be skipped
                     // with its files: the table is malformed, or declared with other keys.
                     Segment::NotThisKey => {
+                        let dir = lister.shown(dir.as_ref());
                         return exec_err!(
                             "partition directory '{dir}' is not named '{key}=<value>': the \
                              table is partitioned by ({}), so every directory at this level \
@@ -365,6 +392,7 @@ async fn list_levels(
                         );
                     }
                     Segment::NotUtf8 => {
+                        let dir = lister.shown(dir.as_ref());
                         return exec_err!(
                             "partition directory '{dir}': the URL-escaped value of partition \
                              column '{key}' is not valid UTF-8"
@@ -374,7 +402,8 @@ async fn list_levels(
                 // A value that is not of the column's type is an error even when no filter
                 // or projection uses the column: the table is malformed.
                 let value_type = field.data_type();
-                let typed = typed.typed(depth, dir.as_ref(), key, value.as_deref(), value_type)?;
+                let shown = lister.shown(dir.as_ref());
+                let typed = typed.typed(depth, shown, key, value.as_deref(), value_type)?;
                 children.push((parent, dir, value, typed));
             }
         }
@@ -440,12 +469,17 @@ async fn list_levels(
 
 /// A listing error, as an error naming a file that is not in a partition directory where
 /// that is what it is.
-fn file_among_partitions(e: object_store::Error, keys: &[String]) -> DataFusionError {
+fn file_among_partitions(
+    lister: &Lister,
+    e: object_store::Error,
+    keys: &[String],
+) -> DataFusionError {
     match FileAmongPartitions::of(&e) {
         Some(file) => DataFusionError::Execution(format!(
-            "file '{file}' is not in a partition directory: the table is partitioned by ({}), \
+            "file '{}' is not in a partition directory: the table is partitioned by ({}), \
              so only its '{}=…/…' directories hold data files (hidden files start with '_' or \
              '.')",
+            lister.shown(file.as_ref()),
             keys.join(", "),
             keys.join("=…/")
         )),
@@ -621,13 +655,15 @@ mod tests {
                 let location = Path::parse(format!("{root}/{file}")).unwrap();
                 memory.put(&location, b"x".to_vec().into()).await.unwrap();
             }
-            for store in [&local, &memory] {
+            // Paths show as users write them: `/…` on the local file system; the memory
+            // store's lister is not told its URL and shows the store's paths.
+            for (store, shown_root) in [(&local, format!("/{root}")), (&memory, root.to_string())] {
                 let lister = Lister::new(store, &ListingMemory::new());
                 let listed = list_table(lister, &root, &keys, &filters).await;
                 match (&listed, expected) {
                     (Ok(listing), None) => assert_eq!(listing.files.len(), 1, "{files:?}"),
                     (Err(e), Some(expected)) => {
-                        let expected = expected.replace("{root}", root.as_ref());
+                        let expected = expected.replace("{root}", &shown_root);
                         assert!(e.to_string().contains(&expected), "{e}")
                     }
                     _ => panic!("{files:?}: {listed:?}"),

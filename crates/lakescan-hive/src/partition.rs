@@ -44,8 +44,29 @@ pub fn is_hidden(name: &str) -> bool {
     name.starts_with('_') || name.starts_with('.')
 }
 
+/// A path in messages as the user wrote it: `prefix` (`/` for the local file system, the
+/// store's URL otherwise) before the object-store path, joined only when shown.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown<'a> {
+    /// What users write before the store's paths.
+    pub prefix: &'a str,
+    /// The path in the store.
+    pub path: &'a str,
+}
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.prefix, self.path)
+    }
+}
+
 /// Types a partition value; a value that does not parse names the directory.
-pub fn typed_value(dir: &str, key: &str, value: Option<&str>, t: &DataType) -> Result<ScalarValue> {
+pub fn typed_value(
+    dir: Shown<'_>,
+    key: &str,
+    value: Option<&str>,
+    t: &DataType,
+) -> Result<ScalarValue> {
     let Some(value) = value else {
         return ScalarValue::try_from(t);
     };
@@ -81,7 +102,7 @@ impl TypedValues {
     pub fn typed(
         &self,
         column: usize,
-        dir: &str,
+        dir: Shown<'_>,
         key: &str,
         value: Option<&str>,
         t: &DataType,
@@ -170,42 +191,116 @@ mod tests {
     fn kept_values_are_the_typed_values_and_errors_are_not_kept() {
         let kept = TypedValues::default();
         for _ in 0..2 {
-            let seven = kept.typed(1, "t/p=07", "p", Some("07"), &DataType::Int32);
+            let seven = kept.typed(
+                1,
+                Shown {
+                    prefix: "/",
+                    path: "t/p=07",
+                },
+                "p",
+                Some("07"),
+                &DataType::Int32,
+            );
             assert_eq!(seven.unwrap(), ScalarValue::Int32(Some(7)));
             let day = kept.typed(
                 0,
-                "t/d=2024-01-02",
+                Shown {
+                    prefix: "/",
+                    path: "t/d=2024-01-02",
+                },
                 "d",
                 Some("2024-01-02"),
                 &DataType::Date32,
             );
             assert_eq!(
                 day.unwrap(),
-                typed_value("", "d", Some("2024-01-02"), &DataType::Date32).unwrap()
+                typed_value(
+                    Shown {
+                        prefix: "/",
+                        path: ""
+                    },
+                    "d",
+                    Some("2024-01-02"),
+                    &DataType::Date32
+                )
+                .unwrap()
             );
-            let bad = kept.typed(1, "t/p=x", "p", Some("x"), &DataType::Int32);
-            assert!(bad.unwrap_err().to_string().contains("t/p=x"));
+            let bad = kept.typed(
+                1,
+                Shown {
+                    prefix: "/",
+                    path: "t/p=x",
+                },
+                "p",
+                Some("x"),
+                &DataType::Int32,
+            );
+            assert!(bad.unwrap_err().to_string().contains("'/t/p=x'"));
             assert!(
-                kept.typed(1, "t/p=", "p", None, &DataType::Int32)
-                    .unwrap()
-                    .is_null()
+                kept.typed(
+                    1,
+                    Shown {
+                        prefix: "/",
+                        path: "t/p="
+                    },
+                    "p",
+                    None,
+                    &DataType::Int32
+                )
+                .unwrap()
+                .is_null()
             );
         }
         // The same text as another type (a table whose column type changed) is typed again.
-        let wide = kept.typed(1, "t/p=07", "p", Some("07"), &DataType::Int64);
+        let wide = kept.typed(
+            1,
+            Shown {
+                prefix: "/",
+                path: "t/p=07",
+            },
+            "p",
+            Some("07"),
+            &DataType::Int64,
+        );
         assert_eq!(wide.unwrap(), ScalarValue::Int64(Some(7)));
-        let text = kept.typed(1, "t/p=07", "p", Some("07"), &DataType::Utf8);
+        let text = kept.typed(
+            1,
+            Shown {
+                prefix: "/",
+                path: "t/p=07",
+            },
+            "p",
+            Some("07"),
+            &DataType::Utf8,
+        );
         assert_eq!(text.unwrap(), ScalarValue::Utf8(Some("07".into())));
     }
 
     #[test]
     fn bad_value_names_directory() {
-        let err = typed_value("t/day=x", "day", Some("x"), &DataType::Date32).unwrap_err();
+        let err = typed_value(
+            Shown {
+                prefix: "/",
+                path: "t/day=x",
+            },
+            "day",
+            Some("x"),
+            &DataType::Date32,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("t/day=x"), "{err}");
         assert!(
-            typed_value("d", "k", None, &DataType::Int64)
-                .unwrap()
-                .is_null()
+            typed_value(
+                Shown {
+                    prefix: "/",
+                    path: "d"
+                },
+                "k",
+                None,
+                &DataType::Int64
+            )
+            .unwrap()
+            .is_null()
         );
     }
 }

@@ -193,7 +193,9 @@ impl HiveTable {
             .collect();
         let session = LakeScanOptions::from_config(state.config_options());
         let ttl = Duration::from_secs(session.listing_cache_ttl_seconds);
-        let lister = Lister::new(&store, &self.listing_memory).with_ttl(ttl);
+        let lister = Lister::new(&store, &self.listing_memory)
+            .with_ttl(ttl)
+            .shown_under(&self.store_url);
         let root = self.location.prefix();
         let listing = list_table(lister, root, &keys, filters).await?;
         let split_size = self.split_size.unwrap_or(session.split_size);
@@ -260,7 +262,8 @@ impl HiveTable {
             return Ok(files.into_iter().map(|f| (f, None)).collect());
         };
         let table_count = bucketing.count;
-        let buckets = partition_buckets(&self.name, partition, files, table_count)?;
+        let buckets =
+            partition_buckets(&self.name, partition, files, table_count, &self.store_url)?;
         let mut out = vec![];
         for (bucket, meta) in buckets.files {
             let mut kept = vec![];

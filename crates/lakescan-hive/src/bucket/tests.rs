@@ -1,6 +1,7 @@
 use super::*;
 use crate::hash::{BucketingVersion, StringHashing};
 use arrow::datatypes::Field;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Operator;
 use object_store::path::Path;
 
@@ -54,7 +55,14 @@ fn a_partition_s_bucket_count_is_its_highest_bucket_plus_one() {
         "000003_0",
     ]
     .map(meta);
-    let p = partition_buckets("t", "ds=1", files.to_vec(), 8).unwrap();
+    let p = partition_buckets(
+        "t",
+        "ds=1",
+        files.to_vec(),
+        8,
+        &ObjectStoreUrl::local_filesystem(),
+    )
+    .unwrap();
     assert_eq!(p.count, 4);
     assert_eq!(p.files.len(), 5);
 }
@@ -62,7 +70,7 @@ fn a_partition_s_bucket_count_is_its_highest_bucket_plus_one() {
 #[test]
 fn gaps_unparsable_names_and_incompatible_counts_name_the_partition() {
     let gap = ["000000_0", "000002_0"].map(meta).to_vec();
-    let err = partition_buckets("t", "ds=1", gap, 4)
+    let err = partition_buckets("t", "ds=1", gap, 4, &ObjectStoreUrl::local_filesystem())
         .unwrap_err()
         .to_string();
     assert!(
@@ -70,7 +78,7 @@ fn gaps_unparsable_names_and_incompatible_counts_name_the_partition() {
         "{err}"
     );
     let bad = ["000000_0", "notes.parquet"].map(meta).to_vec();
-    let err = partition_buckets("t", "ds=1", bad, 4)
+    let err = partition_buckets("t", "ds=1", bad, 4, &ObjectStoreUrl::local_filesystem())
         .unwrap_err()
         .to_string();
     assert!(
@@ -78,7 +86,7 @@ fn gaps_unparsable_names_and_incompatible_counts_name_the_partition() {
         "{err}"
     );
     let three = ["000000_0", "000001_0", "000002_0"].map(meta).to_vec();
-    let err = partition_buckets("t", "ds=1", three, 8)
+    let err = partition_buckets("t", "ds=1", three, 8, &ObjectStoreUrl::local_filesystem())
         .unwrap_err()
         .to_string();
     assert!(
