@@ -197,7 +197,7 @@ impl Lister {
             None => {
                 let listed = self.store.list_with_delimiter(Some(dir)).await?;
                 for file in &listed.objects {
-                    FileAmongPartitions::check(&file.location, "lakescan")?;
+                    FileAmongPartitions::check(&file.location, file.size, "lakescan")?;
                 }
                 Arc::new(listed.common_prefixes)
             }
@@ -628,6 +628,9 @@ mod tests {
         let keys = ["p".to_string()];
         let cases = [
             (vec!["p=1/f", "_SUCCESS", ".p=2/f", "_tmp/f"], None),
+            // Directory markers hold no rows: an empty `p=2` (S3's `p=2/`), EMRFS's
+            // `p=1_$folder$`.
+            (vec!["p=1/f", "p=2", "p=1_$folder$"], None),
             (
                 vec!["p=1/f", "q=2/f"],
                 Some("'{root}/q=2' is not named 'p=<value>'"),
@@ -651,9 +654,14 @@ mod tests {
             for file in &files {
                 let path = dir.path().join(file);
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, b"x").unwrap();
+                // A marker is empty; the other files hold a byte.
+                let content: &[u8] = if *file == "p=2" { b"" } else { b"x" };
+                std::fs::write(&path, content).unwrap();
                 let location = Path::parse(format!("{root}/{file}")).unwrap();
-                memory.put(&location, b"x".to_vec().into()).await.unwrap();
+                memory
+                    .put(&location, content.to_vec().into())
+                    .await
+                    .unwrap();
             }
             // Paths show as users write them: `/…` on the local file system; the memory
             // store's lister is not told its URL and shows the store's paths.

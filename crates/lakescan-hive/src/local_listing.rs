@@ -145,7 +145,9 @@ fn children(root: &std::path::Path, location: &Path) -> object_store::Result<Vec
         let child = child_location(location, &path)?;
         match kind {
             Kind::Dir(_) => dirs.push(child),
-            Kind::File(_) => FileAmongPartitions::check(&child, "LocalFileSystem")?,
+            Kind::File(metadata) => {
+                FileAmongPartitions::check(&child, metadata.len(), "LocalFileSystem")?
+            }
         }
     }
     dirs.sort();
@@ -158,10 +160,16 @@ fn children(root: &std::path::Path, location: &Path) -> object_store::Result<Vec
 pub struct FileAmongPartitions(pub Path);
 
 impl FileAmongPartitions {
-    /// An error when `file` (of `store`) is visible: not hidden, not an unfinished write.
-    pub fn check(file: &Path, store: &'static str) -> object_store::Result<()> {
-        let hidden = file.filename().is_none_or(crate::partition::is_hidden);
-        if hidden || !is_valid_file_path(file) {
+    /// An error when `file` (of `store`, `size` bytes) is visible: not hidden, not an
+    /// unfinished write, and not a directory marker. An object that holds no rows is one:
+    /// the empty `p=1/` that S3 consoles and Hadoop's S3A and GCS connectors create for a
+    /// directory (listed as `p=1`, or as the listed directory itself), EMRFS's
+    /// `p=1_$folder$`, any empty file — skipping it loses no row.
+    pub fn check(file: &Path, size: u64, store: &'static str) -> object_store::Result<()> {
+        let name = file.filename();
+        let hidden = name.is_none_or(crate::partition::is_hidden);
+        let marker = size == 0 || name.is_some_and(|n| n.ends_with("_$folder$"));
+        if hidden || marker || !is_valid_file_path(file) {
             return Ok(());
         }
         Err(object_store::Error::Generic {

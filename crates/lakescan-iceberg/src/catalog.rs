@@ -260,7 +260,11 @@ impl SchemaProvider for IcebergSchemaProvider {
             .map_err(|e| DataFusionError::External(format!("Iceberg table {ident}: {e}").into()))?;
         let loaded = parse_metadata(&json, &location)?;
         let (snapshot, schema) = select_snapshot(&loaded, &SnapshotSelector::Current)?;
-        let schema = ScanSchema::try_new(schema, self.view_types, &loaded.placeholders)?;
+        let schema = ScanSchema::try_new(
+            Arc::clone(&schema),
+            self.view_types,
+            &loaded.placeholders.of(schema.schema_id()),
+        )?;
         let paths = PathResolver::new(None)?;
         let metadata_store = paths.resolve(&location)?.store;
         let table =

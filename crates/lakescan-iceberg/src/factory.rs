@@ -126,7 +126,11 @@ impl IcebergTableBuilder {
             .execution
             .parquet
             .schema_force_view_types;
-        let schema = ScanSchema::try_new(schema, view_types, &loaded.placeholders)?;
+        let schema = ScanSchema::try_new(
+            Arc::clone(&schema),
+            view_types,
+            &loaded.placeholders.of(schema.schema_id()),
+        )?;
         let paths = PathResolver::new(self.options.relative_path_base.as_deref())?;
         IcebergTable::try_new(
             self.name,

@@ -31,7 +31,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::options::SnapshotSelector;
-use crate::placeholder_types::PlaceholderTypes;
+use crate::placeholder_types::SchemaPlaceholders;
 
 /// A table's parsed metadata file.
 #[derive(Debug, Clone)]
@@ -45,8 +45,8 @@ pub struct LoadedMetadata {
     /// Manifests of v1 snapshots that list them inline (`manifests`) instead of in a
     /// manifest list, by snapshot id.
     pub inline_manifests: HashMap<i64, Vec<String>>,
-    /// Fields of a type the `iceberg` crate cannot parse (v3 `variant`, …), by field id.
-    pub placeholders: PlaceholderTypes,
+    /// Fields of a type the `iceberg` crate cannot parse (v3 `variant`, …), by schema.
+    pub placeholders: SchemaPlaceholders,
 }
 
 /// The `manifest-list` given to v1 snapshots that list their manifests inline (the
@@ -224,7 +224,7 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
     let mut value = value;
     let inline_manifests = normalize(&mut value);
     unknown_transforms_in_metadata(&mut value);
-    let placeholders = PlaceholderTypes::replace_in_metadata(&mut value);
+    let placeholders = SchemaPlaceholders::replace_in_metadata(&mut value);
     let refs = match value.get("refs") {
         Some(r) => serde_json::from_value::<HashMap<String, SnapshotReference>>(r.clone())
             .map_err(|e| bad(format!("its refs do not parse: {e}")))?,
@@ -262,7 +262,7 @@ fn explained(e: serde_json::Error, json: &[u8], version: u64) -> String {
     };
     normalize(&mut value);
     unknown_transforms_in_metadata(&mut value);
-    PlaceholderTypes::replace_in_metadata(&mut value);
+    SchemaPlaceholders::replace_in_metadata(&mut value);
     diagnose::diagnose(&value, version).unwrap_or_else(|| e.to_string())
 }
 

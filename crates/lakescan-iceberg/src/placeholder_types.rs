@@ -27,20 +27,46 @@ pub struct PlaceholderTypes {
     by_field_id: BTreeMap<i32, String>,
 }
 
-impl PlaceholderTypes {
+/// What [`PlaceholderTypes`] replaced in each schema of a table, by schema id: a field may
+/// have a type the crate cannot parse in one schema and not in another (v3 promotes
+/// `unknown` to any type).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaPlaceholders {
+    by_schema: BTreeMap<i32, PlaceholderTypes>,
+}
+
+impl SchemaPlaceholders {
     /// Replaces the types of every schema of a table metadata JSON (`schemas`, and v1's
-    /// `schema`) and returns what it replaced.
+    /// `schema`) and returns what it replaced, by schema id (a schema without an id is 0).
     pub fn replace_in_metadata(metadata: &mut Value) -> Self {
-        let mut found = Self::default();
+        let mut out = Self::default();
+        let mut replace = |schema: &mut Value| {
+            let id = schema
+                .get("schema-id")
+                .and_then(Value::as_i64)
+                .and_then(|id| i32::try_from(id).ok())
+                .unwrap_or(0);
+            let found = PlaceholderTypes::replace_in_schema(schema);
+            if !found.is_empty() {
+                out.by_schema.insert(id, found);
+            }
+        };
         if let Some(schemas) = metadata.get_mut("schemas").and_then(Value::as_array_mut) {
-            schemas.iter_mut().for_each(|s| found.walk_type(s, None));
+            schemas.iter_mut().for_each(&mut replace);
         }
         if let Some(schema) = metadata.get_mut("schema") {
-            found.walk_type(schema, None);
+            replace(schema);
         }
-        found
+        out
     }
 
+    /// What was replaced in the schema with id `schema_id`.
+    pub fn of(&self, schema_id: i32) -> PlaceholderTypes {
+        self.by_schema.get(&schema_id).cloned().unwrap_or_default()
+    }
+}
+
+impl PlaceholderTypes {
     /// Replaces the types of one schema JSON (a manifest's `schema`).
     pub fn replace_in_schema(schema: &mut Value) -> Self {
         let mut found = Self::default();
@@ -133,7 +159,7 @@ mod tests {
                     "value-required": false}}
             ]}]
         });
-        let found = PlaceholderTypes::replace_in_metadata(&mut metadata);
+        let found = SchemaPlaceholders::replace_in_metadata(&mut metadata).of(0);
         assert_eq!(found.written_type(2), Some("variant"));
         assert_eq!(found.written_type(4), Some("geometry(srid:4326)"));
         assert_eq!(
@@ -150,6 +176,22 @@ mod tests {
         let schema: iceberg::spec::Schema =
             serde_json::from_value(metadata["schemas"][0].clone()).unwrap();
         assert!(schema.field_by_id(2).is_some());
+    }
+
+    /// v3 promotes `unknown` to any type: a field `unknown` in an old schema and `string`
+    /// in the current one is a placeholder of the old schema only.
+    #[test]
+    fn placeholders_are_per_schema() {
+        let field =
+            |t: &str| serde_json::json!({"id": 3, "name": "u", "required": false, "type": t});
+        let mut metadata = serde_json::json!({"schemas": [
+            {"type": "struct", "schema-id": 0, "fields": [field("unknown")]},
+            {"type": "struct", "schema-id": 1, "fields": [field("string")]}
+        ]});
+        let found = SchemaPlaceholders::replace_in_metadata(&mut metadata);
+        assert!(found.of(0).is_unknown(3));
+        assert!(!found.of(1).is_unknown(3));
+        assert!(found.of(1).is_empty());
     }
 
     #[test]

@@ -132,7 +132,14 @@ impl Filter {
         {
             return None;
         }
-        let set = ValueSet::from_ranges(list.iter().cloned().map(ValueRange::point)).ok()?;
+        let set = match ValueSet::from_ranges(list.iter().cloned().map(ValueRange::point)) {
+            Ok(set) => set,
+            Err(e) => {
+                // Kept residual (the rows stay right); the error is a bug to see in the log.
+                log::debug!("IN list kept residual: {e}");
+                return None;
+            }
+        };
         Some(Self::new(data_type.clone(), set, NullResult::Unknown))
     }
 
@@ -173,7 +180,14 @@ impl Filter {
         if self.data_type != other.data_type {
             return None;
         }
-        let values = values(&self.values, &other.values).ok()?;
+        let values = match values(&self.values, &other.values) {
+            Ok(values) => values,
+            Err(e) => {
+                // Kept residual (the rows stay right); the error is a bug to see in the log.
+                log::debug!("filters not combined: {e}");
+                return None;
+            }
+        };
         Some(Self::new(
             self.data_type.clone(),
             values,

@@ -16,9 +16,10 @@
 pub mod equality;
 pub mod position;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::common::{Result, exec_err};
+use datafusion::common::{Result, exec_err, internal_err};
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use iceberg::spec::Struct;
 use object_store::ObjectStore;
@@ -136,23 +137,29 @@ pub struct DataFileKey<'a> {
     pub partition: &'a Struct,
 }
 
-/// The live delete files of a snapshot, by the data files they apply to.
+/// The live delete files of a snapshot, by the data files they apply to: deletion vectors
+/// by the data file they reference (at most one each), the other files in manifest order.
 #[derive(Debug, Clone, Default)]
 pub struct DeleteIndex {
     files: Vec<Arc<DeleteFile>>,
+    vectors: HashMap<FileLocation, Arc<DeleteFile>>,
 }
 
 impl DeleteIndex {
     /// Adds a live delete file. A second deletion vector for one data file is an error: a
     /// snapshot holds at most one (the spec; Java's `DeleteFileIndex` refuses it too).
     pub fn add(&mut self, file: DeleteFile) -> Result<()> {
-        if let (DeleteKind::DeletionVector { .. }, Some(data)) =
-            (&file.kind, &file.referenced_data_file)
-            && let Some(other) = self.files.iter().find(|d| {
-                matches!(d.kind, DeleteKind::DeletionVector { .. })
-                    && d.referenced_data_file.as_ref() == Some(data)
-            })
-        {
+        if !matches!(file.kind, DeleteKind::DeletionVector { .. }) {
+            self.files.push(Arc::new(file));
+            return Ok(());
+        }
+        let Some(data) = file.referenced_data_file.clone() else {
+            return internal_err!(
+                "deletion vector '{}' reached the delete index without its data file",
+                file.written_path
+            );
+        };
+        if let Some(other) = self.vectors.get(&data) {
             return exec_err!(
                 "two deletion vectors for one data file ('{}' and '{}', both of '{}'): a \
                  snapshot may hold at most one per data file",
@@ -163,18 +170,18 @@ impl DeleteIndex {
                     .unwrap_or(data.path.as_ref())
             );
         }
-        self.files.push(Arc::new(file));
+        self.vectors.insert(data, Arc::new(file));
         Ok(())
     }
 
     /// Number of delete files.
     pub fn len(&self) -> usize {
-        self.files.len()
+        self.files.len() + self.vectors.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.len() == 0
     }
 
     /// The equality deletes that apply to `data`, in the order the manifests list them.
@@ -192,27 +199,26 @@ impl DeleteIndex {
 
     /// The position deletes and deletion vectors that apply to `data`.
     pub fn position_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
-        self.files
+        let mut out: Vec<Arc<DeleteFile>> = self
+            .files
             .iter()
             .filter(|d| {
-                let positional = match d.kind {
-                    DeleteKind::Position => true,
-                    DeleteKind::DeletionVector { .. } => true,
-                    DeleteKind::Equality { .. } => false,
-                };
-                if !positional || d.sequence_number < data.sequence_number {
+                if d.kind != DeleteKind::Position || d.sequence_number < data.sequence_number {
                     return false;
                 }
-                match (&d.referenced_data_file, &d.kind) {
-                    (Some(referenced), _) => referenced == data.location,
-                    // A deletion vector names its data file; one that does not is read (and
-                    // rejected by its footer check) like any other that might apply.
-                    (None, DeleteKind::DeletionVector { .. }) => true,
-                    (None, _) => d.unpartitioned || same_partition(d, data),
+                match &d.referenced_data_file {
+                    Some(referenced) => referenced == data.location,
+                    None => d.unpartitioned || same_partition(d, data),
                 }
             })
             .cloned()
-            .collect()
+            .collect();
+        if let Some(vector) = self.vectors.get(data.location)
+            && vector.sequence_number >= data.sequence_number
+        {
+            out.push(Arc::clone(vector));
+        }
+        out
     }
 }
 

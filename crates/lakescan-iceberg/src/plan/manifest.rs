@@ -4,8 +4,8 @@
 //!
 //! | Avro metadata key    | when missing (Java's source in brackets)                          |
 //! |----------------------|-------------------------------------------------------------------|
-//! | `partition-spec-id`  | the manifest list's `partition_spec_id`                           |
-//! | `partition-spec`     | the table's spec of that id (`specsById`)                         |
+//! | `partition-spec-id`  | the manifest list's `partition_spec_id` (even when written)       |
+//! | `partition-spec`     | the table's spec of that id (`specsById`; even when written)      |
 //! | `schema`             | the table's schema of `schema-id`, else the newest one that has every source column of the spec |
 //! | `format-version`     | 1 when the entries have no `sequence_number`, else the table's    |
 //! | `content`            | the manifest list's `content` (the caller's `FileType`)           |
@@ -47,21 +47,68 @@ pub fn parse(
     let Err(first) = first else {
         return first.map_err(|e| e.to_string());
     };
-    if schema_written {
-        return Err(first.to_string());
+    if !schema_written {
+        // The schema was chosen here: column bounds written before a type promotion (a
+        // 4-byte `date` bound of a column now `timestamp`) parse with an older schema.
+        for schema in newest_first(metadata) {
+            let schema = json(serde_json::to_vec(schema.as_ref()), "schema")?;
+            header.metadata.insert("schema".into(), schema);
+            if let Ok(manifest) = Manifest::parse_avro(&header.rewrite(bytes)?) {
+                return Ok(manifest);
+            }
+        }
     }
-    // The schema was chosen here: column bounds written before a type promotion (a 4-byte
-    // `date` bound of a column now `timestamp`) parse with an older schema of the table.
-    for schema in newest_first(metadata) {
-        header.metadata.insert(
-            "schema".into(),
-            json(serde_json::to_vec(schema.as_ref()), "schema")?,
-        );
+    // A manifest written after `date → timestamp` may still hold EXISTING entries with
+    // 4-byte date bounds, which no `timestamp` parses: those columns' bounds are read as
+    // binary (they then prune nothing).
+    if let Some(schema) = header.metadata.get("schema")
+        && let Some(tolerant) = promoted_dates_as_binary(schema, metadata)?
+    {
+        header.metadata.insert("schema".into(), tolerant);
         if let Ok(manifest) = Manifest::parse_avro(&header.rewrite(bytes)?) {
             return Ok(manifest);
         }
     }
     Err(first.to_string())
+}
+
+/// `schema` (a schema JSON) with the type of every top-level timestamp field that some
+/// schema of the table had as a `date` replaced by `binary`; `None` when there is none.
+fn promoted_dates_as_binary(
+    schema: &[u8],
+    metadata: &TableMetadata,
+) -> Result<Option<Vec<u8>>, String> {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(schema).map_err(|e| format!("its schema is not valid JSON: {e}"))?;
+    let was_date = |id: i64| {
+        let Ok(id) = i32::try_from(id) else {
+            return false;
+        };
+        metadata.schemas_iter().any(|s| {
+            s.field_by_id(id).is_some_and(|f| {
+                f.field_type.as_primitive_type() == Some(&iceberg::spec::PrimitiveType::Date)
+            })
+        })
+    };
+    let fields = value
+        .get_mut("fields")
+        .and_then(serde_json::Value::as_array_mut);
+    let mut changed = false;
+    for field in fields.into_iter().flatten() {
+        let id = field.get("id").and_then(serde_json::Value::as_i64);
+        let timestamp = field
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|t| t.starts_with("timestamp"));
+        if timestamp && id.is_some_and(was_date) {
+            field["type"] = serde_json::Value::String("binary".into());
+            changed = true;
+        }
+    }
+    match changed {
+        true => json(serde_json::to_vec(&value), "schema").map(Some),
+        false => Ok(None),
+    }
 }
 
 /// The table's schemas, the newest first.
@@ -78,29 +125,51 @@ fn fill_metadata(
     metadata: &TableMetadata,
 ) -> Result<bool, String> {
     let mut changed = false;
-    let spec_id = match header.text("partition-spec-id") {
-        Some(id) => id
-            .trim()
+    // The manifest list's id wins, whatever the header says (Java reads every manifest with
+    // `specsById` of it); v1 manifests listed inline in metadata have none (-1): their own,
+    // else the default.
+    let written_id = header.text("partition-spec-id").map(str::trim);
+    let spec_id = match (listed.partition_spec_id, written_id) {
+        (listed, _) if listed >= 0 => listed,
+        (_, Some(written)) => written
             .parse::<i32>()
-            .map_err(|_| format!("its partition-spec-id '{id}' is not a number"))?,
-        // v1 manifests listed inline in metadata carry no spec id (-1): the default spec.
-        None if listed.partition_spec_id < 0 => metadata.default_partition_spec_id(),
-        None => listed.partition_spec_id,
+            .map_err(|_| format!("its partition-spec-id '{written}' is not a number"))?,
+        (_, None) => metadata.default_partition_spec_id(),
     };
+    let written_id = written_id.and_then(|id| id.parse::<i32>().ok());
     let table_spec = metadata.partition_spec_by_id(spec_id);
-    if !header.metadata.contains_key("partition-spec") {
-        let Some(spec) = table_spec else {
+    // The table's spec of that id, as Java reads it (the written one, when it is there, is
+    // the same spec: a spec id never changes meaning) — but a written spec wins over a table
+    // spec with transforms the crate does not know: the writer's says what its values are.
+    let unknown = |spec: &PartitionSpec| {
+        spec.fields()
+            .iter()
+            .any(|f| f.transform == iceberg::spec::Transform::Unknown)
+    };
+    let written_spec = header.metadata.contains_key("partition-spec");
+    match table_spec {
+        Some(spec) if written_spec && unknown(spec) => {}
+        Some(spec) => {
+            let written = header
+                .metadata
+                .get("partition-spec")
+                .and_then(|w| serde_json::from_slice::<Vec<iceberg::spec::PartitionField>>(w).ok());
+            if written.as_deref() != Some(spec.fields()) {
+                header.metadata.insert(
+                    "partition-spec".into(),
+                    json(serde_json::to_vec(spec.fields()), "partition spec")?,
+                );
+                changed = true;
+            }
+        }
+        None if !header.metadata.contains_key("partition-spec") => {
             return Err(format!(
                 "it has no partition-spec, and the table has no partition spec {spec_id}"
             ));
-        };
-        header.metadata.insert(
-            "partition-spec".into(),
-            json(serde_json::to_vec(spec.fields()), "partition spec")?,
-        );
-        changed = true;
+        }
+        None => {}
     }
-    if !header.metadata.contains_key("partition-spec-id") {
+    if written_id != Some(spec_id) {
         header
             .metadata
             .insert("partition-spec-id".into(), spec_id.to_string().into_bytes());
@@ -152,10 +221,15 @@ fn fill_schema(
             .insert("schema".into(), json(serde_json::to_vec(&value), "schema")?);
         return Ok(true);
     }
-    let by_id = header
-        .text("schema-id")
-        .and_then(|id| id.trim().parse::<i32>().ok())
-        .and_then(|id| metadata.schema_by_id(id));
+    let by_id = match header.text("schema-id") {
+        Some(id) => {
+            let Ok(id) = id.trim().parse::<i32>() else {
+                return Err(format!("its schema-id '{id}' is not a number"));
+            };
+            metadata.schema_by_id(id)
+        }
+        None => None,
+    };
     let covers = |s: &Schema| {
         spec.is_none_or(|spec| {
             spec.fields()

@@ -296,7 +296,7 @@ impl<'a> Planner<'a> {
             sequence_number: live_sequence_number(entry)?,
             spec_id: spec.spec_id(),
             unpartitioned: spec.is_unpartitioned(),
-            partition: self.current_partition(file.partition(), spec),
+            partition: self.current_partition(file.file_path(), file.partition(), spec)?,
             referenced_data_file,
             referenced_written: file.referenced_data_file(),
             record_count: file.record_count(),
@@ -340,10 +340,22 @@ impl<'a> Planner<'a> {
         &self.loaded.metadata
     }
 
-    /// `partition` of a file of `spec` in the table's current partition types
+    /// `partition` of the file at `path`, of `spec`, in the table's current partition types
     /// ([`partition::in_current_types`]).
-    fn current_partition(&self, partition: &Struct, spec: &PartitionSpec) -> Struct {
-        partition::in_current_types(partition, spec, self.metadata().current_schema())
+    fn current_partition(
+        &self,
+        path: &str,
+        partition: &Struct,
+        spec: &PartitionSpec,
+    ) -> Result<Struct> {
+        partition::in_current_types(partition, spec, self.metadata().current_schema()).map_err(
+            |e| {
+                DataFusionError::Execution(format!(
+                    "Iceberg table '{}': file '{path}': {e}",
+                    self.loaded.file
+                ))
+            },
+        )
     }
 
     /// The spec a manifest was written with: the table's by id, else the manifest's own.
@@ -423,7 +435,7 @@ impl<'a> Planner<'a> {
             data_sequence_number: live_sequence_number(entry)?,
             first_row_id: None,
             identity_values,
-            partition: self.current_partition(file.partition(), spec),
+            partition: self.current_partition(file.file_path(), file.partition(), spec)?,
             equality_deletes: vec![],
             position_deletes: vec![],
         }))

@@ -14,23 +14,46 @@ use iceberg::spec::{
 
 /// `partition` of a file written with `spec`, its values promoted to the types the spec's
 /// fields have over `schema` (the table's current schema). Values of fields whose source
-/// column `schema` lacks, or that need no promotion, are kept.
-pub fn in_current_types(partition: &Struct, spec: &PartitionSpec, schema: &Schema) -> Struct {
-    partition
-        .iter()
-        .enumerate()
-        .map(|(i, value)| {
-            let value = value?.clone();
-            let current = spec.fields().get(i).and_then(|field| {
-                let source = schema.field_by_id(field.source_id)?;
-                field.transform.result_type(&source.field_type).ok()
-            });
-            Some(match current {
-                Some(Type::Primitive(to)) => promoted(value, &to),
-                _ => value,
-            })
-        })
-        .collect()
+/// column `schema` lacks (a dropped column: nothing to promote to), or that need no
+/// promotion, are kept. The error says what does not fit.
+pub fn in_current_types(
+    partition: &Struct,
+    spec: &PartitionSpec,
+    schema: &Schema,
+) -> Result<Struct, String> {
+    if partition.fields().len() != spec.fields().len() {
+        return Err(format!(
+            "its partition has {} values, and partition spec {} has {} fields",
+            partition.fields().len(),
+            spec.spec_id(),
+            spec.fields().len()
+        ));
+    }
+    let mut out = Vec::with_capacity(spec.fields().len());
+    for (field, value) in spec.fields().iter().zip(partition.iter()) {
+        let Some(value) = value.cloned() else {
+            out.push(None);
+            continue;
+        };
+        let Some(source) = schema.field_by_id(field.source_id) else {
+            out.push(Some(value));
+            continue;
+        };
+        let current = field
+            .transform
+            .result_type(&source.field_type)
+            .map_err(|e| {
+                format!(
+                    "partition field '{}' ({}) does not apply to its source column's type {}: {e}",
+                    field.name, field.transform, source.field_type
+                )
+            })?;
+        out.push(Some(match current {
+            Type::Primitive(to) => promoted(value, &to),
+            _ => value,
+        }));
+    }
+    Ok(out.into_iter().collect())
 }
 
 /// `value` as a value of `to`, where the spec allows promoting its type to `to`.
@@ -108,8 +131,8 @@ mod tests {
         let written_before = Struct::from_iter([Some(Literal::int(5)), Some(Literal::float(1.5))]);
         let written_after = Struct::from_iter([Some(Literal::long(5)), Some(Literal::double(1.5))]);
         assert!(!same_values(&written_before, &written_after));
-        let before = in_current_types(&written_before, &spec(&old), &new);
-        let after = in_current_types(&written_after, &spec(&new), &new);
+        let before = in_current_types(&written_before, &spec(&old), &new).unwrap();
+        let after = in_current_types(&written_after, &spec(&new), &new).unwrap();
         assert!(same_values(&before, &after));
         assert_eq!(before, written_after);
     }

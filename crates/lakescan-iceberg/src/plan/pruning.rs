@@ -210,7 +210,14 @@ impl Planner<'_> {
             if filter.null_result() == NullResult::True && !null_counts_trusted(self.loaded) {
                 continue;
             }
-            let bound = |b: &HashMap<i32, Datum>| b.get(&id).and_then(|d| datum_to_scalar(d).ok());
+            // In the column's type: a bound written before a promotion (an int of a long
+            // column, a date of a timestamp one) compares once cast; one that cannot be cast
+            // is unknown.
+            let column_type = self.schema.fields[column].data_type();
+            let bound = |b: &HashMap<i32, Datum>| {
+                let value = datum_to_scalar(b.get(&id)?).ok()?;
+                value.cast_to(column_type).ok()
+            };
             let stats = ColumnStats {
                 min: bound(file.lower_bounds()),
                 max: bound(file.upper_bounds()),

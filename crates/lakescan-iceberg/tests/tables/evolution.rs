@@ -567,4 +567,18 @@ async fn v3_date_promoted_to_timestamp() {
     std::fs::write(&manifest, header.rewrite(&bytes).unwrap()).unwrap();
     let sql = "SELECT id FROM t WHERE d >= TIMESTAMP '2024-01-01 12:00:00'";
     assert_eq!(column(&query(&metadata, sql).await), ["2"]);
+    // A manifest written after the promotion (its `schema` says timestamp) that keeps the
+    // file's 4-byte date bounds, as Java's merge-append copies EXISTING entries: read, its
+    // bounds of `d` unused.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&metadata).unwrap()).unwrap();
+    let current = json["schemas"][1].to_string();
+    assert!(current.contains("timestamp"), "{current}");
+    header
+        .metadata
+        .insert("schema".into(), current.into_bytes());
+    header.metadata.insert("schema-id".into(), b"1".to_vec());
+    std::fs::write(&manifest, header.rewrite(&bytes).unwrap()).unwrap();
+    let sql = "SELECT id FROM t WHERE d >= TIMESTAMP '2024-01-01 12:00:00'";
+    assert_eq!(column(&query(&metadata, sql).await), ["2"]);
 }
