@@ -1,6 +1,6 @@
 //! The Iceberg copies of `lineitem`: four tables over the same `flat/lineitem` files (the
 //! data files are registered, not copied), written with lakescan's Iceberg table writer
-//! (`lakescan::iceberg::writer::TableWriter`).
+//! (`lakescan_iceberg_writer::TableWriter`).
 //!
 //! | table | directory | format | deletes (committed after the data, a later sequence number) |
 //! |---|---|---|---|
@@ -23,7 +23,7 @@ use arrow::array::{Array, ArrayRef, Int64Array};
 use arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::prelude::SessionContext;
 use iceberg::spec::{FormatVersion, NestedField, PrimitiveType, Schema, Struct, Type};
-use lakescan::iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 

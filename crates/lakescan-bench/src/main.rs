@@ -18,6 +18,7 @@ mod engines;
 mod floor;
 mod iceberg_tables;
 mod peer;
+mod planning;
 mod report;
 mod results;
 mod rss;
@@ -131,7 +132,7 @@ fn main() -> Result<()> {
 
 async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
     let started = Instant::now();
-    let engines = selected_engines(&args.engines, args.skip_check, args.smoke)?;
+    let mut engines = selected_engines(&args.engines, args.skip_check, args.smoke)?;
     let cases: Vec<Case> = cases::all(layout.scale)
         .into_iter()
         .filter(|c| args.cases.is_empty() || args.cases.iter().any(|n| n == c.name))
@@ -155,7 +156,8 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         println!("{}", serde_json::json!({ "peak_rss_bytes": peak }));
         return Ok(());
     }
-    // Fail early on a missing peer, before generating data.
+    // A peer forced with --engines must be there (fail before generating data); one chosen
+    // by default is skipped, saying why and how to install it.
     let iceberg_python = args
         .iceberg_python
         .clone()
@@ -164,13 +166,28 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         .iceberg_datafusion
         .clone()
         .unwrap_or_else(peer::default_iceberg_datafusion);
-    for &engine in &engines {
-        match engine {
-            Engine::DuckDb => Peer::probe_duckdb(&args.python)?,
-            Engine::DuckDbIceberg => Peer::probe_duckdb_iceberg(&iceberg_python)?,
-            Engine::IcebergDataFusion => Peer::probe_iceberg_datafusion(&iceberg_datafusion)?,
-            _ => {}
+    let mut skipped = vec![];
+    let mut available = vec![];
+    for engine in engines {
+        let probed = match engine {
+            Engine::DuckDb => Peer::probe_duckdb(&args.python),
+            Engine::DuckDbIceberg => Peer::probe_duckdb_iceberg(&iceberg_python),
+            Engine::IcebergDataFusion => Peer::probe_iceberg_datafusion(&iceberg_datafusion),
+            _ => Ok(()),
+        };
+        match probed {
+            Ok(()) => available.push(engine),
+            Err(e) if args.engines.is_empty() => skipped.push((engine, e)),
+            Err(e) => return Err(e.context(format!("--engines {}", engine.name()))),
         }
+    }
+    engines = available;
+    for (engine, why) in &skipped {
+        eprintln!(
+            "skipping peer {}: {why:#} (pass --engines {} to require it)",
+            engine.name(),
+            engine.name()
+        );
     }
     let dataset = data::ensure(&cache, &layout, args.smoke)?;
     let mut peers: Vec<(Engine, Peer)> = vec![];
@@ -286,6 +303,11 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
     for note in &notes {
         println!("note: {note}");
     }
+    for (engine, why) in &skipped {
+        println!("skipped peer {}: {why:#}", engine.name());
+    }
+    println!();
+    print!("{}", planning::table(&planning::run(args.runs.min(3))?));
     println!("total {:.1} s", started.elapsed().as_secs_f64());
     if let Some(path) = &args.json {
         let json = report::json(&all, dataset.scale, args.threads);

@@ -10,7 +10,7 @@ use datafusion::error::DataFusionError;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
 use iceberg::{NamespaceIdent, TableIdent};
 use lakescan::iceberg::catalog::{connect, register_catalog};
-use lakescan::iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 
 use crate::demo::{DemoQuery, run_query};
 use crate::error::CliResult;

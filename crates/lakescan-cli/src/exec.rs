@@ -9,15 +9,17 @@ use std::time::{Duration, Instant};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use datafusion::physical_plan::{ExecutionPlan, collect};
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::error::{CliError, CliResult};
 use crate::print::{OutputFormat, row_count, timing_line, write_results};
 use crate::split::split_statements;
 
-/// Creates a [`SessionContext`] with the lakescan table factories registered.
+/// Creates a [`SessionContext`] with the lakescan table factories registered and, as in
+/// `datafusion-cli`, the information schema on (`SHOW TABLES`, `SHOW ALL`, `DESCRIBE t`).
 pub fn new_context() -> CliResult<SessionContext> {
-    let ctx = SessionContext::new();
+    let config = SessionConfig::new().with_information_schema(true);
+    let ctx = SessionContext::new_with_config(config);
     lakescan::register(&ctx)?;
     Ok(ctx)
 }

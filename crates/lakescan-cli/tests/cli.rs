@@ -152,3 +152,42 @@ fn demo_prints_queries_and_pruning_summaries() {
         stderr(&again)
     );
 }
+
+/// As in `datafusion-cli`: `SHOW TABLES`, `SHOW ALL` with every `lakescan.*` setting (and
+/// its description when verbose), `DESCRIBE t`.
+#[test]
+fn show_tables_settings_and_describe() {
+    let output = lakescan(&[
+        "-q",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE TABLE t (a INT, b VARCHAR)",
+        "-c",
+        "SHOW TABLES",
+        "-c",
+        "SHOW ALL",
+        "-c",
+        "SHOW ALL VERBOSE",
+        "-c",
+        "DESCRIBE t",
+    ]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("datafusion,public,t,BASE TABLE"), "{text}");
+    for setting in [
+        "lakescan.iceberg_metadata_columns,",
+        "lakescan.listing_cache_ttl_seconds,0",
+        "lakescan.preload_splits,1",
+        "lakescan.pushdown_max_keep_ratio,0.1",
+        "lakescan.split_size,67108864",
+    ] {
+        assert!(text.contains(setting), "{setting} not in {text}");
+    }
+    assert!(
+        text.contains("lakescan.preload_splits,1,\"Splits each scan partition prepares ahead"),
+        "{text}"
+    );
+    assert!(text.contains("a,Int32,YES"), "{text}");
+    assert!(text.contains("b,Utf8"), "{text}");
+}

@@ -19,8 +19,8 @@ use datafusion::physical_expr::utils::{collect_columns, split_conjunction};
 use crate::extract::is_safe_widening;
 use crate::handle::ColumnRole;
 use crate::scan_spec::ScanSpec;
-use crate::source::SplitFilters;
 use crate::split::FileSplit;
+use crate::split_filters::SplitFilters;
 
 /// Where one field's values come from in the current file.
 #[derive(Debug, Clone)]

@@ -1,9 +1,12 @@
 //! [`LakeScanOptions`]: session settings of lakescan, `SET lakescan.<name> = <value>`.
 //!
-//! Registered by `lakescan::register`. Table options (`OPTIONS ('split_size' …)`) win over
-//! the session value.
+//! Registered by `lakescan::register` as [`LakeScanConfig`]. Table options
+//! (`OPTIONS ('split_size' …)`) win over the session value.
 
-use datafusion::common::config::{ConfigExtension, ConfigOptions};
+use std::any::Any;
+
+use datafusion::common::Result;
+use datafusion::common::config::{ConfigEntry, ConfigExtension, ConfigOptions, ExtensionOptions};
 use datafusion::common::extensions_options;
 
 extensions_options! {
@@ -29,14 +32,54 @@ extensions_options! {
     }
 }
 
-impl ConfigExtension for LakeScanOptions {
-    const PREFIX: &'static str = "lakescan";
-}
-
 impl LakeScanOptions {
     /// The session's settings, or the defaults when lakescan was not registered.
     pub fn from_config(config: &ConfigOptions) -> Self {
-        config.extensions.get::<Self>().cloned().unwrap_or_default()
+        config
+            .extensions
+            .get::<LakeScanConfig>()
+            .map(|c| c.0.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// [`LakeScanOptions`] as the session's config extension `lakescan`. DataFusion's
+/// `extensions_options!` lists an extension's settings without their prefix
+/// (`preload_splits`), so `SHOW ALL` and `SHOW lakescan.preload_splits` would not find
+/// them; this wrapper lists them as they are set (`lakescan.preload_splits`).
+#[derive(Debug, Clone, Default)]
+pub struct LakeScanConfig(pub LakeScanOptions);
+
+impl ConfigExtension for LakeScanConfig {
+    const PREFIX: &'static str = "lakescan";
+}
+
+impl ExtensionOptions for LakeScanConfig {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn cloned(&self) -> Box<dyn ExtensionOptions> {
+        Box::new(self.clone())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        self.0.set(key, value)
+    }
+
+    fn entries(&self) -> Vec<ConfigEntry> {
+        self.0
+            .entries()
+            .into_iter()
+            .map(|e| ConfigEntry {
+                key: format!("{}.{}", Self::PREFIX, e.key),
+                ..e
+            })
+            .collect()
     }
 }
 
@@ -47,5 +90,25 @@ pub fn parse_split_size(value: &str) -> datafusion::common::Result<u64> {
         _ => datafusion::common::plan_err!(
             "option split_size must be a positive number of bytes, got '{value}'"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_listed_and_set_under_their_prefix() {
+        let mut options = ConfigOptions::new();
+        options.extensions.insert(LakeScanConfig::default());
+        options.set("lakescan.preload_splits", "3").unwrap();
+        assert_eq!(LakeScanOptions::from_config(&options).preload_splits, 3);
+        let entry = options
+            .entries()
+            .into_iter()
+            .find(|e| e.key == "lakescan.preload_splits")
+            .unwrap();
+        assert_eq!(entry.value.as_deref(), Some("3"));
+        assert!(entry.description.starts_with("Splits each scan partition"));
     }
 }

@@ -41,12 +41,10 @@ use futures::stream;
 use crate::config::LakeScanOptions;
 use crate::handle::{Assignments, TableHandle};
 use crate::metrics::LakeScanMetrics;
-use crate::parquet::footer_cache::FooterCache;
+use crate::reader::{ReadOptions, SplitReaderFactory};
 use crate::scan_spec::ScanSpec;
 use crate::scan_statistics::ScanStatistics;
-use crate::source::{
-    FileDataSource, LifecycleHook, PreparedSplit, ReadOptions, SplitReaderFactory,
-};
+use crate::source::{FileDataSource, LifecycleHook, PreparedSplit};
 use crate::split::FileSplit;
 
 /// Counts from planning (listing) shown with the scan's metrics.
@@ -358,12 +356,12 @@ impl ExecutionPlan for LakeScanExec {
             options,
         )
         .with_memory_pool(Arc::clone(context.memory_pool()))
-        .with_footer_cache(Some(FooterCache::new(
+        .with_metadata_cache(Some(
             context
                 .runtime_env()
                 .cache_manager
                 .get_file_metadata_cache(),
-        )))
+        ))
         .with_object_stores(Arc::clone(&context.runtime_env().object_store_registry))
         .with_lifecycle_hook(self.hook.clone());
         let state = PartitionState {

@@ -12,7 +12,9 @@
 //! | [`adaptive`]  | `AdaptiveState`: observed filter costs, shared by splits (seed §8.1)  |
 //! | [`binding`]   | `SplitBinding`: per-split file columns, constants, generated columns |
 //! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
-//! | [`source`]    | `SplitReader` trait, `FileDataSource`, per-split filters             |
+//! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
+//! | [`reader`]    | the reader seam: `SplitReader`, `SplitReaderFactory`, `DeleteSource`, `SplitContext` |
+//! | [`source`]    | `FileDataSource`: the driver, one split after another, preload      |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
 //! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
 //! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
@@ -32,9 +34,11 @@ pub mod filter;
 pub mod handle;
 pub mod metrics;
 pub mod parquet;
+pub mod reader;
 pub mod required;
 pub mod scan_spec;
 pub mod scan_statistics;
 pub mod source;
 pub mod split;
+pub mod split_filters;
 pub mod subfield;

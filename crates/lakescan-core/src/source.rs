@@ -1,16 +1,18 @@
-//! [`FileDataSource`] and the [`SplitReader`] trait: reading splits one after another
-//! (seed §7, §8), prepared on the partition's task or ahead of time on a preload task
-//! (seed §14).
+//! [`FileDataSource`], the driver: reading splits one after another (seed §7, §8), each
+//! prepared on the partition's task or ahead of time on a preload task (seed §14). The
+//! reader of a split is the file format's ([`crate::parquet::ParquetSplitReader`]); the
+//! table format adds its deletes and stages through [`crate::reader::SplitReaderFactory`].
 //!
 //! ```text
 //!  start ──constants rejected──▶ (next split)
-//!    │ PendingSplit
+//!    │ PendingSplit: reader + factory stages + the split's DeleteSource (not loaded)
 //!    ▼
-//!  PendingSplit::prepare (SplitReader::prepare: footer, page index, delete files; here or
-//!    │                    on a preload task while the previous split streams)
+//!  PendingSplit::prepare (SplitReader::prepare: footer, binding, pruning, then the
+//!    │                    deletes of a split left with rows to read; here or on a
+//!    │                    preload task while the previous split streams)
 //!    ▼ PreparedSplit
-//!  install ─▶ takeover: the dynamic filters in force now (SplitReader::refresh_filters)
-//!    │
+//!  install ─▶ the deletes' stages join the factory's; takeover: the dynamic filters in
+//!    │        force now (SplitReader::refresh_filters)
 //!    ▼
 //!  next ─▶ SplitReader::next ─▶ BatchStages in StageSlot order (bucket conversion →
 //!          (R, rows_scanned)      lineage fill → post-read filters / equality deletes)
@@ -29,88 +31,32 @@
 //! subfield, so a split prepared ahead of time reads with the order learned up to its first
 //! batch, nested filters included (seed §13.3 moves only top-level feedback).
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::compute::filter_record_batch;
-use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
-use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
+use datafusion::execution::object_store::ObjectStoreRegistry;
 use datafusion::physical_expr::utils::conjunction_opt;
-use datafusion::physical_expr_common::physical_expr::{
-    is_dynamic_physical_expr, snapshot_generation, snapshot_physical_expr,
-};
+use datafusion::physical_expr_common::physical_expr::is_dynamic_physical_expr;
 use datafusion::physical_plan::PhysicalExpr;
 use datafusion::physical_plan::metrics::Count;
 use object_store::ObjectStore;
 
 use crate::binding::SplitConstants;
-use crate::extract::Extraction;
-use crate::filter::Filter;
 use crate::filter::eval::keep_mask;
 use crate::metrics::LakeScanMetrics;
-use crate::parquet::footer_cache::FooterCache;
+use crate::parquet::ParquetSplitReader;
+use crate::reader::{
+    BatchStage, Prepared, ReadOptions, Refreshed, SplitContext, SplitReader, SplitReaderFactory,
+    StageSlot,
+};
 use crate::scan_spec::{OutputSource, ScanSpec};
 use crate::split::FileSplit;
-use crate::subfield::Subfield;
-
-/// A batch in the reader schema `R` and the rows the reader advanced over to produce it.
-#[derive(Debug)]
-pub struct ReaderBatch {
-    /// Columns of `R`.
-    pub batch: RecordBatch,
-    /// Rows the reader advanced over (before reader filters).
-    pub rows_scanned: usize,
-    /// Of those, rows it dropped because they are deleted (counted by the delete metrics,
-    /// not as removed by reader filters).
-    pub rows_deleted: usize,
-}
-
-/// Outcome of preparing a split.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prepared {
-    /// Rows will be read.
-    Read,
-    /// A filter rejected a constant of the split (partition value, missing column).
-    SkippedByConstant,
-    /// Statistics pruned every row group.
-    NothingToRead,
-    /// The byte range holds no row group (e.g. only the footer).
-    EmptyRange,
-}
-
-/// Reads one split: open, bind, prune, then yield batches of `R`.
-#[async_trait]
-pub trait SplitReader: Send {
-    /// Opens the file and decides what to read.
-    async fn prepare(&mut self) -> Result<Prepared>;
-    /// The next batch, or `None` at the end of the split.
-    async fn next(&mut self) -> Result<Option<ReaderBatch>>;
-
-    /// The filters in force changed since `prepare` (a dynamic filter moved; `filters` and
-    /// `generation` are its new value). The default leaves filtering to the caller.
-    fn refresh_filters(
-        &mut self,
-        _filters: Arc<SplitFilters>,
-        _generation: u64,
-    ) -> Result<Refreshed> {
-        Ok(Refreshed::NotApplied)
-    }
-}
-
-/// What a reader did with filters that changed after `prepare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refreshed {
-    /// Every row the reader yields from now on passes them (it had decoded nothing yet).
-    Applied,
-    /// Rows already being decoded do not: the caller filters the batches.
-    NotApplied,
-    /// They reject the split's constants or every row group left: nothing more to read.
-    NothingToRead,
-}
+use crate::split_filters::{DynamicFilters, SplitFilters, generation_of};
 
 /// A point in a split's lifecycle reported to a [`LifecycleHook`]. Splits are numbered
 /// from 0 in the order a partition takes them.
@@ -154,222 +100,6 @@ impl Debug for LifecycleHook {
     }
 }
 
-/// Everything a split reader needs besides the split.
-#[derive(Debug, Clone)]
-pub struct SplitContext {
-    /// Where the file lives.
-    pub store: Arc<dyn ObjectStore>,
-    /// The scan's requirements.
-    pub spec: Arc<ScanSpec>,
-    /// The filters in force for this split.
-    pub filters: Arc<SplitFilters>,
-    /// The split's partition values and info columns, typed.
-    pub constants: Arc<SplitConstants>,
-    /// Metrics of the partition.
-    pub metrics: LakeScanMetrics,
-    /// How to read.
-    pub options: ReadOptions,
-    /// Where readers reserve the memory they hold across batches (equality-delete keys).
-    pub memory_pool: Arc<dyn MemoryPool>,
-    /// The filters pushed into the scan (over the table schema), when some are dynamic:
-    /// readers re-snapshot them between row groups.
-    pub dynamic: Option<DynamicFilters>,
-    /// Where footers are kept between splits and queries (the session's metadata cache);
-    /// `None`: every split reads its footer.
-    pub footer_cache: Option<FooterCache>,
-    /// The session's object stores, for files of another store than the scan's (a split's
-    /// own store, delete files elsewhere); `None`: the scan's store only.
-    pub object_stores: Option<Arc<dyn ObjectStoreRegistry>>,
-}
-
-impl SplitContext {
-    /// The object store at `url` from the session's registry.
-    pub fn object_store(&self, url: &ObjectStoreUrl) -> Result<Arc<dyn ObjectStore>> {
-        match &self.object_stores {
-            Some(registry) => registry.get_store(url.as_ref()),
-            None => internal_err!(
-                "a split needs object store {} but its scan was given no store registry",
-                url.as_str()
-            ),
-        }
-    }
-}
-
-/// The filters pushed into a scan, some of them dynamic, and the generation of the
-/// snapshot a split's [`SplitFilters`] were built from.
-#[derive(Debug, Clone)]
-pub struct DynamicFilters {
-    /// Every filter pushed into the scan.
-    pub pushed: Arc<[Arc<dyn PhysicalExpr>]>,
-    /// Their combined generation when the split's filters were built.
-    pub generation: u64,
-}
-
-impl DynamicFilters {
-    /// The filters' combined generation now.
-    pub fn current_generation(&self) -> u64 {
-        generation_of(&self.pushed)
-    }
-
-    /// Whether a filter may still change: some dynamic filter is not marked complete (a
-    /// hash join's is complete once its build side is read; a TopK's never is).
-    pub fn may_change(&self) -> Result<bool> {
-        use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-        use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
-        let mut open = false;
-        for filter in self.pushed.iter() {
-            filter.apply(|e| {
-                if let Some(d) = e.downcast_ref::<DynamicFilterPhysicalExpr>()
-                    && !d.inner().is_complete
-                {
-                    open = true;
-                    return Ok(TreeNodeRecursion::Stop);
-                }
-                Ok(TreeNodeRecursion::Continue)
-            })?;
-        }
-        Ok(open)
-    }
-}
-
-/// The combined generation of `filters` (0 when none is dynamic).
-fn generation_of(filters: &[Arc<dyn PhysicalExpr>]) -> u64 {
-    filters
-        .iter()
-        .fold(0u64, |g, f| g.wrapping_add(snapshot_generation(f)))
-}
-
-/// Settings of one execution that shape reading (not results).
-#[derive(Debug, Clone, Copy)]
-pub struct ReadOptions {
-    /// Target rows per batch.
-    pub batch_size: usize,
-    /// See `LakeScanOptions::pushdown_max_keep_ratio`.
-    pub pushdown_max_keep_ratio: f64,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        let defaults = crate::config::LakeScanOptions::default();
-        Self {
-            batch_size: 8192,
-            pushdown_max_keep_ratio: defaults.pushdown_max_keep_ratio,
-        }
-    }
-}
-
-/// Creates the reader for a split; table formats plug in here.
-pub trait SplitReaderFactory: Debug + Send + Sync {
-    /// A reader for `split`.
-    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>>;
-
-    /// Per-batch stages this format inserts between the reader and the residual for
-    /// `split` (bucket conversion, lineage fill, equality deletes). None by default.
-    fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
-        Ok(vec![])
-    }
-}
-
-/// Where a [`BatchStage`] runs; stages run in this order, after the reader's own filters and
-/// before the residual (DESIGN.md, "Reading one split").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum StageSlot {
-    /// Hive bucket conversion: keep rows of the split's table bucket.
-    BucketConversion,
-    /// Iceberg lineage: fill `_row_id` / `_last_updated_sequence_number`.
-    LineageFill,
-    /// Filters on filled values.
-    PostReadFilter,
-    /// Iceberg equality deletes: drop rows whose key a delete file lists.
-    EqualityDeletes,
-}
-
-/// A transformation of reader batches (schema `R` in and out; it may drop rows).
-pub trait BatchTransform: Send {
-    /// Applies the stage to one batch.
-    fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch>;
-}
-
-/// A [`BatchTransform`] in its slot.
-pub struct BatchStage {
-    /// When it runs.
-    pub slot: StageSlot,
-    /// What it does.
-    pub transform: Box<dyn BatchTransform>,
-}
-
-impl Debug for BatchStage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchStage")
-            .field("slot", &self.slot)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The filters in force for one split: static filters and residual of the scan, merged with
-/// the current value of the dynamic filters.
-#[derive(Debug, Clone, Default)]
-pub struct SplitFilters {
-    /// Filters by subfield (table column or struct field).
-    pub filters: BTreeMap<Subfield, Filter>,
-    /// Residual over `R`.
-    pub residual: Option<Arc<dyn PhysicalExpr>>,
-    /// The dynamic filters' value when these filters were built, over `R`.
-    pub dynamic: Vec<Arc<dyn PhysicalExpr>>,
-    /// The conjuncts of `residual` that come from dynamic filters (joins' hash-table
-    /// lookups, …): also evaluated inside the decoder when they read one column.
-    pub dynamic_residual: Vec<Arc<dyn PhysicalExpr>>,
-}
-
-impl SplitFilters {
-    /// Static filters of `spec` plus the current value of the filters pushed into the scan
-    /// (`pushed`, over the table schema; dynamic ones are snapshotted now).
-    pub fn try_new(spec: &ScanSpec, pushed: &[Arc<dyn PhysicalExpr>]) -> Result<Self> {
-        let mut filters: BTreeMap<Subfield, Filter> = spec
-            .fields()
-            .iter()
-            .flat_map(|f| f.subfield_filters())
-            .collect();
-        let mut residual: Vec<Arc<dyn PhysicalExpr>> =
-            spec.residual().cloned().into_iter().collect();
-        let mut snapshots = Vec::with_capacity(pushed.len());
-        let mut dynamic = vec![];
-        for filter in pushed {
-            let snapshot = spec.to_reader(&snapshot_physical_expr(Arc::clone(filter))?)?;
-            if is_dynamic_physical_expr(filter) {
-                dynamic.push(Arc::clone(&snapshot));
-            }
-            snapshots.push(snapshot);
-        }
-        let extracted = Extraction::from_conjuncts(&snapshots, spec.reader_schema());
-        for (name, filter) in extracted.filters {
-            let merged = match filters.get(&name) {
-                Some(existing) => existing.and(&filter),
-                None => Some(filter),
-            };
-            // A dynamic filter compared in another type than the query's filter on the same
-            // column cannot be merged; it only ever drops rows the join/TopK drops anyway,
-            // so it is left out and the query's filter stays.
-            if let Some(m) = merged {
-                filters.insert(name, m);
-            }
-        }
-        residual.extend(extracted.residual);
-        let dynamic_residual = Extraction::from_conjuncts(&dynamic, spec.reader_schema()).residual;
-        Ok(Self {
-            filters,
-            residual: conjunction_opt(residual),
-            dynamic,
-            dynamic_residual,
-        })
-    }
-
-    /// True when some filter rejects every row.
-    pub fn always_false(&self) -> bool {
-        self.filters.values().any(Filter::is_always_false)
-    }
-}
-
 /// Drives split readers one split at a time and turns their batches into plan output.
 #[derive(Debug)]
 pub struct FileDataSource {
@@ -384,7 +114,7 @@ pub struct FileDataSource {
     metrics: LakeScanMetrics,
     options: ReadOptions,
     memory_pool: Arc<dyn MemoryPool>,
-    footer_cache: Option<FooterCache>,
+    metadata_cache: Option<Arc<dyn FileMetadataCache>>,
     object_stores: Option<Arc<dyn ObjectStoreRegistry>>,
     hook: Option<LifecycleHook>,
     /// Splits started so far (the next split's number).
@@ -403,8 +133,9 @@ struct CurrentSplit {
     residual: Option<Arc<dyn PhysicalExpr>>,
     /// The split's constants, tested again when a dynamic filter changes.
     constants: Arc<SplitConstants>,
-    /// The dynamic filters' generation the split's filters were built with.
-    generation: u64,
+    /// The filters pushed into the scan and the generation the split's filters were built
+    /// with.
+    pushed: DynamicFilters,
     /// The dynamic filters' value over `R`, when it changed after the reader started
     /// decoding (the reader cannot apply it to rows it is decoding).
     dynamic: Option<Arc<dyn PhysicalExpr>>,
@@ -459,7 +190,7 @@ pub struct PendingSplit {
     stages: Vec<BatchStage>,
     filters: Arc<SplitFilters>,
     constants: Arc<SplitConstants>,
-    generation: u64,
+    pushed: DynamicFilters,
     metrics: LakeScanMetrics,
     hook: Option<LifecycleHook>,
 }
@@ -519,7 +250,7 @@ impl FileDataSource {
             metrics,
             options,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
-            footer_cache: None,
+            metadata_cache: None,
             object_stores: None,
             hook: None,
             started: 0,
@@ -534,8 +265,8 @@ impl FileDataSource {
     }
 
     /// Keeps footers in `cache` (the session's file metadata cache) and reads them from it.
-    pub fn with_footer_cache(mut self, cache: Option<FooterCache>) -> Self {
-        self.footer_cache = cache;
+    pub fn with_metadata_cache(mut self, cache: Option<Arc<dyn FileMetadataCache>>) -> Self {
+        self.metadata_cache = cache;
         self
     }
 
@@ -595,7 +326,10 @@ impl FileDataSource {
         let number = self.started;
         self.started += 1;
         // The generation before the snapshot: a change in between is seen at install.
-        let generation = self.dynamic_generation();
+        let pushed = DynamicFilters {
+            pushed: Arc::clone(&self.pushed_filters),
+            generation: self.dynamic_generation(),
+        };
         let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
         let constants = Arc::new(SplitConstants::try_new(&self.spec, &split)?);
         if filters.always_false() || !constants.pass(&self.spec, &filters)? {
@@ -624,23 +358,20 @@ impl FileDataSource {
             metrics: self.metrics.clone(),
             options: self.options,
             memory_pool: Arc::clone(&self.memory_pool),
-            dynamic: (generation != 0).then(|| DynamicFilters {
-                pushed: Arc::clone(&self.pushed_filters),
-                generation,
-            }),
-            footer_cache: self.footer_cache.clone(),
+            dynamic: (pushed.generation != 0).then(|| pushed.clone()),
+            metadata_cache: self.metadata_cache.clone(),
             object_stores: self.object_stores.clone(),
         };
-        let mut stages = self.factory.stages(&split, &self.spec)?;
-        stages.sort_by_key(|s| s.slot);
-        let reader = self.factory.create(split, context)?;
+        let stages = self.factory.stages(&split, &self.spec)?;
+        let deletes = self.factory.deletes(&split)?;
+        let reader = Box::new(ParquetSplitReader::new(split, context, deletes));
         Ok(Some(PendingSplit {
             number,
             reader,
             stages,
             filters,
             constants,
-            generation,
+            pushed,
             metrics: self.metrics.clone(),
             hook: self.hook.clone(),
         }))
@@ -650,18 +381,22 @@ impl FileDataSource {
     /// dynamic filters in force now apply before its first row. False (counted) when it
     /// has nothing to read.
     pub fn install(&mut self, prepared: PreparedSplit) -> Result<bool> {
-        let PreparedSplit { pending, outcome } = prepared;
+        let PreparedSplit {
+            mut pending,
+            outcome,
+        } = prepared;
         match outcome {
             Prepared::Read => {
+                let stages = with_delete_stages(pending.stages, &mut pending.reader);
                 self.current = Some(CurrentSplit {
                     number: pending.number,
                     batches: 0,
                     reader_rows: ReaderRows::new(self.metrics.rows_removed_reader_filters.clone()),
                     reader: pending.reader,
-                    stages: pending.stages,
+                    stages,
                     residual: pending.filters.residual.clone(),
                     constants: pending.constants,
-                    generation: pending.generation,
+                    pushed: pending.pushed,
                     dynamic: None,
                 });
                 self.refresh_dynamic_filters()
@@ -695,15 +430,13 @@ impl FileDataSource {
     /// what it has not decoded yet, or filters the later batches when it cannot. False: the
     /// split is over.
     fn refresh_dynamic_filters(&mut self) -> Result<bool> {
-        let generation = self.dynamic_generation();
         let Some(current) = self.current.as_mut() else {
             return Ok(false);
         };
-        if generation == current.generation {
+        let Some(filters) = current.pushed.changed(&self.spec)? else {
             return Ok(true);
-        }
-        current.generation = generation;
-        let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
+        };
+        let generation = current.pushed.generation;
         let rejected = filters.always_false() || !current.constants.pass(&self.spec, &filters)?;
         let refreshed = if rejected {
             Refreshed::NothingToRead
@@ -796,6 +529,16 @@ impl FileDataSource {
         };
         project_to_plan(&batch, &self.spec).map(Some)
     }
+}
+
+/// The factory's stages of a prepared split with those its deletes add, in slot order.
+fn with_delete_stages(
+    mut stages: Vec<BatchStage>,
+    reader: &mut Box<dyn SplitReader>,
+) -> Vec<BatchStage> {
+    stages.extend(reader.take_delete_stages());
+    stages.sort_by_key(|s| s.slot);
+    stages
 }
 
 fn apply_residual(residual: &Arc<dyn PhysicalExpr>, batch: RecordBatch) -> Result<RecordBatch> {

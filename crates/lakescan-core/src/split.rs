@@ -13,8 +13,6 @@ use datafusion::common::ScalarValue;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 
-use crate::deleted_rows::DeletedRows;
-
 /// Format-specific facts an adapter attaches to a split (bucket conversion, delete files…).
 pub trait SplitExtension: Any + fmt::Debug + Send + Sync {}
 
@@ -55,9 +53,6 @@ pub struct FileSplit {
     /// Info column values by key (`$path`, `$file_size`, …; see
     /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
     pub info_columns: Vec<(String, ScalarValue)>,
-    /// Rows of the file deleted by position (Iceberg position deletes, deletion vectors):
-    /// never decoded.
-    pub deleted_rows: Option<Arc<DeletedRows>>,
     /// Adapter-specific facts.
     pub extension: Option<Arc<dyn SplitExtension>>,
 }
@@ -78,7 +73,6 @@ impl FileSplit {
             missing_values: vec![],
             known_values: vec![],
             info_columns: vec![],
-            deleted_rows: None,
             extension: None,
         }
     }

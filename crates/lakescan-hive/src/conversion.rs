@@ -20,11 +20,8 @@ use std::sync::Arc;
 use arrow::array::{BooleanArray, RecordBatch};
 use arrow::compute::filter_record_batch;
 use datafusion::common::{Result, exec_err, internal_err};
-use lakescan_core::parquet::ParquetSplitReader;
+use lakescan_core::reader::{BatchStage, BatchTransform, SplitReaderFactory, StageSlot};
 use lakescan_core::scan_spec::ScanSpec;
-use lakescan_core::source::{
-    BatchStage, BatchTransform, SplitContext, SplitReader, SplitReaderFactory, StageSlot,
-};
 use lakescan_core::split::{FileSplit, SplitExtension};
 
 use crate::bucket::Bucketing;
@@ -103,11 +100,8 @@ impl HiveSplitReaderFactory {
     }
 }
 
+/// Hive splits are Parquet plus the bucket-conversion stage; they have no deletes.
 impl SplitReaderFactory for HiveSplitReaderFactory {
-    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
-        Ok(Box::new(ParquetSplitReader::new(split, context)))
-    }
-
     fn stages(&self, split: &FileSplit, spec: &ScanSpec) -> Result<Vec<BatchStage>> {
         let Some(extension) = &split.extension else {
             return Ok(vec![]);

@@ -17,7 +17,6 @@
 //! | [`deletes`]  | which delete files apply to a data file; equality deletes            |
 //! | [`reader`]   | split readers: delete loading, the equality-delete stage             |
 //! | [`table`]    | [`IcebergTable`]: the `TableProvider`; files → splits                |
-//! | [`writer`]   | a small v2 table writer (data, deletes, DVs, commits) for the demo and tests |
 //!
 //! Not yet (each a `NotImplemented` error naming the file, never wrong rows): ORC and Avro
 //! data files, `initial-default`s of list and map members, equality keys that are struct
@@ -40,7 +39,6 @@ pub mod reader;
 pub mod schema;
 pub mod table;
 pub mod transforms;
-pub mod writer;
 
 pub use factory::{IcebergTableBuilder, IcebergTableFactory};
 pub use options::{IcebergOptions, SnapshotSelector};

@@ -1,16 +1,16 @@
-//! Split readers of Iceberg tables: the core Parquet reader (columns matched by field id),
-//! with the split's delete files loaded first, and the equality-delete stage.
+//! What Iceberg adds to the Parquet reader: [`IcebergSplitReaderFactory`] gives each split
+//! its [`IcebergDeletes`], the split's [`DeleteSource`]. Columns are matched by field id by
+//! the core reader itself.
 //!
 //! ```text
-//!  add_split ─▶ stages(): EqualityDeleteStage over shared key sets (not loaded yet)
-//!            ─▶ create() ─▶ prepare(): LoadPositionDeletes: the deleted positions of the
-//!                               │  data file (position-delete files, each read once per
-//!                               │  scan; its deletion vector) → FileSplit::deleted_rows
-//!                               ├─ Parquet prepare (footer, binding, pruning; the deleted
-//!                               │  rows become a row selection: never decoded)
-//!                               └─ rows to read ─▶ LoadEqualityDeletes: key sets of the
-//!                                  split's equality-delete sets, each read once per scan
-//!  next ─▶ Parquet batches ─▶ EqualityDeleteStage ─▶ residual ─▶ P
+//!  start ─▶ deletes(): IcebergDeletes (nothing loaded)
+//!  Parquet prepare: footer, binding, pruning ─▶ rows left to read?
+//!    └─ LoadDeletes ─▶ IcebergDeletes::load: the deleted positions of the data file
+//!                      (position-delete files, each read once per scan; its deletion
+//!                      vector), then the key sets of the split's equality-delete sets
+//!                      (each read once per scan) ─▶ EqualityDeleteStage
+//!  next ─▶ Parquet batches (deleted positions never decoded) ─▶ EqualityDeleteStage
+//!        ─▶ residual ─▶ P
 //! ```
 
 use std::any::Any;
@@ -19,11 +19,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
-use lakescan_core::parquet::ParquetSplitReader;
-use lakescan_core::scan_spec::ScanSpec;
-use lakescan_core::source::{
-    BatchStage, Prepared, ReaderBatch, Refreshed, SplitContext, SplitFilters, SplitReader,
-    SplitReaderFactory, StageSlot,
+use lakescan_core::deleted_rows::DeletedRows;
+use lakescan_core::reader::{
+    BatchStage, DeleteSource, Deletes, SplitContext, SplitReaderFactory, StageSlot,
 };
 use lakescan_core::split::{FileSplit, SplitExtension};
 
@@ -92,132 +90,82 @@ impl IcebergSplitReaderFactory {
 }
 
 impl SplitReaderFactory for IcebergSplitReaderFactory {
-    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
-        let mut sets = vec![];
-        if let Some(iceberg) = iceberg_split(&split) {
-            for set in &iceberg.equality {
-                sets.push((Arc::clone(set), self.key_set(set)?));
-            }
-        }
-        Ok(Box::new(IcebergSplitReader {
-            split: Some(split),
-            inner: None,
-            sets,
-            position_deletes: Arc::clone(&self.position_deletes),
-            paths: self.paths.clone(),
-            context,
-        }))
-    }
-
-    fn stages(&self, split: &FileSplit, spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+    fn deletes(&self, split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
         let Some(iceberg) = iceberg_split(split) else {
-            return Ok(vec![]);
+            return Ok(None);
         };
-        if iceberg.equality.is_empty() {
-            return Ok(vec![]);
+        if iceberg.equality.is_empty() && iceberg.position_deletes.is_empty() {
+            return Ok(None);
         }
-        let mut sets = vec![];
+        let mut equality = vec![];
         for set in &iceberg.equality {
-            let mut channels = vec![];
-            for (name, _) in &set.columns {
-                match spec.field(name).and_then(|(_, f)| f.channel) {
-                    Some(c) => channels.push(c),
-                    None => {
-                        return internal_err!(
-                            "equality-delete key column '{name}' is not a channel of the scan"
-                        );
-                    }
-                }
-            }
-            sets.push((channels, self.key_set(set)?));
+            equality.push((Arc::clone(set), self.key_set(set)?));
         }
-        let stage = EqualityDeleteStage::new(sets, split.file_path.to_string());
-        Ok(vec![BatchStage {
-            slot: StageSlot::EqualityDeletes,
-            transform: Box::new(stage),
-        }])
+        Ok(Some(Box::new(IcebergDeletes {
+            equality,
+            position_deletes: iceberg.position_deletes.clone(),
+            data_location: iceberg.data_location.clone(),
+            data_written: iceberg.data_written.clone(),
+            cache: Arc::clone(&self.position_deletes),
+            paths: self.paths.clone(),
+        })))
     }
 }
 
-/// Reads one split of an Iceberg data file.
-pub struct IcebergSplitReader {
-    /// The split, until `prepare` hands it to the Parquet reader.
-    split: Option<FileSplit>,
-    inner: Option<ParquetSplitReader>,
-    sets: Vec<(Arc<EqualityDeleteSet>, SharedKeySet)>,
-    position_deletes: Arc<PositionDeleteCache>,
+/// The delete files of one split of an Iceberg data file, with the scan's caches they are
+/// read through; loaded after pruning ([`DeleteSource`]).
+#[derive(Debug)]
+pub struct IcebergDeletes {
+    /// Equality-delete sets and the scan's shared key set of each.
+    equality: Vec<(Arc<EqualityDeleteSet>, SharedKeySet)>,
+    /// Position-delete files and deletion vectors of the data file.
+    position_deletes: Vec<Arc<DeleteFile>>,
+    /// The data file, as position-delete files name it.
+    data_location: FileLocation,
+    /// The data file's path as its manifest wrote it (messages).
+    data_written: String,
+    /// The scan's position-delete files, read once each.
+    cache: Arc<PositionDeleteCache>,
     paths: PathResolver,
-    context: SplitContext,
 }
 
-/// LoadPositionDeletes: the deleted rows of the split's data file.
-async fn load_position_deletes(
-    split: &mut FileSplit,
-    context: &SplitContext,
-    paths: &PathResolver,
-    cache: &PositionDeleteCache,
-) -> Result<()> {
-    let Some(iceberg) = iceberg_split(split) else {
-        return Ok(());
-    };
-    if iceberg.position_deletes.is_empty() {
-        return Ok(());
-    }
-    let metrics = &context.metrics;
-    let _timer = metrics.time_loading_deletes.timer();
-    let (rows, loaded) = deleted_rows(
-        &delete_stores(context, &iceberg.data_location),
-        paths,
-        cache,
-        &iceberg.data_location,
-        &iceberg.data_written,
-        &iceberg.position_deletes,
-    )
-    .await?;
-    metrics.delete_files_loaded.add(loaded);
-    split.deleted_rows = Some(rows);
-    Ok(())
-}
-
-/// Where the delete files of a split of the data file at `data` are read from: its store
-/// (the split's), or the session's store of their own URL.
-fn delete_stores(context: &SplitContext, data: &FileLocation) -> DeleteStores {
-    DeleteStores::new(
-        data.store.clone(),
-        Arc::clone(&context.store),
-        context.object_stores.clone(),
-    )
-}
-
-#[async_trait]
-impl SplitReader for IcebergSplitReader {
-    async fn prepare(&mut self) -> Result<Prepared> {
-        let Some(mut split) = self.split.take() else {
-            return internal_err!("an Iceberg split was prepared twice");
-        };
-        load_position_deletes(
-            &mut split,
-            &self.context,
+impl IcebergDeletes {
+    /// `LoadPositionDeletes`: the deleted rows of the split's data file.
+    async fn positions(
+        &self,
+        context: &SplitContext,
+        stores: &DeleteStores,
+    ) -> Result<Option<Arc<DeletedRows>>> {
+        if self.position_deletes.is_empty() {
+            return Ok(None);
+        }
+        let metrics = &context.metrics;
+        let _timer = metrics.time_loading_deletes.timer();
+        let (rows, loaded) = deleted_rows(
+            stores,
             &self.paths,
+            &self.cache,
+            &self.data_location,
+            &self.data_written,
             &self.position_deletes,
         )
         .await?;
-        let stores = iceberg_split(&split).map(|i| delete_stores(&self.context, &i.data_location));
-        let inner = self
-            .inner
-            .insert(ParquetSplitReader::new(split, self.context.clone()));
-        let prepared = inner.prepare().await?;
-        if prepared != Prepared::Read {
-            return Ok(prepared);
+        metrics.delete_files_loaded.add(loaded);
+        Ok(Some(rows))
+    }
+
+    /// `LoadEqualityDeletes`: the key sets of the split's equality-delete sets, and the
+    /// stage that drops the rows whose key they hold.
+    async fn equality_stage(
+        &self,
+        context: &SplitContext,
+        stores: &DeleteStores,
+    ) -> Result<Option<BatchStage>> {
+        if self.equality.is_empty() {
+            return Ok(None);
         }
-        // LoadDeletes: only splits with rows to read load their delete files.
-        for (set, cell) in &self.sets {
-            let context = &self.context;
-            let Some(stores) = &stores else {
-                return internal_err!(
-                    "an Iceberg split with equality deletes has no Iceberg facts"
-                );
-            };
+        let mut sets = vec![];
+        for (set, cell) in &self.equality {
             cell.get_or_try_init(|| async {
                 let _timer = context.metrics.time_loading_deletes.timer();
                 let types = key_types(set, &context.spec)?;
@@ -226,25 +174,40 @@ impl SplitReader for IcebergSplitReader {
                 Ok::<_, datafusion::error::DataFusionError>(Arc::new(keys))
             })
             .await?;
+            let mut channels = vec![];
+            for (name, _) in &set.columns {
+                match context.spec.field(name).and_then(|(_, f)| f.channel) {
+                    Some(c) => channels.push(c),
+                    None => {
+                        return internal_err!(
+                            "equality-delete key column '{name}' is not a channel of the scan"
+                        );
+                    }
+                }
+            }
+            sets.push((channels, Arc::clone(cell)));
         }
-        Ok(prepared)
+        let stage = EqualityDeleteStage::new(sets, self.data_written.clone());
+        Ok(Some(BatchStage {
+            slot: StageSlot::EqualityDeletes,
+            transform: Box::new(stage),
+        }))
     }
+}
 
-    async fn next(&mut self) -> Result<Option<ReaderBatch>> {
-        match &mut self.inner {
-            Some(inner) => inner.next().await,
-            None => internal_err!("an Iceberg split was read before it was prepared"),
-        }
-    }
-
-    fn refresh_filters(
-        &mut self,
-        filters: Arc<SplitFilters>,
-        generation: u64,
-    ) -> Result<Refreshed> {
-        match &mut self.inner {
-            Some(inner) => inner.refresh_filters(filters, generation),
-            None => Ok(Refreshed::NotApplied),
-        }
+#[async_trait]
+impl DeleteSource for IcebergDeletes {
+    async fn load(self: Box<Self>, context: &SplitContext) -> Result<Deletes> {
+        let stores = DeleteStores::new(
+            self.data_location.store.clone(),
+            Arc::clone(&context.store),
+            context.object_stores.clone(),
+        );
+        let positions = self.positions(context, &stores).await?;
+        let stages = self.equality_stage(context, &stores).await?;
+        Ok(Deletes {
+            positions,
+            stages: stages.into_iter().collect(),
+        })
     }
 }

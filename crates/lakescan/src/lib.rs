@@ -65,12 +65,12 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
     let options = state.config_mut().options_mut();
     if options
         .extensions
-        .get::<core::config::LakeScanOptions>()
+        .get::<core::config::LakeScanConfig>()
         .is_none()
     {
         options
             .extensions
-            .insert(core::config::LakeScanOptions::default());
+            .insert(core::config::LakeScanConfig::default());
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ use iceberg::spec::{
     DataContentType, DataFile, DataFileBuilder, DataFileFormat, NestedField, PrimitiveType, Schema,
     Struct, Type,
 };
-use lakescan_iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 use regex::Regex;
 
 /// Cases run at once.

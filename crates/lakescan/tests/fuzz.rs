@@ -538,7 +538,7 @@ impl IcebergTable {
             ])
             .build()
             .unwrap();
-        let mut writer = lakescan::iceberg::writer::TableWriter::new(&root, schema).unwrap();
+        let mut writer = lakescan_iceberg_writer::TableWriter::new(&root, schema).unwrap();
         let names: Vec<String> = (0..10).map(|i| format!("n{i}")).collect();
         let data = writer
             .data_file(vec![

@@ -18,7 +18,7 @@ use futures::StreamExt;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
 use lakescan_core::exec::LakeScanExec;
 use lakescan_core::source::{LifecycleHook, SplitEvent};
-use lakescan_iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 
 fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))

@@ -23,7 +23,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 
 fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))

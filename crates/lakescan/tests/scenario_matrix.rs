@@ -42,7 +42,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
 use lakescan_core::exec::LakeScanExec;
 use lakescan_core::source::{LifecycleHook, SplitEvent};
-use lakescan_iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 
 /// One seed §15 scenario: its tables, its query, the dynamic filter, and an oracle that is
 /// not lakescan.

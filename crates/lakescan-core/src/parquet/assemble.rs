@@ -31,7 +31,7 @@ use crate::binding::{FieldSource, MemberSource, SplitBinding};
 use crate::defaults::MemberDefaults;
 use crate::deleted_rows::DeletedMask;
 use crate::filter::Filter;
-use crate::source::SplitContext;
+use crate::reader::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
 

@@ -17,29 +17,35 @@
 //! | [`assemble`]      | decoded file batches → batches of `R`                           |
 //! | [`adapt`]         | a decoded column in the table type (pruned members, widening)   |
 //!
-//! The lifecycle of one split, with the I/O states named `Load*`:
+//! The lifecycle of one split: one [`State`] enum, a typed struct per state; the steps
+//! between them are named by what they do, the I/O ones `Load*`:
 //!
 //! ```text
-//!  Pending ─LoadFooter─▶ Opened ─bind─▶ Bound ─choose─▶ Chosen ─LoadBloomFilters─▶ Ready ─▶ Reading ─▶ Done
-//!                          │                  │                  │
-//!                          └─a constant       ├─no row group     └─bloom filters
-//!                            rejects─▶ Done   │ in range ─▶ Done    reject all ─▶ Done
-//!                                             └─statistics reject all ─▶ Done
+//!  Pending ─LoadFooter, bind─▶ Bound ─Prune─▶ Pruned ─LoadDeletes─▶ Ready ─▶ Reading { current, rest } ─▶ Done
+//!                                │              │
+//!                                └─a constant   ├─no row group in range ─▶ Done
+//!                                  rejects      └─statistics or bloom filters
+//!                                  ─▶ Done        reject all ─▶ Done
 //! ```
 //!
 //! * `LoadFooter` reads the footer (with the page index when the split has filters) and,
-//!   for tables matched by field id, renames the file schema to the table's names;
-//! * `bind` maps table columns to file columns, constants and generated columns
-//!   (`SplitBinding`) and tests the constants (a missing column's NULL) against the filters;
-//! * `choose` keeps the row groups whose midpoint lies in the byte range, then those the
-//!   filters and the residual's AND/OR tree may match by statistics;
-//! * `LoadBloomFilters` reads the bloom filters of point-filtered columns, when there are;
+//!   for tables matched by field id, renames the file schema to the table's names; `bind`
+//!   maps table columns to file columns, constants and generated columns (`SplitBinding`)
+//!   and tests the constants (a missing column's NULL) against the filters;
+//! * `Prune` keeps the row groups whose midpoint lies in the byte range, then those the
+//!   filters and the residual's AND/OR tree may match by statistics, then those the bloom
+//!   filters of point-filtered columns may match (`LoadBloomFilters`);
+//! * `LoadDeletes` asks the split's [`DeleteSource`] (the table format's) for its deleted
+//!   positions and delete stages, only now that rows are left to read: a pruned split never
+//!   loads its delete files. They live in the state ([`Ready`]), not in the split;
 //! * `prepare` ends in `Ready`. A dynamic filter that changed since (the split was
 //!   preloaded, or the filter arrived after prepare) is applied there: constants tested and
 //!   row groups pruned again (`refresh_filters`);
 //! * at the first `next`, the [`plan::ReadPlan`] builds the decoder with the filters and
 //!   adaptive order in force then: output and filter leaves, filters inside the decoder or
-//!   after it, page and row-index selections.
+//!   after it, page and row-index selections, deleted positions. While a dynamic filter may
+//!   still change, `Reading` decodes one row group at a time and keeps the others in `rest`,
+//!   pruned again when the filter moves.
 
 pub mod adapt;
 pub mod assemble;
@@ -67,52 +73,75 @@ use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
 use crate::binding::{FieldSource, SplitBinding, constant_subfield};
-use crate::source::{
-    Prepared, ReaderBatch, Refreshed, SplitContext, SplitFilters, SplitReader, SplitReaderFactory,
+use crate::deleted_rows::DeletedRows;
+use crate::reader::{
+    BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, Refreshed, SplitContext, SplitReader,
+    SplitReaderFactory,
 };
 use crate::split::FileSplit;
+use crate::split_filters::SplitFilters;
 use leaves::FileLeaves;
 use open::{CountingReader, file_error};
 use plan::Reading;
 use statistics::RowGroupStatistics;
 
-/// Creates [`ParquetSplitReader`]s (columns matched by name).
+/// Plain Parquet splits: no deletes, no stages (columns matched by name).
 #[derive(Debug, Default)]
 pub struct ParquetSplitReaderFactory;
 
-impl SplitReaderFactory for ParquetSplitReaderFactory {
-    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
-        Ok(Box::new(ParquetSplitReader::new(split, context)))
-    }
-}
+impl SplitReaderFactory for ParquetSplitReaderFactory {}
 
 /// Reads one split of a Parquet file into batches of the reader schema `R`.
 pub struct ParquetSplitReader {
     split: FileSplit,
     context: SplitContext,
     state: State,
-    /// With dynamic filters that may still change, row groups are decoded one at a time:
-    /// those after the one being read, pruned again whenever a dynamic filter changes.
-    rest: Option<Chosen>,
+    /// The split's deletes, until `LoadDeletes` loads them.
+    deletes: Option<Box<dyn DeleteSource>>,
+    /// The stages the loaded deletes add, until the driver takes them.
+    delete_stages: Vec<BatchStage>,
 }
 
 /// Where a split is in its lifecycle (see the module docs).
 enum State {
-    /// Nothing opened yet.
+    /// Nothing read yet.
     Pending,
-    /// `LoadFooter` done.
-    Opened(Opened),
-    /// Columns bound; the split's constants pass the filters.
+    /// `LoadFooter` and `bind` done: the split's constants pass the filters.
     Bound(Bound),
-    /// Row groups chosen by range and statistics.
-    Chosen(Chosen),
-    /// Prepared: bloom filters applied, the decoder not built yet (it is built at the first
+    /// `Prune` done: row groups chosen by range, statistics and bloom filters.
+    Pruned(Chosen),
+    /// `LoadDeletes` done: prepared, the decoder not built yet (it is built at the first
     /// `next`, with the filters and adaptive order in force then).
-    Ready(Chosen),
-    /// Decoding.
-    Reading(Box<Reading>),
+    Ready(Ready),
+    /// Decoding `current`; with dynamic filters that may still change, row groups are
+    /// decoded one at a time and `rest` holds those after it, pruned again whenever a
+    /// dynamic filter changes.
+    Reading {
+        /// The decoder of the row groups being read.
+        current: Box<Reading>,
+        /// Row groups not started yet.
+        rest: Option<Ready>,
+    },
     /// Read to the end, or nothing to read.
     Done,
+}
+
+/// Row groups to read and the rows of the file its deletes remove.
+pub struct Ready {
+    /// The bound file and its row groups.
+    pub chosen: Chosen,
+    /// Rows deleted by position (never decoded); `None`: the split has none.
+    pub deleted: Option<Arc<DeletedRows>>,
+}
+
+impl Ready {
+    /// The decoder of these row groups.
+    fn read(self, context: &SplitContext, split: &FileSplit) -> Result<Reading> {
+        let Ready { chosen, deleted } = self;
+        plan::ReadPlan::try_new(context, split, &chosen, deleted.as_ref())?
+            .build(chosen, context)
+            .map_err(|e| file_error(split.display_path(), e))
+    }
 }
 
 /// A file whose footer was read.
@@ -144,64 +173,51 @@ pub struct Chosen {
 }
 
 impl ParquetSplitReader {
-    /// A reader for `split`; nothing is opened before [`SplitReader::prepare`].
-    pub fn new(split: FileSplit, context: SplitContext) -> Self {
+    /// A reader for `split` whose deletes `deletes` gives; nothing is opened before
+    /// [`SplitReader::prepare`].
+    pub fn new(
+        split: FileSplit,
+        context: SplitContext,
+        deletes: Option<Box<dyn DeleteSource>>,
+    ) -> Self {
         Self {
             split,
             context,
             state: State::Pending,
-            rest: None,
+            deletes,
+            delete_stages: vec![],
         }
     }
 
-    /// The decoder of the next row group not read yet (dynamic filters only), after pruning
-    /// the rest again when a dynamic filter changed since the split's filters were built.
-    fn next_row_group(&mut self) -> Result<Option<Reading>> {
-        let Some(mut rest) = self.rest.take() else {
-            return Ok(None);
+    /// The state reading the first row group of `rest` (dynamic filters only), after
+    /// pruning them again when a dynamic filter changed since the split's filters were
+    /// built; `Done` when none is left.
+    fn next_row_group(&mut self, mut rest: Ready) -> Result<State> {
+        let changed = match self.context.dynamic.as_mut() {
+            Some(dynamic) => dynamic.changed(&self.context.spec)?,
+            None => None,
         };
-        if let Some(dynamic) = self.context.dynamic.as_mut() {
-            let generation = dynamic.current_generation();
-            if generation != dynamic.generation {
-                dynamic.generation = generation;
-                let filters = SplitFilters::try_new(&self.context.spec, &dynamic.pushed)?;
-                self.context.filters = Arc::new(filters);
-                // A missing column's NULL the new filters reject: nothing left to read.
-                if self.constants_rejected(&rest.bound.binding, &rest.bound.leaves) {
-                    return Ok(None);
-                }
-                let metadata = Arc::clone(rest.bound.opened.metadata.metadata());
-                let stats = RowGroupStatistics::new(
-                    &self.context.spec,
-                    &rest.bound.binding,
-                    &metadata,
-                    rest.bound.opened.metadata.schema(),
-                    &rest.bound.leaves,
-                    &rest.row_groups,
-                );
-                let kept = self.prune_row_groups(&stats, rest.row_groups.clone())?;
-                self.context
-                    .metrics
-                    .row_groups_pruned_dynamic_filter
-                    .add(rest.row_groups.len() - kept.len());
-                rest.row_groups = kept;
+        if let Some(filters) = changed {
+            self.context.filters = filters;
+            match self.refresh_chosen(rest.chosen)? {
+                Some(chosen) => rest.chosen = chosen,
+                None => return Ok(State::Done),
             }
         }
-        if rest.row_groups.is_empty() {
-            return Ok(None);
+        let row_groups = &mut rest.chosen.row_groups;
+        if row_groups.is_empty() {
+            return Ok(State::Done);
         }
-        let first = rest.row_groups.remove(0);
-        let chosen = Chosen {
-            bound: rest.bound.clone(),
-            row_groups: vec![first],
+        let first = Ready {
+            chosen: Chosen {
+                bound: rest.chosen.bound.clone(),
+                row_groups: vec![row_groups.remove(0)],
+            },
+            deleted: rest.deleted.clone(),
         };
-        if !rest.row_groups.is_empty() {
-            self.rest = Some(rest);
-        }
-        let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
-            .build(chosen, &self.context)
-            .map_err(|e| file_error(self.split.display_path(), e))?;
-        Ok(Some(reading))
+        let current = Box::new(first.read(&self.context, &self.split)?);
+        let rest = (!rest.chosen.row_groups.is_empty()).then_some(rest);
+        Ok(State::Reading { current, rest })
     }
 
     /// True when a filter rejects a constant of the bound file: a missing column's NULL,
@@ -348,22 +364,19 @@ impl ParquetSplitReader {
     /// The decoder of a prepared split, built with the filters and adaptive order in force
     /// now. While a dynamic filter may still change, one row group at a time (the rest are
     /// pruned again when it does).
-    fn start_reading(&mut self, chosen: Chosen) -> Result<State> {
+    fn start_reading(&mut self, ready: Ready) -> Result<State> {
         let may_change = match &self.context.dynamic {
             Some(dynamic) => dynamic.may_change()?,
             None => false,
         };
-        if chosen.row_groups.len() > 1 && may_change {
-            self.rest = Some(chosen);
-            return Ok(match self.next_row_group()? {
-                Some(reading) => State::Reading(Box::new(reading)),
-                None => State::Done,
-            });
+        if ready.chosen.row_groups.len() > 1 && may_change {
+            return self.next_row_group(ready);
         }
-        let reading = plan::ReadPlan::try_new(&self.context, &self.split, &chosen)?
-            .build(chosen, &self.context)
-            .map_err(|e| file_error(self.split.display_path(), e))?;
-        Ok(State::Reading(Box::new(reading)))
+        let current = Box::new(ready.read(&self.context, &self.split)?);
+        Ok(State::Reading {
+            current,
+            rest: None,
+        })
     }
 
     /// New filters for a prepared split whose decoder is not built yet: its constants are
@@ -399,31 +412,46 @@ impl ParquetSplitReader {
         let (next, outcome) = match state {
             State::Pending => {
                 let opened = open::load_footer(self.split.clone(), self.context.clone()).await?;
-                (State::Opened(opened), None)
-            }
-            State::Opened(opened) => match self.bind(opened)? {
-                Some(bound) => (State::Bound(bound), None),
-                None => (State::Done, Some(Prepared::SkippedByConstant)),
-            },
-            State::Bound(bound) => match self.choose(bound)? {
-                Ok(chosen) => (State::Chosen(chosen), None),
-                Err(outcome) => (State::Done, Some(outcome)),
-            },
-            State::Chosen(chosen) => {
-                let path = self.split.display_path().to_string();
-                let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
-                if chosen.row_groups.is_empty() {
-                    (State::Done, Some(Prepared::NothingToRead))
-                } else {
-                    (State::Ready(chosen), Some(Prepared::Read))
+                match self.bind(opened)? {
+                    Some(bound) => (State::Bound(bound), None),
+                    None => (State::Done, Some(Prepared::SkippedByConstant)),
                 }
             }
-            State::Ready(_) | State::Reading(_) | State::Done => {
+            State::Bound(bound) => match self.choose(bound)? {
+                Ok(chosen) => {
+                    let path = self.split.display_path().to_string();
+                    let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
+                    if chosen.row_groups.is_empty() {
+                        (State::Done, Some(Prepared::NothingToRead))
+                    } else {
+                        (State::Pruned(chosen), None)
+                    }
+                }
+                Err(outcome) => (State::Done, Some(outcome)),
+            },
+            State::Pruned(chosen) => {
+                let deleted = self.load_deletes().await?;
+                (
+                    State::Ready(Ready { chosen, deleted }),
+                    Some(Prepared::Read),
+                )
+            }
+            State::Ready(_) | State::Reading { .. } | State::Done => {
                 return internal_err!("split of '{}' prepared twice", self.split.display_path());
             }
         };
         self.state = next;
         Ok(outcome)
+    }
+
+    /// `LoadDeletes`: the split's deleted positions; its delete stages wait for the driver.
+    async fn load_deletes(&mut self) -> Result<Option<Arc<DeletedRows>>> {
+        let Some(source) = self.deletes.take() else {
+            return Ok(None);
+        };
+        let Deletes { positions, stages } = source.load(&self.context).await?;
+        self.delete_stages = stages;
+        Ok(positions)
     }
 }
 
@@ -505,14 +533,14 @@ impl SplitReader for ParquetSplitReader {
         generation: u64,
     ) -> Result<Refreshed> {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Ready(chosen) => {
+            State::Ready(Ready { chosen, deleted }) => {
                 self.context.filters = filters;
                 if let Some(dynamic) = self.context.dynamic.as_mut() {
                     dynamic.generation = generation;
                 }
                 Ok(match self.refresh_chosen(chosen)? {
                     Some(chosen) => {
-                        self.state = State::Ready(chosen);
+                        self.state = State::Ready(Ready { chosen, deleted });
                         Refreshed::Applied
                     }
                     None => Refreshed::NothingToRead,
@@ -526,15 +554,19 @@ impl SplitReader for ParquetSplitReader {
         }
     }
 
+    fn take_delete_stages(&mut self) -> Vec<BatchStage> {
+        std::mem::take(&mut self.delete_stages)
+    }
+
     async fn next(&mut self) -> Result<Option<ReaderBatch>> {
         loop {
             if matches!(self.state, State::Ready(_))
-                && let State::Ready(chosen) = std::mem::replace(&mut self.state, State::Done)
+                && let State::Ready(ready) = std::mem::replace(&mut self.state, State::Done)
             {
-                self.state = self.start_reading(chosen)?;
+                self.state = self.start_reading(ready)?;
             }
             let reading = match &mut self.state {
-                State::Reading(reading) => reading,
+                State::Reading { current, .. } => current,
                 State::Done => return Ok(None),
                 _ => {
                     return internal_err!(
@@ -554,9 +586,11 @@ impl SplitReader for ParquetSplitReader {
                     // Rows the filters dropped after the last batch still count as scanned.
                     let rows_scanned = reading.take_rows_scanned(0);
                     reading.check_row_count(self.split.display_path())?;
-                    self.state = match self.next_row_group()? {
-                        Some(next) => State::Reading(Box::new(next)),
-                        None => State::Done,
+                    self.state = match std::mem::replace(&mut self.state, State::Done) {
+                        State::Reading {
+                            rest: Some(rest), ..
+                        } => self.next_row_group(rest)?,
+                        _ => State::Done,
                     };
                     if rows_scanned == 0 {
                         continue;

@@ -23,7 +23,7 @@ use super::Opened;
 use super::field_ids::rename_by_field_id;
 use super::footer_cache::FooterCache;
 use super::local_file::LocalFile;
-use crate::source::SplitContext;
+use crate::reader::SplitContext;
 use crate::split::FileSplit;
 
 /// `LoadFooter`: opens the file and reads its metadata (and the page index when the split
@@ -37,15 +37,15 @@ pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Open
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
     let mut reader = counting_reader(&context, &path, split.file_size);
-    let cache = context.footer_cache.as_ref();
+    let cache = context.metadata_cache.clone().map(FooterCache::new);
     let page_index = policy != PageIndexPolicy::Skip;
-    let mut metadata = match cache.and_then(|c| c.get(&split, page_index)) {
+    let mut metadata = match cache.as_ref().and_then(|c| c.get(&split, page_index)) {
         Some(kept) => ArrowReaderMetadata::try_new(kept, options.clone())
             .map_err(|e| footer_error(split.display_path(), e))?,
         None => {
             let (loaded, size) = read_footer(&split, &context, &mut reader, &options).await?;
             check_footer(split.display_path(), loaded.metadata(), size)?;
-            if let Some(c) = cache {
+            if let Some(c) = &cache {
                 c.put(&split, size, Arc::clone(loaded.metadata()));
             }
             loaded

@@ -36,10 +36,10 @@ use super::row_filter::{self, ColumnPredicate, ExprPredicate};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
 use crate::binding::{FieldSource, SplitBinding};
-use crate::deleted_rows::{DeletedApplied, DeletedMask};
+use crate::deleted_rows::{DeletedApplied, DeletedMask, DeletedRows};
 use crate::filter::Filter;
+use crate::reader::SplitContext;
 use crate::required::{PathStep, RequiredSubfields, has_path};
-use crate::source::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
 
@@ -124,7 +124,12 @@ impl Reading {
 
 impl ReadPlan {
     /// Plans the decoding of `chosen` (see the module docs).
-    pub fn try_new(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<Self> {
+    pub fn try_new(
+        context: &SplitContext,
+        split: &FileSplit,
+        chosen: &Chosen,
+        deleted: Option<&Arc<DeletedRows>>,
+    ) -> Result<Self> {
         let bound = &chosen.bound;
         let (pushed, post) = place_filters(context, chosen)?;
         let expr_filters = dynamic_column_filters(context, chosen);
@@ -132,7 +137,7 @@ impl ReadPlan {
         // yields every selected row (no filter inside it): the mask follows positions.
         let decoder_filters = !pushed.is_empty() || !expr_filters.is_empty();
         let (selection, deleted_mask) =
-            selection(context, split, chosen, (&pushed, &post), decoder_filters)?;
+            selection(context, deleted, chosen, (&pushed, &post), decoder_filters)?;
         let mut output_leaves = output_leaves(context, &bound.binding, &bound.leaves);
         for c in &post {
             output_leaves.extend(filter_leaves(&bound.leaves, c));
@@ -436,7 +441,7 @@ fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<Gene
 /// rows in short runs come back as a mask instead (`deleted_rows::DeletedRows::apply`).
 fn selection(
     context: &SplitContext,
-    split: &FileSplit,
+    deleted: Option<&Arc<DeletedRows>>,
     chosen: &Chosen,
     (pushed, post): (&[FilteredColumn<'_>], &[FilteredColumn<'_>]),
     decoder_filters: bool,
@@ -473,7 +478,7 @@ fn selection(
     metrics.rows_pruned_page_index.add(skipped(&pages));
     metrics.rows_pruned_row_index.add(skipped(&rows));
     let selection = intersect(pages, rows).filter(|s| s.skipped_row_count() > 0);
-    let Some(deleted) = split.deleted_rows.as_ref().filter(|d| !d.is_empty()) else {
+    let Some(deleted) = deleted.filter(|d| !d.is_empty()) else {
         return Ok((selection, None));
     };
     let (applied, counts) = deleted.apply(

@@ -1,8 +1,12 @@
 use super::*;
+use crate::deleted_rows::DeletedRows;
+use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
-use crate::parquet::ParquetSplitReader;
+use crate::reader::{BatchTransform, DeleteSource, Deletes};
+use crate::subfield::Subfield;
 use arrow::array::{AsArray, BooleanArray, Int64Array};
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use async_trait::async_trait;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
@@ -24,10 +28,6 @@ impl BatchTransform for KeepEven {
 struct StagedFactory(Arc<std::sync::Mutex<Vec<StageSlot>>>);
 
 impl SplitReaderFactory for StagedFactory {
-    fn create(&self, split: FileSplit, context: SplitContext) -> Result<Box<dyn SplitReader>> {
-        Ok(Box::new(ParquetSplitReader::new(split, context)))
-    }
-
     fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
         let stage = |slot| BatchStage {
             slot,
@@ -483,6 +483,49 @@ fn seed_15_12_source(
     Arc<datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr>,
     LakeScanMetrics,
 ) {
+    seed_15_12_source_with(dir, Arc::new(crate::parquet::ParquetSplitReaderFactory))
+}
+
+/// Every split deletes the rows `deleted` lists; each load counts one delete file.
+#[derive(Debug)]
+struct FixedDeletes(Arc<DeletedRows>);
+
+impl SplitReaderFactory for FixedDeletes {
+    fn deletes(&self, _split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
+        Ok(Some(Box::new(FixedDeleteSource(Arc::clone(&self.0)))))
+    }
+}
+
+#[derive(Debug)]
+struct FixedDeleteSource(Arc<DeletedRows>);
+
+#[async_trait]
+impl DeleteSource for FixedDeleteSource {
+    async fn load(self: Box<Self>, context: &SplitContext) -> Result<Deletes> {
+        context.metrics.delete_files_loaded.add(1);
+        Ok(Deletes {
+            positions: Some(self.0),
+            stages: vec![],
+        })
+    }
+}
+
+/// Every 10th row deleted, at positions 7, 17, 27, … of 20 000.
+fn every_tenth_deleted() -> Arc<FixedDeletes> {
+    Arc::new(FixedDeletes(Arc::new(DeletedRows {
+        by_deletion_vector: (0..20_000u64).filter(|p| p % 10 == 7).collect(),
+        ..Default::default()
+    })))
+}
+
+fn seed_15_12_source_with(
+    dir: &std::path::Path,
+    factory: Arc<dyn SplitReaderFactory>,
+) -> (
+    FileDataSource,
+    Arc<datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr>,
+    LakeScanMetrics,
+) {
     use datafusion::physical_expr::expressions::{DynamicFilterPhysicalExpr, col, lit};
     let c0 = ColumnHandle::regular(&Field::new("c0", DataType::Int64, true));
     let p = ColumnHandle::with_role(
@@ -496,7 +539,15 @@ fn seed_15_12_source(
     let pushed: Vec<Arc<dyn PhysicalExpr>> = vec![Arc::clone(&dynamic) as _];
     let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0, 1]), &pushed).unwrap());
     let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
-    let (source, metrics) = parquet_source(spec, store, pushed);
+    let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
+    let source = FileDataSource::new(
+        spec,
+        factory,
+        store,
+        pushed,
+        metrics.clone(),
+        ReadOptions::default(),
+    );
     (source, dynamic, metrics)
 }
 
@@ -668,14 +719,9 @@ async fn scattered_deletes_under_a_decoder_dynamic_filter_keep_their_positions()
         &schema,
     );
     let multiple_of_3 = binary(modulo.unwrap(), Operator::Eq, lit(0i64), &schema).unwrap();
-    let (mut source, dynamic, _) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, _) = seed_15_12_source_with(dir.path(), every_tenth_deleted());
     dynamic.update(multiple_of_3).unwrap();
-    let mut split = partition_1_split(size);
-    // Every 10th row, at positions 7, 17, 27, …
-    split.deleted_rows = Some(Arc::new(crate::deleted_rows::DeletedRows {
-        by_deletion_vector: (0..20_000u64).filter(|p| p % 10 == 7).collect(),
-        ..Default::default()
-    }));
+    let split = partition_1_split(size);
     assert!(source.add_split(split).await.unwrap());
     let mut rows = 0;
     while let Some(batch) = source.next().await.unwrap() {
@@ -843,4 +889,35 @@ async fn the_lifecycle_hook_sees_prepare_and_batches() {
             SplitEvent::Batch { split: 1, batch: 0 },
         ]
     );
+}
+
+/// Deletes are loaded after pruning: a split that statistics prune loads none of its delete
+/// files; one left with rows to read loads them, and its deleted rows are not returned.
+#[tokio::test]
+async fn a_split_pruned_by_statistics_loads_no_delete_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_c0_sorted(dir.path());
+    let (mut source, dynamic, metrics) = seed_15_12_source_with(dir.path(), every_tenth_deleted());
+    // c0 is 0..20 000: statistics prune every row group.
+    dynamic.update(c0_above(50_000)).unwrap();
+    assert!(!source.add_split(partition_1_split(size)).await.unwrap());
+    assert_eq!(metrics.splits_pruned_statistics.value(), 1);
+    assert_eq!(metrics.delete_files_loaded.value(), 0);
+    // 19 990..20 000 survive; 19 997 is deleted.
+    dynamic.update(c0_above(19_989)).unwrap();
+    assert!(source.add_split(partition_1_split(size)).await.unwrap());
+    let mut rows = vec![];
+    while let Some(batch) = source.next().await.unwrap() {
+        rows.extend(
+            batch
+                .column(0)
+                .as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .copied(),
+        );
+    }
+    assert_eq!(metrics.delete_files_loaded.value(), 1);
+    let expected: Vec<i64> = (19_990..20_000).filter(|v| v % 10 != 7).collect();
+    assert_eq!(rows, expected);
 }

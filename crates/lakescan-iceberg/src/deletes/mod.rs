@@ -137,82 +137,179 @@ pub struct DataFileKey<'a> {
     pub partition: &'a Struct,
 }
 
-/// The live delete files of a snapshot, by the data files they apply to: deletion vectors
-/// by the data file they reference (at most one each), the other files in manifest order.
-#[derive(Debug, Clone, Default)]
-pub struct DeleteIndex {
-    files: Vec<Arc<DeleteFile>>,
-    vectors: HashMap<FileLocation, Arc<DeleteFile>>,
+/// Collects the live delete files of a snapshot; [`Self::build`] indexes them.
+#[derive(Debug, Default)]
+pub struct DeleteIndexBuilder {
+    index: DeleteIndex,
 }
 
-impl DeleteIndex {
+impl DeleteIndexBuilder {
     /// Adds a live delete file. A second deletion vector for one data file is an error: a
     /// snapshot holds at most one (the spec; Java's `DeleteFileIndex` refuses it too).
     pub fn add(&mut self, file: DeleteFile) -> Result<()> {
-        if !matches!(file.kind, DeleteKind::DeletionVector { .. }) {
-            self.files.push(Arc::new(file));
-            return Ok(());
-        }
-        let Some(data) = file.referenced_data_file.clone() else {
-            return internal_err!(
+        let index = &mut self.index;
+        let file = Arc::new(file);
+        let added = match (&file.kind, &file.referenced_data_file) {
+            (DeleteKind::DeletionVector { .. }, None) => internal_err!(
                 "deletion vector '{}' reached the delete index without its data file",
                 file.written_path
-            );
+            ),
+            (DeleteKind::DeletionVector { .. }, Some(data)) => {
+                if let Some(other) = index.vectors.get(data) {
+                    return exec_err!(
+                        "two deletion vectors for one data file ('{}' and '{}', both of '{}'): \
+                         a snapshot may hold at most one per data file",
+                        other.written_path,
+                        file.written_path,
+                        file.referenced_written
+                            .as_deref()
+                            .unwrap_or(data.path.as_ref())
+                    );
+                }
+                index.vectors.insert(data.clone(), file);
+                Ok(())
+            }
+            (DeleteKind::Position, Some(data)) => {
+                index
+                    .by_data_file
+                    .entry(data.clone())
+                    .or_default()
+                    .push(file);
+                Ok(())
+            }
+            (DeleteKind::Position | DeleteKind::Equality { .. }, _) => {
+                let deletes = match file.unpartitioned {
+                    true => &mut index.global,
+                    false => index
+                        .by_partition
+                        .entry((file.spec_id, file.partition.clone()))
+                        .or_default(),
+                };
+                match file.kind {
+                    DeleteKind::Position => deletes.position.push(file),
+                    _ => deletes.equality.push(file),
+                }
+                Ok(())
+            }
         };
-        if let Some(other) = self.vectors.get(&data) {
-            return exec_err!(
-                "two deletion vectors for one data file ('{}' and '{}', both of '{}'): a \
-                 snapshot may hold at most one per data file",
-                other.written_path,
-                file.written_path,
-                file.referenced_written
-                    .as_deref()
-                    .unwrap_or(data.path.as_ref())
-            );
+        if added.is_ok() {
+            self.index.len += 1;
         }
-        self.vectors.insert(data, Arc::new(file));
-        Ok(())
+        added
     }
 
+    /// The index: each list sorted by sequence number (stable: files of one sequence
+    /// number stay in manifest order).
+    pub fn build(mut self) -> DeleteIndex {
+        let by_sequence = |files: &mut Vec<Arc<DeleteFile>>| {
+            files.sort_by_key(|f| f.sequence_number);
+        };
+        let index = &mut self.index;
+        for deletes in index.by_partition.values_mut().chain([&mut index.global]) {
+            by_sequence(&mut deletes.equality);
+            by_sequence(&mut deletes.position);
+        }
+        index.by_data_file.values_mut().for_each(by_sequence);
+        self.index
+    }
+}
+
+/// The live delete files of a snapshot, indexed by what they apply to, as Java's
+/// `DeleteFileIndex` does: deletion vectors and position deletes that name their data file
+/// by that file; other deletes of a partitioned spec by (spec id, partition); deletes of an
+/// unpartitioned spec (global) apart. Each list is sorted by sequence number, so the deletes
+/// newer than a data file are found by a binary search: planning costs O(data files ×
+/// log(deletes)) plus the deletes that apply, not O(data files × delete files).
+///
+/// Partitions are hashed as iceberg's `Struct` (`-0.0` and `0.0` in one bucket) and then
+/// compared by [`same_values`] (by their bits): the bucket is a superset of the partition.
+#[derive(Debug, Default)]
+pub struct DeleteIndex {
+    vectors: HashMap<FileLocation, Arc<DeleteFile>>,
+    by_data_file: HashMap<FileLocation, Vec<Arc<DeleteFile>>>,
+    by_partition: HashMap<(i32, Struct), PartitionDeletes>,
+    global: PartitionDeletes,
+    len: usize,
+}
+
+/// The deletes of one partition (or the global ones), each kind sorted by sequence number.
+#[derive(Debug, Default)]
+struct PartitionDeletes {
+    equality: Vec<Arc<DeleteFile>>,
+    position: Vec<Arc<DeleteFile>>,
+}
+
+/// The files of `sorted` (by sequence number) whose sequence number is above `sequence`
+/// (`Above`) or at least `sequence` (`AtLeast`).
+fn newer(sorted: &[Arc<DeleteFile>], than: Newer) -> &[Arc<DeleteFile>] {
+    let start = sorted.partition_point(|f| match than {
+        Newer::Above(seq) => f.sequence_number <= seq,
+        Newer::AtLeast(seq) => f.sequence_number < seq,
+    });
+    &sorted[start..]
+}
+
+/// Which sequence numbers a delete must have to apply to a data file of sequence number
+/// `n`: equality deletes need a greater one, position deletes at least `n`.
+#[derive(Debug, Clone, Copy)]
+enum Newer {
+    Above(i64),
+    AtLeast(i64),
+}
+
+impl DeleteIndex {
     /// Number of delete files.
     pub fn len(&self) -> usize {
-        self.files.len() + self.vectors.len()
+        self.len
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
-    /// The equality deletes that apply to `data`, in the order the manifests list them.
+    /// The deletes of `data`'s partition, when it has any.
+    fn partition_of(&self, data: DataFileKey<'_>) -> Option<&PartitionDeletes> {
+        // Most tables have no delete files: no partition tuple is cloned to look one up.
+        if self.by_partition.is_empty() {
+            return None;
+        }
+        self.by_partition
+            .get(&(data.spec_id, data.partition.clone()))
+    }
+
+    /// The equality deletes that apply to `data`: the global ones, then its partition's,
+    /// each by sequence number.
     pub fn equality_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
-        self.files
-            .iter()
-            .filter(|d| {
-                matches!(d.kind, DeleteKind::Equality { .. })
-                    && d.sequence_number > data.sequence_number
-                    && (d.unpartitioned || same_partition(d, data))
-            })
-            .cloned()
-            .collect()
+        let above = Newer::Above(data.sequence_number);
+        let mut out: Vec<Arc<DeleteFile>> = newer(&self.global.equality, above).to_vec();
+        if let Some(partition) = self.partition_of(data) {
+            let of_partition = newer(&partition.equality, above).iter();
+            out.extend(
+                of_partition
+                    .filter(|d| same_values(&d.partition, data.partition))
+                    .cloned(),
+            );
+        }
+        out
     }
 
     /// The position deletes and deletion vectors that apply to `data`.
     pub fn position_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
-        let mut out: Vec<Arc<DeleteFile>> = self
-            .files
-            .iter()
-            .filter(|d| {
-                if d.kind != DeleteKind::Position || d.sequence_number < data.sequence_number {
-                    return false;
-                }
-                match &d.referenced_data_file {
-                    Some(referenced) => referenced == data.location,
-                    None => d.unpartitioned || same_partition(d, data),
-                }
-            })
-            .cloned()
-            .collect();
+        let at_least = Newer::AtLeast(data.sequence_number);
+        let mut out: Vec<Arc<DeleteFile>> = vec![];
+        if let Some(named) = self.by_data_file.get(data.location) {
+            out.extend(newer(named, at_least).iter().cloned());
+        }
+        out.extend(newer(&self.global.position, at_least).iter().cloned());
+        if let Some(partition) = self.partition_of(data) {
+            let of_partition = newer(&partition.position, at_least).iter();
+            out.extend(
+                of_partition
+                    .filter(|d| same_values(&d.partition, data.partition))
+                    .cloned(),
+            );
+        }
         if let Some(vector) = self.vectors.get(data.location)
             && vector.sequence_number >= data.sequence_number
         {
@@ -228,10 +325,6 @@ fn root_with_field_id(roots: &[parquet::schema::types::TypePtr], id: i32) -> Opt
         let info = f.get_basic_info();
         info.has_id() && info.id() == id
     })
-}
-
-fn same_partition(d: &DeleteFile, data: DataFileKey<'_>) -> bool {
-    d.spec_id == data.spec_id && same_values(&d.partition, data.partition)
 }
 
 #[cfg(test)]
@@ -266,7 +359,7 @@ mod tests {
     #[test]
     fn sequence_number_and_partition_rules() {
         let eq = || DeleteKind::Equality { field_ids: vec![1] };
-        let mut index = DeleteIndex::default();
+        let mut index = DeleteIndexBuilder::default();
         index.add(delete(eq(), 2, None)).unwrap(); // global
         index.add(delete(eq(), 3, Some("a"))).unwrap();
         index.add(delete(eq(), 1, None)).unwrap(); // older than the data: does not apply
@@ -282,21 +375,24 @@ mod tests {
         let seqs = |files: Vec<Arc<DeleteFile>>| -> Vec<i64> {
             files.iter().map(|f| f.sequence_number).collect()
         };
+        let index = index.build();
         assert_eq!(seqs(index.equality_deletes(key(&part_a))), [2, 3]);
         assert_eq!(seqs(index.equality_deletes(key(&part_b))), [2]);
         // Same sequence number: an equality delete does not apply, a position delete does.
-        let mut same = DeleteIndex::default();
+        let mut same = DeleteIndexBuilder::default();
         same.add(delete(eq(), 1, None)).unwrap();
         same.add(delete(DeleteKind::Position, 1, Some("a")))
             .unwrap();
+        let same = same.build();
         assert!(same.equality_deletes(key(&part_a)).is_empty());
         assert_eq!(same.position_deletes(key(&part_a)).len(), 1);
         assert!(same.position_deletes(key(&part_b)).is_empty());
         // The spec: a position delete of an unpartitioned spec applies to every partition.
-        let mut unpartitioned = DeleteIndex::default();
+        let mut unpartitioned = DeleteIndexBuilder::default();
         unpartitioned
             .add(delete(DeleteKind::Position, 1, None))
             .unwrap();
+        let unpartitioned = unpartitioned.build();
         assert_eq!(unpartitioned.position_deletes(key(&part_b)).len(), 1);
         // A deletion vector applies only to the file it references.
         let mut dv = delete(
@@ -308,9 +404,11 @@ mod tests {
             None,
         );
         dv.referenced_data_file = Some(location("/other"));
-        let mut dvs = DeleteIndex::default();
+        let mut dvs = DeleteIndexBuilder::default();
         dvs.add(dv.clone()).unwrap();
-        assert!(dvs.position_deletes(key(&part_a)).is_empty());
+        let mut unrelated = delete(DeleteKind::Position, 5, None);
+        unrelated.referenced_data_file = Some(location("/third"));
+        dvs.add(unrelated).unwrap();
         // A second deletion vector for the same data file is an error naming both.
         let mut second = dv;
         second.written_path = "d2".into();
@@ -320,5 +418,86 @@ mod tests {
             err.contains("two deletion vectors for one data file ('d' and 'd2', both of '/other')"),
             "{err}"
         );
+        let dvs = dvs.build();
+        assert_eq!(dvs.len(), 2);
+        assert!(dvs.position_deletes(key(&part_a)).is_empty());
+        let other = location("/other");
+        let of_other = DataFileKey {
+            location: &other,
+            ..key(&part_a)
+        };
+        assert_eq!(dvs.position_deletes(of_other).len(), 1);
+    }
+
+    /// The index finds what a scan of every delete file finds, for deletes of several
+    /// specs, partitions, sequence numbers and kinds (the rules of the module table).
+    #[test]
+    fn the_index_agrees_with_the_rules_applied_to_every_file() {
+        let parts = ["a", "b", "c"];
+        let mut all = vec![];
+        for seq in 0..6i64 {
+            for (n, part) in parts.iter().enumerate() {
+                let kind = match (seq + n as i64) % 3 {
+                    0 => DeleteKind::Position,
+                    1 => DeleteKind::Equality { field_ids: vec![1] },
+                    _ => DeleteKind::Position,
+                };
+                let mut file = delete(kind, seq, (seq % 4 != 3).then_some(*part));
+                file.written_path = format!("d{seq}{part}");
+                if seq % 5 == 2 && file.kind == DeleteKind::Position {
+                    file.referenced_data_file = Some(location(&format!("/{part}")));
+                }
+                all.push(file);
+            }
+        }
+        let mut builder = DeleteIndexBuilder::default();
+        for file in &all {
+            builder.add(file.clone()).unwrap();
+        }
+        let index = builder.build();
+        let names = |files: Vec<Arc<DeleteFile>>| -> Vec<String> {
+            let mut names: Vec<String> = files.iter().map(|f| f.written_path.clone()).collect();
+            names.sort();
+            names
+        };
+        for part in parts {
+            let partition = Struct::from_iter([Some(Literal::string(part))]);
+            let data_location = location(&format!("/{part}"));
+            for seq in 0..7 {
+                let data = DataFileKey {
+                    location: &data_location,
+                    sequence_number: seq,
+                    spec_id: 1,
+                    partition: &partition,
+                };
+                let same = |d: &DeleteFile| d.spec_id == 1 && same_values(&d.partition, &partition);
+                let equality = all.iter().filter(|d| {
+                    matches!(d.kind, DeleteKind::Equality { .. })
+                        && d.sequence_number > seq
+                        && (d.unpartitioned || same(d))
+                });
+                let position = all.iter().filter(|d| {
+                    d.kind == DeleteKind::Position
+                        && d.sequence_number >= seq
+                        && match &d.referenced_data_file {
+                            Some(r) => r == &data_location,
+                            None => d.unpartitioned || same(d),
+                        }
+                });
+                let expected = |it: &mut dyn Iterator<Item = &DeleteFile>| {
+                    let mut names: Vec<String> = it.map(|f| f.written_path.clone()).collect();
+                    names.sort();
+                    names
+                };
+                assert_eq!(
+                    names(index.equality_deletes(data)),
+                    expected(&mut equality.into_iter())
+                );
+                assert_eq!(
+                    names(index.position_deletes(data)),
+                    expected(&mut position.into_iter())
+                );
+            }
+        }
     }
 }

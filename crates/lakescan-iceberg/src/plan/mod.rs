@@ -37,7 +37,7 @@ use lakescan_core::filter::Filter;
 use lakescan_core::subfield::Subfield;
 use object_store::ObjectStoreExt;
 
-use crate::deletes::{DataFileKey, DeleteFile, DeleteIndex, DeleteKind};
+use crate::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, DeleteKind};
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
 use crate::paths::{FileLocation, PathResolver};
 use crate::schema::{ScanSchema, literal_to_scalar};
@@ -139,7 +139,7 @@ impl<'a> Planner<'a> {
         let Some(snapshot) = snapshot else {
             return Ok(plan);
         };
-        let mut deletes = DeleteIndex::default();
+        let mut deletes = DeleteIndexBuilder::default();
         let mut files = vec![];
         let manifests = self.manifests(snapshot).await?;
         let kept = self.prune_manifests_by_residual(&manifests);
@@ -194,6 +194,7 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        let deletes = deletes.build();
         for mut file in files {
             let key = DataFileKey {
                 location: &file.location,

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use arrow::array::ArrayRef;
 use iceberg::spec::{DataFile, Datum, FormatVersion, Schema, Struct, Transform};
-use lakescan_iceberg::writer::TableWriter;
+use lakescan_iceberg_writer::TableWriter;
 
 /// `ctx` with the `STORED AS ICEBERG` factory registered.
 pub fn with_iceberg(

@@ -5,6 +5,9 @@
 //! its first row id), a metadata file per commit. Manifests and manifest lists are written
 //! by the `iceberg` crate's writers; the Parquet, Puffin and metadata-JSON framing here (the
 //! crate has no position-delete, deletion-vector or table-directory writer).
+//!
+//! It is not part of the library (`lakescan-iceberg` reads tables; it does not write them):
+//! tests, `lakescan-bench` and the CLI demo depend on this crate.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
