@@ -94,11 +94,11 @@ impl SplitConstants {
                 let (name, t) = (&f.handle.name, &f.handle.data_type);
                 match &f.handle.role {
                     ColumnRole::PartitionKey => {
-                        let value = split.partition_value(name).flatten();
+                        let value = split.values().partition(name).flatten();
                         parse_constant(split, name, value, t).map(Some)
                     }
                     ColumnRole::Synthesized(key) => info_constant(split, name, key, t).map(Some),
-                    ColumnRole::Regular => match split.known_value(name) {
+                    ColumnRole::Regular => match split.values().known(name) {
                         Some(v) if &v.data_type() == t => Ok(Some(v.clone())),
                         Some(v) => v.cast_to(t).map(Some).or_else(|e| {
                             exec_err!(
@@ -246,7 +246,7 @@ fn file_source(
     table_type: &DataType,
 ) -> Result<FieldSource> {
     let Ok(root) = file.index_of(name) else {
-        let value = match split.missing_value(name) {
+        let value = match split.values().missing(name) {
             Some(v) if v.data_type() == *table_type => v.clone(),
             Some(v) => v.cast_to(table_type).or_else(|e| {
                 exec_err!(
@@ -335,7 +335,7 @@ fn info_constant(
     key: &str,
     data_type: &DataType,
 ) -> Result<ScalarValue> {
-    let Some(value) = split.info_value(key) else {
+    let Some(value) = split.values().info(key) else {
         return internal_err!(
             "split of '{}' has no info column '{key}' for column '{name}'",
             split.display_path()
@@ -417,6 +417,7 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
 mod tests {
     use super::*;
     use crate::handle::{Assignments, ColumnHandle, TableHandle};
+    use crate::split::SplitValue;
     use arrow::datatypes::Field;
     use object_store::path::Path;
 
@@ -434,9 +435,10 @@ mod tests {
     }
 
     fn split(p: Option<&str>) -> FileSplit {
-        let mut s = FileSplit::whole_file(Path::from("t/p=x/f.parquet"), 1);
-        s.partition_keys = vec![("p".into(), p.map(String::from))].into();
-        s
+        FileSplit::builder(Path::from("t/p=x/f.parquet"), 1)
+            .value("p", SplitValue::Partition(p.map(String::from)))
+            .build()
+            .unwrap()
     }
 
     fn bind(spec: &ScanSpec, split: &FileSplit, file: &Schema) -> Result<SplitBinding> {

@@ -5,7 +5,7 @@
 //! handles by [`Assignments`]. Hive and Iceberg adapters build these; the core never looks
 //! at table formats.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -15,8 +15,8 @@ use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_plan::PhysicalExpr;
 
 use crate::defaults::MemberDefaults;
+use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
-use crate::parquet::field_ids::FieldIdMatching;
 use crate::subfield::Subfield;
 
 /// Where a column's values come from. Type ≠ role: a BIGINT can be a file column, a
@@ -207,10 +207,6 @@ impl StageColumns {
     }
 }
 
-/// Format-specific parts of a table handle (bucketing spec, changelog flag, …): an adapter
-/// stores them here and its split reader factory reads them back.
-pub trait TableExtension: std::any::Any + std::fmt::Debug + Send + Sync {}
-
 /// The scan contract of one table scan.
 ///
 /// Invariant: `columns[i]` describes `table_schema.field(i)`; filter keys and residual
@@ -224,15 +220,11 @@ pub struct TableHandle {
     pub subfield_filters: BTreeMap<Subfield, Filter>,
     /// What could not become a filter, over `table_schema`.
     pub remaining_filter: Option<Arc<dyn PhysicalExpr>>,
-    /// Table parameters (format options).
-    pub parameters: HashMap<String, String>,
     /// Table columns the adapter's batch stages read whole (Hive bucket keys, Iceberg
     /// equality-delete keys): auxiliary channels of `R`, never subfield-pruned, never output.
     pub stage_columns: StageColumns,
     /// Match file columns by field id (Iceberg) instead of by name (Hive).
     pub field_ids: Option<Arc<FieldIdMatching>>,
-    /// Format-specific parts, for adapters.
-    pub extension: Option<Arc<dyn TableExtension>>,
 }
 
 impl TableHandle {
@@ -251,10 +243,8 @@ impl TableHandle {
             columns,
             subfield_filters: BTreeMap::new(),
             remaining_filter: None,
-            parameters: HashMap::new(),
             stage_columns: StageColumns::default(),
             field_ids: None,
-            extension: None,
         })
     }
 

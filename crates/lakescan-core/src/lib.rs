@@ -10,6 +10,7 @@
 //! | [`extract`]   | DataFusion predicate → filters + residual (seed §5.2)                 |
 //! | [`scan_spec`] | `ScanSpec`: channels, outputs, filters, residual (seed §6)           |
 //! | [`adaptive`]  | `AdaptiveState`: observed filter costs, shared by splits (seed §8.1)  |
+//! | [`field_ids`] | `FieldIdMatching`: the table's fields by id and name mapping (Iceberg) |
 //! | [`binding`]   | `SplitBinding`: per-split file columns, constants, generated columns |
 //! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
 //! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
@@ -30,6 +31,7 @@ pub mod defaults;
 pub mod deleted_rows;
 pub mod exec;
 pub mod extract;
+pub mod field_ids;
 pub mod filter;
 pub mod handle;
 pub mod metrics;

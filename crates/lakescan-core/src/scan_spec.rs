@@ -29,9 +29,9 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::PhysicalExpr;
 
 pub use crate::adaptive::{AdaptiveState, FilterCost};
+use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, MissingStageColumn, StageColumns, TableHandle};
-use crate::parquet::field_ids::FieldIdMatching;
 use crate::required::{RequiredSubfields, prune_type, required_by};
 use crate::subfield::Subfield;
 

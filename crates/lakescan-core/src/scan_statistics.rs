@@ -101,8 +101,9 @@ impl Caches {
         {
             return Ok(Arc::clone(&cached.statistics));
         }
-        let mut file = FileSplit::whole_file(meta.location.clone(), meta.size);
-        file.last_modified = Some(meta.last_modified);
+        let file = FileSplit::builder(meta.location.clone(), meta.size)
+            .last_modified(meta.last_modified)
+            .build()?;
         let store = Arc::clone(&self.store);
         let metadata = file_metadata(store, &file, &self.footers, self.page_index).await?;
         let statistics = Arc::new(DFParquetMetadata::statistics_from_parquet_metadata(

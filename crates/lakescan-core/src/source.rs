@@ -203,10 +203,19 @@ impl Debug for PendingSplit {
     }
 }
 
+/// Where a split is prepared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrepareOn {
+    /// On the partition's task, when the split is needed.
+    PartitionTask,
+    /// On a preload task of its own, while an earlier split streams (seed §14).
+    PreloadTask,
+}
+
 impl PendingSplit {
-    /// Prepares the reader (footer, page index, delete files): on the partition's task, or
-    /// on a preload task while an earlier split streams (`preloaded`).
-    pub async fn prepare(mut self, preloaded: bool) -> Result<PreparedSplit> {
+    /// Prepares the reader (footer, binding, pruning, then the deletes of a split left with
+    /// rows to read) on the task `on` says.
+    pub async fn prepare(mut self, on: PrepareOn) -> Result<PreparedSplit> {
         let outcome = {
             let _timer = self.metrics.time_opening.timer();
             self.reader.prepare().await?
@@ -214,7 +223,7 @@ impl PendingSplit {
         if let Some(hook) = &self.hook {
             hook.call(SplitEvent::Prepared {
                 split: self.number,
-                preloaded,
+                preloaded: on == PrepareOn::PreloadTask,
             });
         }
         Ok(PreparedSplit {
@@ -321,7 +330,7 @@ impl FileDataSource {
     /// Starts `split` with the filters in force now: `None` (counted) when they reject its
     /// constants (partition values, `$path`, …) before any I/O, else its reader, not
     /// prepared yet.
-    pub fn start(&mut self, split: FileSplit) -> Result<Option<PendingSplit>> {
+    pub fn start(&mut self, split: Arc<FileSplit>) -> Result<Option<PendingSplit>> {
         self.metrics.splits_total.add(1);
         let number = self.started;
         self.started += 1;
@@ -336,7 +345,7 @@ impl FileDataSource {
             self.count_rejected(&constants)?;
             return Ok(None);
         }
-        let store = match &split.store {
+        let store = match split.store() {
             None => Arc::clone(&self.store),
             Some(url) => match &self.object_stores {
                 Some(registry) => registry.get_store(url.as_ref())?,
@@ -416,9 +425,9 @@ impl FileDataSource {
     /// Prepares `split` here and makes it the current one; returns false (and counts why)
     /// when it has nothing to read.
     pub async fn add_split(&mut self, split: FileSplit) -> Result<bool> {
-        match self.start(split)? {
+        match self.start(Arc::new(split))? {
             Some(pending) => {
-                let prepared = pending.prepare(false).await?;
+                let prepared = pending.prepare(PrepareOn::PartitionTask).await?;
                 self.install(prepared)
             }
             None => Ok(false),

@@ -3,94 +3,308 @@
 //! A split is a byte range `[start, start + length)` of one file. A row group belongs to the
 //! split that contains its midpoint, so the splits of a file never overlap and never miss a
 //! row group (see [`crate::parquet::row_groups`]).
+//!
+//! A split is plan data: immutable once built ([`FileSplitBuilder::build`] checks it),
+//! shared as `Arc<FileSplit>` between the plan, the partitions that read it and the tasks
+//! that preload it, and made only of values that encode to bytes (paths, numbers, scalars),
+//! so a plan can carry its splits to another process. What a table format knows of a split
+//! beyond that (Hive's bucket conversion, Iceberg's delete files) is a typed value its
+//! [`crate::reader::SplitReaderFactory`] owns; the split names it by an [`AdapterKey`].
+//! Nothing the reader learns (deleted rows, footers) is written back into the split.
 
-use std::any::Any;
-use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use datafusion::common::ScalarValue;
+use datafusion::common::{Result, ScalarValue, internal_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 
-/// Format-specific facts an adapter attaches to a split (bucket conversion, delete files…).
-pub trait SplitExtension: Any + fmt::Debug + Send + Sync {}
-
-/// One byte range of one data file, with the constants of that file.
-#[derive(Debug, Clone)]
-pub struct FileSplit {
-    /// Identity of the file in its object store (row ids, delete matching).
-    pub file_path: Path,
-    /// The file as the table or the user wrote it (`/wh/t/a.parquet`, `s3://b/a.parquet`, a
-    /// path as an Iceberg manifest has it), for messages; see [`Self::display_path`].
-    pub written_path: Option<Arc<str>>,
-    /// Where to read the bytes when different from `file_path`.
-    pub read_path: Option<Path>,
-    /// The object store of the file when it is not the scan's (files of one table in
-    /// several buckets); `None`: the scan's store.
-    pub store: Option<ObjectStoreUrl>,
-    /// First byte of the range.
-    pub start: u64,
-    /// Length of the range in bytes.
-    pub length: u64,
-    /// Size of the whole file.
-    pub file_size: u64,
-    /// When the file was last modified, when the planner knows (a listing). With the size,
-    /// it tells whether a footer kept in the session's metadata cache is still the file's;
-    /// `None`: footers of the file are not cached.
-    pub last_modified: Option<DateTime<Utc>>,
-    /// Partition values as written in the path; `None` is SQL NULL. Typed at prepare time.
-    /// Shared by the splits of one partition.
-    pub partition_keys: Arc<[(String, Option<String>)]>,
-    /// Values of regular columns this file does not store, by column name (Iceberg: the
-    /// identity partition value of its spec, else the column's `initial-default`); a column
-    /// missing from the file and not listed here reads as NULL.
-    pub missing_values: Vec<(String, ScalarValue)>,
-    /// Values every row of the file has in these regular columns, stored or not (Iceberg
-    /// identity-partition values): read as constants, never decoded, and tested against the
+/// What a value of a split stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SplitValue {
+    /// A partition value as written in the path (`None`: SQL NULL), typed when the split is
+    /// bound to the scan.
+    Partition(Option<String>),
+    /// The value every row of the file has in this regular column, stored or not (Iceberg
+    /// identity-partition values): read as a constant, never decoded, and tested against the
     /// filters before the file is opened.
-    pub known_values: Vec<(String, ScalarValue)>,
-    /// Info column values by key (`$path`, `$file_size`, …; see
+    Known(ScalarValue),
+    /// The value of this regular column when the file does not store it (Iceberg: the
+    /// identity partition value of its spec, else the column's `initial-default`). A column
+    /// missing from the file with no such value reads as NULL.
+    Missing(ScalarValue),
+    /// The value of an info column (`$path`, `$file_size`, …; see
     /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
-    pub info_columns: Vec<(String, ScalarValue)>,
-    /// Adapter-specific facts.
-    pub extension: Option<Arc<dyn SplitExtension>>,
+    Info(ScalarValue),
 }
 
-impl FileSplit {
-    /// A split covering the whole file.
-    pub fn whole_file(file_path: Path, file_size: u64) -> Self {
-        Self {
-            file_path,
-            written_path: None,
-            read_path: None,
-            store: None,
-            start: 0,
-            length: file_size,
-            file_size,
-            last_modified: None,
-            partition_keys: Arc::default(),
-            missing_values: vec![],
-            known_values: vec![],
-            info_columns: vec![],
-            extension: None,
+/// The kind of a [`SplitValue`], without its value: the key of a value is (kind, column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// [`SplitValue::Partition`].
+    Partition,
+    /// [`SplitValue::Known`].
+    Known,
+    /// [`SplitValue::Missing`].
+    Missing,
+    /// [`SplitValue::Info`].
+    Info,
+}
+
+impl SplitValue {
+    /// The kind of this value.
+    pub fn kind(&self) -> ValueKind {
+        match self {
+            SplitValue::Partition(_) => ValueKind::Partition,
+            SplitValue::Known(_) => ValueKind::Known,
+            SplitValue::Missing(_) => ValueKind::Missing,
+            SplitValue::Info(_) => ValueKind::Info,
+        }
+    }
+}
+
+/// The values of one split by column (partition keys, known and missing columns, info
+/// columns): at most one value per kind and column. Shared by the splits of one file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SplitValues(Arc<[(String, SplitValue)]>);
+
+impl SplitValues {
+    /// Every value with its column, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &SplitValue)> {
+        self.0.iter().map(|(c, v)| (c.as_str(), v))
+    }
+
+    fn find(&self, kind: ValueKind, column: &str) -> Option<&SplitValue> {
+        self.0
+            .iter()
+            .find(|(c, v)| v.kind() == kind && c == column)
+            .map(|(_, v)| v)
+    }
+
+    fn scalar(&self, kind: ValueKind, column: &str) -> Option<&ScalarValue> {
+        match self.find(kind, column)? {
+            SplitValue::Known(v) | SplitValue::Missing(v) | SplitValue::Info(v) => Some(v),
+            SplitValue::Partition(_) => None,
         }
     }
 
-    /// The file as messages name it: as written ([`Self::written_path`]), else its path in
-    /// the object store.
+    /// The partition value of `key` (`Some(None)`: NULL), if the split has that key.
+    pub fn partition(&self, key: &str) -> Option<Option<&str>> {
+        match self.find(ValueKind::Partition, key)? {
+            SplitValue::Partition(v) => Some(v.as_deref()),
+            _ => None,
+        }
+    }
+
+    /// The value every row of the file has in regular column `name`, when it is known.
+    pub fn known(&self, name: &str) -> Option<&ScalarValue> {
+        self.scalar(ValueKind::Known, name)
+    }
+
+    /// The value of regular column `name` when this file does not store it.
+    pub fn missing(&self, name: &str) -> Option<&ScalarValue> {
+        self.scalar(ValueKind::Missing, name)
+    }
+
+    /// The info column value under `key`, if the split has it.
+    pub fn info(&self, key: &str) -> Option<&ScalarValue> {
+        self.scalar(ValueKind::Info, key)
+    }
+}
+
+/// The name of a value a table format's factory keeps for a split (its index in the
+/// factory's own typed list); splits of one file usually share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AdapterKey(pub u32);
+
+impl AdapterKey {
+    /// The key of entry `index` of a factory's list; an error past `u32::MAX` entries.
+    pub fn of_index(index: usize) -> Result<Self> {
+        match u32::try_from(index) {
+            Ok(i) => Ok(Self(i)),
+            Err(_) => internal_err!("more than {} adapter entries in one scan", u32::MAX),
+        }
+    }
+
+    /// The index in the factory's list.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One byte range of one data file, with the values of that file. Built by
+/// [`FileSplit::builder`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSplit {
+    file_path: Path,
+    written_path: Option<Arc<str>>,
+    store: Option<ObjectStoreUrl>,
+    start: u64,
+    length: u64,
+    file_size: u64,
+    last_modified: Option<DateTime<Utc>>,
+    values: SplitValues,
+    adapter: Option<AdapterKey>,
+}
+
+/// Builds a [`FileSplit`]; [`Self::build`] checks it.
+#[derive(Debug, Clone)]
+pub struct FileSplitBuilder {
+    split: FileSplit,
+    range: Option<(u64, u64)>,
+    values: Vec<(String, SplitValue)>,
+}
+
+impl FileSplitBuilder {
+    /// The file as the table or the user wrote it (`/wh/t/a.parquet`, `s3://b/a.parquet`, a
+    /// path as an Iceberg manifest has it), for messages; see [`FileSplit::display_path`].
+    pub fn written_path(mut self, written: impl Into<Arc<str>>) -> Self {
+        self.split.written_path = Some(written.into());
+        self
+    }
+
+    /// The object store of the file when it is not the scan's (files of one table in
+    /// several buckets).
+    pub fn store(mut self, store: ObjectStoreUrl) -> Self {
+        self.split.store = Some(store);
+        self
+    }
+
+    /// When the file was last modified (a listing's): with the size, it tells whether a
+    /// footer kept in the session's metadata cache is still the file's. Without it, footers
+    /// of the file are not cached.
+    pub fn last_modified(mut self, at: DateTime<Utc>) -> Self {
+        self.split.last_modified = Some(at);
+        self
+    }
+
+    /// Reads `[start, start + length)` only (the whole file by default).
+    pub fn range(mut self, start: u64, length: u64) -> Self {
+        self.range = Some((start, length));
+        self
+    }
+
+    /// Adds `value` of `column`.
+    pub fn value(mut self, column: impl Into<String>, value: SplitValue) -> Self {
+        self.values.push((column.into(), value));
+        self
+    }
+
+    /// Adds the values of `values`.
+    pub fn values(mut self, values: impl IntoIterator<Item = (String, SplitValue)>) -> Self {
+        self.values.extend(values);
+        self
+    }
+
+    /// The table format's value for this split, kept by its factory.
+    pub fn adapter(mut self, key: AdapterKey) -> Self {
+        self.split.adapter = Some(key);
+        self
+    }
+
+    /// The split. An error when the range is not inside the file or a column has two values
+    /// of one kind.
+    pub fn build(self) -> Result<FileSplit> {
+        let Self {
+            mut split,
+            range,
+            values,
+        } = self;
+        for (i, (column, value)) in values.iter().enumerate() {
+            let kind = value.kind();
+            if values[..i]
+                .iter()
+                .any(|(c, v)| c == column && v.kind() == kind)
+            {
+                return internal_err!(
+                    "split of '{}' has two {kind:?} values of column '{column}'",
+                    split.display_path()
+                );
+            }
+        }
+        split.values = SplitValues(values.into());
+        match range {
+            Some((start, length)) => split.with_range(start, length),
+            None => Ok(split),
+        }
+    }
+}
+
+impl FileSplit {
+    /// A split of the file at `file_path` (its identity in its object store), `file_size`
+    /// bytes long: the whole file unless [`FileSplitBuilder::range`] says otherwise.
+    pub fn builder(file_path: Path, file_size: u64) -> FileSplitBuilder {
+        FileSplitBuilder {
+            split: FileSplit {
+                file_path,
+                written_path: None,
+                store: None,
+                start: 0,
+                length: file_size,
+                file_size,
+                last_modified: None,
+                values: SplitValues::default(),
+                adapter: None,
+            },
+            range: None,
+            values: vec![],
+        }
+    }
+
+    /// A split covering the whole file, with no values.
+    pub fn whole_file(file_path: Path, file_size: u64) -> Self {
+        Self::builder(file_path, file_size).split
+    }
+
+    /// The file's identity in its object store (row ids, delete matching, reading).
+    pub fn file_path(&self) -> &Path {
+        &self.file_path
+    }
+
+    /// The file as messages name it: as written, else its path in the object store.
     pub fn display_path(&self) -> &str {
         self.written_path
             .as_deref()
             .unwrap_or_else(|| self.file_path.as_ref())
     }
 
-    /// The path to open.
-    pub fn read_path(&self) -> &Path {
-        self.read_path.as_ref().unwrap_or(&self.file_path)
+    /// The object store of the file when it is not the scan's.
+    pub fn store(&self) -> Option<&ObjectStoreUrl> {
+        self.store.as_ref()
     }
 
-    /// Cuts `file` into splits of at most `max_bytes` (at least one split).
+    /// First byte of the range.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// Length of the range in bytes.
+    pub fn length(&self) -> u64 {
+        self.length
+    }
+
+    /// Size of the whole file.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// When the file was last modified, when the planner knows.
+    pub fn last_modified(&self) -> Option<DateTime<Utc>> {
+        self.last_modified
+    }
+
+    /// The split's values by column.
+    pub fn values(&self) -> &SplitValues {
+        &self.values
+    }
+
+    /// The table format's value for this split, if it has one.
+    pub fn adapter(&self) -> Option<AdapterKey> {
+        self.adapter
+    }
+
+    /// Cuts this split's file into splits of at most `max_bytes` (at least one split), each
+    /// with this split's values.
     pub fn ranges(self, max_bytes: u64) -> Vec<FileSplit> {
         let max_bytes = max_bytes.max(1);
         if self.file_size <= max_bytes {
@@ -106,41 +320,29 @@ impl FileSplit {
             .collect()
     }
 
-    /// The info column value under `key`, if the split has it.
-    pub fn info_value(&self, key: &str) -> Option<&ScalarValue> {
-        self.info_columns
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
+    /// This split's values over `[start, start + length)` of the same file; an error when
+    /// the range is not inside the file.
+    pub fn with_range(&self, start: u64, length: u64) -> Result<FileSplit> {
+        let fits = start
+            .checked_add(length)
+            .is_some_and(|end| end <= self.file_size);
+        if !fits {
+            return internal_err!(
+                "split [{start}, +{length}) of '{}' is not inside the file ({} bytes)",
+                self.display_path(),
+                self.file_size
+            );
+        }
+        Ok(FileSplit {
+            start,
+            length,
+            ..self.clone()
+        })
     }
 
-    /// The value every row of the file has in regular column `name`, when it is known.
-    pub fn known_value(&self, name: &str) -> Option<&ScalarValue> {
-        self.known_values
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
-    }
-
-    /// The value of regular column `name` when this file does not store it.
-    pub fn missing_value(&self, name: &str) -> Option<&ScalarValue> {
-        self.missing_values
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
-    }
-
-    /// The file name: the last segment of `file_path` (Hive row id's `row_group_id`).
+    /// The file name: the last segment of the file's path (Hive row id's `row_group_id`).
     pub fn file_name(&self) -> &str {
         self.file_path.filename().unwrap_or(self.file_path.as_ref())
-    }
-
-    /// The partition value of `key`, if the split has that key.
-    pub fn partition_value(&self, key: &str) -> Option<Option<&str>> {
-        self.partition_keys
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_deref())
     }
 }
 
@@ -161,7 +363,7 @@ mod tests {
     fn ranges_tile_the_file() {
         let split = FileSplit::whole_file(Path::from("a"), 10);
         let parts = split.clone().ranges(4);
-        let covered: Vec<(u64, u64)> = parts.iter().map(|s| (s.start, s.length)).collect();
+        let covered: Vec<(u64, u64)> = parts.iter().map(|s| (s.start(), s.length())).collect();
         assert_eq!(covered, vec![(0, 4), (4, 4), (8, 2)]);
         assert_eq!(split.ranges(100).len(), 1);
     }
@@ -173,9 +375,55 @@ mod tests {
         assert_eq!(&*local, "/wh/t/a.parquet");
         let s3 = ObjectStoreUrl::parse("s3://bucket").unwrap();
         assert_eq!(&*written_path(&s3, &path), "s3://bucket/wh/t/a.parquet");
-        let mut split = FileSplit::whole_file(path, 1);
+        let split = FileSplit::whole_file(path.clone(), 1);
         assert_eq!(split.display_path(), "wh/t/a.parquet");
-        split.written_path = Some(local);
+        let split = FileSplit::builder(path, 1)
+            .written_path(local)
+            .build()
+            .unwrap();
         assert_eq!(split.display_path(), "/wh/t/a.parquet");
+    }
+
+    #[test]
+    fn the_builder_refuses_a_range_outside_the_file_and_two_values_of_a_kind() {
+        let build = |start, length| {
+            FileSplit::builder(Path::from("a"), 10)
+                .range(start, length)
+                .build()
+        };
+        assert!(build(0, 10).is_ok());
+        assert!(build(4, 6).is_ok());
+        let err = build(4, 7).unwrap_err().to_string();
+        assert!(err.contains("is not inside the file (10 bytes)"), "{err}");
+        assert!(build(u64::MAX, 2).is_err());
+        let twice = FileSplit::builder(Path::from("a"), 10)
+            .value("p", SplitValue::Partition(Some("1".into())))
+            .value("p", SplitValue::Known(ScalarValue::Int32(Some(1))))
+            .value("p", SplitValue::Partition(None))
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            twice.contains("two Partition values of column 'p'"),
+            "{twice}"
+        );
+    }
+
+    #[test]
+    fn values_are_found_by_kind_and_column() {
+        let split = FileSplit::builder(Path::from("a"), 10)
+            .value("p", SplitValue::Partition(None))
+            .value("x", SplitValue::Known(ScalarValue::Int32(Some(1))))
+            .value("x", SplitValue::Missing(ScalarValue::Int32(Some(2))))
+            .value("$path", SplitValue::Info(ScalarValue::from("a")))
+            .build()
+            .unwrap();
+        let values = split.values();
+        assert_eq!(values.partition("p"), Some(None));
+        assert_eq!(values.partition("x"), None);
+        assert_eq!(values.known("x"), Some(&ScalarValue::Int32(Some(1))));
+        assert_eq!(values.missing("x"), Some(&ScalarValue::Int32(Some(2))));
+        assert_eq!(values.info("$path"), Some(&ScalarValue::from("a")));
+        assert_eq!(values.info("p"), None);
     }
 }

@@ -14,7 +14,6 @@
 //! project them or reads only some of their subfields: a ROW's hash needs all its members.
 //! They never reach the output, and `rows_scanned` still counts every row read.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use arrow::array::{BooleanArray, RecordBatch};
@@ -22,7 +21,7 @@ use arrow::compute::filter_record_batch;
 use datafusion::common::{Result, exec_err, internal_err};
 use lakescan_core::reader::{BatchStage, BatchTransform, SplitReaderFactory, StageSlot};
 use lakescan_core::scan_spec::ScanSpec;
-use lakescan_core::split::{FileSplit, SplitExtension};
+use lakescan_core::split::{AdapterKey, FileSplit};
 
 use crate::bucket::Bucketing;
 use crate::hash::{HiveHash, bucket_number};
@@ -37,8 +36,6 @@ pub struct BucketConversion {
     /// The table bucket this split serves.
     pub table_bucket: u32,
 }
-
-impl SplitExtension for BucketConversion {}
 
 /// Keeps the rows of a batch whose table bucket is the split's.
 pub struct BucketConversionStage {
@@ -87,33 +84,59 @@ impl BatchTransform for BucketConversionStage {
 }
 
 /// Split readers of Hive tables: the Parquet reader, plus bucket conversion where a split
-/// needs it.
+/// needs it. It keeps the scan's distinct conversions; a split names its own by
+/// [`AdapterKey`] ([`Self::conversion_key`] while planning).
 #[derive(Debug, Default)]
 pub struct HiveSplitReaderFactory {
     bucketing: Option<Arc<Bucketing>>,
+    conversions: Vec<BucketConversion>,
 }
 
 impl HiveSplitReaderFactory {
     /// Readers of a table bucketed by `bucketing` (if it is).
     pub fn new(bucketing: Option<Arc<Bucketing>>) -> Self {
-        Self { bucketing }
+        Self {
+            bucketing,
+            conversions: vec![],
+        }
+    }
+
+    /// The key of `conversion` for a split that needs it (one per distinct conversion).
+    pub fn conversion_key(&mut self, conversion: BucketConversion) -> Result<AdapterKey> {
+        let index = match self.conversions.iter().position(|c| *c == conversion) {
+            Some(i) => i,
+            None => {
+                self.conversions.push(conversion);
+                self.conversions.len() - 1
+            }
+        };
+        AdapterKey::of_index(index)
+    }
+
+    /// Whether some split converts buckets (its bucketing columns must be read).
+    pub fn converts(&self) -> bool {
+        !self.conversions.is_empty()
     }
 }
 
 /// Hive splits are Parquet plus the bucket-conversion stage; they have no deletes.
 impl SplitReaderFactory for HiveSplitReaderFactory {
     fn stages(&self, split: &FileSplit, spec: &ScanSpec) -> Result<Vec<BatchStage>> {
-        let Some(extension) = &split.extension else {
+        let Some(key) = split.adapter() else {
             return Ok(vec![]);
         };
-        let extension: &dyn Any = extension.as_ref();
-        let Some(conversion) = extension.downcast_ref::<BucketConversion>() else {
-            return Ok(vec![]);
+        let Some(conversion) = self.conversions.get(key.index()) else {
+            return internal_err!(
+                "split of '{}' names bucket conversion {} of {}",
+                split.display_path(),
+                key.index(),
+                self.conversions.len()
+            );
         };
         let Some(bucketing) = &self.bucketing else {
             return internal_err!(
                 "bucket conversion of '{}' on an unbucketed table",
-                split.file_path
+                split.display_path()
             );
         };
         let mut channels = vec![];
@@ -129,7 +152,7 @@ impl SplitReaderFactory for HiveSplitReaderFactory {
             hash: bucketing.hash,
             channels,
             conversion: conversion.clone(),
-            file: split.file_path.to_string(),
+            file: split.display_path().to_string(),
         };
         Ok(vec![BatchStage {
             slot: StageSlot::BucketConversion,

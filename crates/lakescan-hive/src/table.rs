@@ -25,7 +25,7 @@ use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns,
 use lakescan_core::scan_statistics::{
     FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
 };
-use lakescan_core::split::{FileSplit, written_path};
+use lakescan_core::split::{FileSplit, SplitValue, written_path};
 use object_store::ObjectMeta;
 
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
@@ -63,8 +63,8 @@ struct Planned {
     /// The files the splits read, once each (in split order).
     files: Vec<ObjectMeta>,
     stats: PlanningStats,
-    /// Some split filters rows by bucket (its bucketing columns must be read).
-    converts: bool,
+    /// The scan's readers, with the bucket conversions of its splits.
+    factory: HiveSplitReaderFactory,
 }
 
 impl HiveTable {
@@ -212,30 +212,30 @@ impl HiveTable {
                     .into_iter()
                     .collect(),
             },
-            converts: false,
+            factory: HiveSplitReaderFactory::new(self.bucketing.clone()),
         };
         for (partition, files) in group_by_partition(listing.files) {
             let name = hidden::partition_name(&keys, &partition.values);
             let reads = self.partition_reads(&name, files, bucket_filter, &mut planned)?;
-            let partition_keys: Arc<[(String, Option<String>)]> = keys
+            let partition_values: Vec<(String, SplitValue)> = keys
                 .iter()
                 .cloned()
-                .zip(partition.values.iter().cloned())
+                .zip(partition.values.iter().cloned().map(SplitValue::Partition))
                 .collect();
             for (meta, read) in reads {
-                let mut split = FileSplit::whole_file(meta.location.clone(), meta.size);
-                split.written_path = Some(written_path(&self.store_url, &meta.location));
-                split.last_modified = Some(meta.last_modified);
-                split.partition_keys = Arc::clone(&partition_keys);
+                let mut split = FileSplit::builder(meta.location.clone(), meta.size)
+                    .written_path(written_path(&self.store_url, &meta.location))
+                    .last_modified(meta.last_modified)
+                    .values(partition_values.iter().cloned());
                 if !used_hidden.is_empty() {
                     let facts = self.file_facts(&meta, &keys, &name, read.as_ref());
-                    split.info_columns = hidden::info_columns(&facts, used_hidden);
+                    let info = hidden::info_columns(&facts, used_hidden);
+                    split = split.values(info.into_iter().map(|(k, v)| (k, SplitValue::Info(v))));
                 }
                 if let Some(conversion) = read.and_then(|r| r.conversion) {
-                    planned.converts = true;
-                    split.extension = Some(Arc::new(conversion));
+                    split = split.adapter(planned.factory.conversion_key(conversion)?);
                 }
-                planned.splits.extend(split.ranges(split_size));
+                planned.splits.extend(split.build()?.ranges(split_size));
                 // A file read for several buckets is in consecutive reads.
                 if planned
                     .files
@@ -341,7 +341,7 @@ impl HiveTable {
             .cloned()
             .collect();
         // Bucket conversion drops rows of other buckets.
-        let rows = if planned.converts {
+        let rows = if planned.factory.converts() {
             RowCount::Estimated
         } else {
             RowCount::Exact
@@ -402,18 +402,17 @@ impl TableProvider for HiveTable {
         let mut handle = self.handle.clone();
         handle.subfield_filters = extraction.filters;
         handle.remaining_filter = conjunction_opt(extraction.residual);
-        if let (true, Some(b)) = (planned.converts, &self.bucketing) {
+        if let (true, Some(b)) = (planned.factory.converts(), &self.bucketing) {
             handle.stage_columns = StageColumns::in_every_file(b.column_names());
         }
         let all: Vec<usize> = (0..self.handle.columns().len()).collect();
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));
-        let factory = HiveSplitReaderFactory::new(self.bucketing.clone());
         let exec = LakeScanExec::try_new(
             handle,
             assignments,
             planned.splits,
             self.store_url.clone(),
-            Arc::new(factory),
+            Arc::new(planned.factory),
             state.config().target_partitions(),
         )?
         .with_limit(limit)

@@ -273,12 +273,7 @@ impl TableProvider for TableChanges {
         };
         let split_size = table.split_size(state);
         let mut counts = PlanCounts::default();
-        let mut all = Splits {
-            store: table.metadata_store(),
-            splits: vec![],
-            key_columns: vec![],
-            dropped_keys: vec![],
-        };
+        let mut all = Splits::default();
         for change in &self.changes {
             let snapshot = &change.snapshot;
             // The parent's files and their deletes: a removed file deletes delete files
@@ -339,18 +334,8 @@ impl TableProvider for TableChanges {
                         first_row_id,
                         ..file
                     };
-                    let mut splits = table.splits(vec![file], split_size)?;
-                    if all.splits.is_empty() {
-                        all.store = splits.store.clone();
-                    }
                     let info = change_info(kind, change);
-                    for split in &mut splits.splits {
-                        split.info_columns.extend(info.iter().cloned());
-                        if splits.store != all.store {
-                            split.store = Some(splits.store.clone());
-                        }
-                    }
-                    all.splits.extend(splits.splits);
+                    table.add_splits(&mut all, file, split_size, info)?;
                 }
             }
         }
@@ -359,6 +344,7 @@ impl TableProvider for TableChanges {
             extraction,
             splits: all,
             counts,
+            conjuncts: None,
         };
         table.exec(state, scan, projection, limit)
     }

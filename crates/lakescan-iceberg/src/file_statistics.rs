@@ -8,10 +8,11 @@
 
 use std::collections::HashSet;
 
-use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
-use arrow::datatypes::DataType;
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, UInt64Array};
+use arrow::datatypes::{DataType, UInt64Type};
 use datafusion::common::pruning::PruningStatistics;
-use datafusion::common::{Column, ScalarValue};
+use datafusion::common::stats::Precision;
+use datafusion::common::{Column, ColumnStatistics, ScalarValue, Statistics};
 use iceberg::spec::{DataFile, Datum};
 
 use crate::schema::{ScanSchema, datum_to_scalar};
@@ -62,6 +63,52 @@ impl FileStatistics<'_> {
             .collect::<datafusion::common::Result<_>>()
             .ok()?;
         ScalarValue::iter_to_array(values).ok()
+    }
+}
+
+/// The statistics of one data file for the optimizer, from its manifest entry: its exact row
+/// count, its size, and per column of `schema` its null count and bounds where
+/// [`FileStatistics`] has them (the same rules as for pruning).
+pub fn optimizer_statistics(
+    schema: &ScanSchema,
+    file: &DataFile,
+    null_counts_trusted: bool,
+) -> Statistics {
+    let stats = FileStatistics {
+        schema,
+        files: vec![file],
+        null_counts_trusted,
+    };
+    let first = |array: Option<ArrayRef>| {
+        let value = ScalarValue::try_from_array(&array?, 0).ok()?;
+        (!value.is_null()).then_some(value)
+    };
+    let column_statistics = schema
+        .fields
+        .iter()
+        .map(|field| {
+            let column = Column::new_unqualified(field.name());
+            let null_count = stats.null_counts(&column).and_then(|a| {
+                let counts = a.as_primitive::<UInt64Type>();
+                counts.is_valid(0).then(|| counts.value(0) as usize)
+            });
+            ColumnStatistics {
+                null_count: null_count.map_or(Precision::Absent, Precision::Exact),
+                min_value: first(stats.min_values(&column))
+                    .map_or(Precision::Absent, Precision::Exact),
+                max_value: first(stats.max_values(&column))
+                    .map_or(Precision::Absent, Precision::Exact),
+                ..ColumnStatistics::new_unknown()
+            }
+        })
+        .collect();
+    let bytes = usize::try_from(file.file_size_in_bytes()).ok();
+    Statistics {
+        num_rows: usize::try_from(file.record_count())
+            .ok()
+            .map_or(Precision::Absent, Precision::Exact),
+        total_byte_size: bytes.map_or(Precision::Absent, Precision::Inexact),
+        column_statistics,
     }
 }
 

@@ -33,8 +33,8 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::{Result, ScalarValue, not_impl_err, plan_err};
 use iceberg::spec::{FormatVersion, PartitionSpec, Schema, TableMetadata, Transform, Type};
+use lakescan_core::field_ids::{FieldIdNode, NestedIds};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
-use lakescan_core::parquet::field_ids::{FieldIdNode, NestedIds};
 
 use crate::schema::{arrow_type, literal_to_scalar};
 

@@ -13,7 +13,6 @@
 //!        ─▶ residual ─▶ P
 //! ```
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -23,7 +22,7 @@ use lakescan_core::deleted_rows::DeletedRows;
 use lakescan_core::reader::{
     BatchStage, DeleteSource, Deletes, SplitContext, SplitReaderFactory, StageSlot,
 };
-use lakescan_core::split::{FileSplit, SplitExtension};
+use lakescan_core::split::FileSplit;
 
 use crate::deletes::equality::{
     EqualityDeleteSet, EqualityDeleteStage, SharedKeySet, key_types, load_key_set,
@@ -32,19 +31,11 @@ use crate::deletes::position::{PositionDeleteCache, deleted_rows};
 use crate::deletes::{DeleteFile, DeleteStores};
 use crate::paths::{FileLocation, PathResolver};
 
-/// What an Iceberg split carries besides the core split: what its manifest entry says of
-/// its data file, and its delete files.
+/// The delete files of the splits of one data file: what the factory keeps for a split
+/// that has deletes (named by the split's [`lakescan_core::split::AdapterKey`]).
 #[derive(Debug, Clone)]
-pub struct IcebergSplit {
-    /// The data file's data sequence number (0 in v1 tables).
-    pub data_sequence_number: i64,
-    /// The partition spec the data file was written with.
-    pub spec_id: i32,
-    /// The data file's partition under that spec.
-    pub partition: iceberg::spec::Struct,
-    /// The row id of the data file's first row (v3 row lineage), assigned or inherited.
-    pub first_row_id: Option<i64>,
-    /// Equality-delete files that apply to the split's data file, by key.
+pub struct SplitDeletes {
+    /// Equality-delete files that apply to the data file, by key.
     pub equality: Vec<Arc<EqualityDeleteSet>>,
     /// Position-delete files and deletion vectors that apply to it.
     pub position_deletes: Vec<Arc<DeleteFile>>,
@@ -54,26 +45,22 @@ pub struct IcebergSplit {
     pub data_written: String,
 }
 
-impl SplitExtension for IcebergSplit {}
-
-fn iceberg_split(split: &FileSplit) -> Option<&IcebergSplit> {
-    let extension: &dyn Any = split.extension.as_deref()?;
-    extension.downcast_ref::<IcebergSplit>()
-}
-
-/// Creates Iceberg split readers; shares key sets and position-delete files between the
-/// splits of one scan.
+/// Creates Iceberg split readers' deletes; keeps the delete files of the scan's splits and
+/// shares key sets and position-delete files between them.
 #[derive(Debug)]
 pub struct IcebergSplitReaderFactory {
+    deletes: Vec<SplitDeletes>,
     key_sets: Mutex<HashMap<Vec<String>, SharedKeySet>>,
     position_deletes: Arc<PositionDeleteCache>,
     paths: PathResolver,
 }
 
 impl IcebergSplitReaderFactory {
-    /// Readers that resolve the paths in position-delete files with `paths`.
-    pub fn new(paths: PathResolver) -> Self {
+    /// Readers of splits whose delete files `deletes` lists (by adapter key), resolving the
+    /// paths in position-delete files with `paths`.
+    pub fn new(paths: PathResolver, deletes: Vec<SplitDeletes>) -> Self {
         Self {
+            deletes,
             key_sets: Mutex::default(),
             position_deletes: Arc::default(),
             paths,
@@ -91,21 +78,26 @@ impl IcebergSplitReaderFactory {
 
 impl SplitReaderFactory for IcebergSplitReaderFactory {
     fn deletes(&self, split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
-        let Some(iceberg) = iceberg_split(split) else {
+        let Some(key) = split.adapter() else {
             return Ok(None);
         };
-        if iceberg.equality.is_empty() && iceberg.position_deletes.is_empty() {
-            return Ok(None);
-        }
+        let Some(deletes) = self.deletes.get(key.index()) else {
+            return internal_err!(
+                "split of '{}' names delete entry {} of {}",
+                split.display_path(),
+                key.index(),
+                self.deletes.len()
+            );
+        };
         let mut equality = vec![];
-        for set in &iceberg.equality {
+        for set in &deletes.equality {
             equality.push((Arc::clone(set), self.key_set(set)?));
         }
         Ok(Some(Box::new(IcebergDeletes {
             equality,
-            position_deletes: iceberg.position_deletes.clone(),
-            data_location: iceberg.data_location.clone(),
-            data_written: iceberg.data_written.clone(),
+            position_deletes: deletes.position_deletes.clone(),
+            data_location: deletes.data_location.clone(),
+            data_written: deletes.data_written.clone(),
             cache: Arc::clone(&self.position_deletes),
             paths: self.paths.clone(),
         })))

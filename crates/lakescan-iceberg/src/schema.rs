@@ -27,7 +27,7 @@ use iceberg::spec::{
     Datum, Literal, NestedField, PrimitiveLiteral, PrimitiveType, Schema as IcebergSchema, Type,
 };
 use lakescan_core::defaults::{MemberDefault, MemberDefaults};
-use lakescan_core::parquet::field_ids::{FieldIdNode, FieldIds, NestedIds};
+use lakescan_core::field_ids::{FieldIdNode, FieldIds, NestedIds};
 
 use crate::placeholder_types::PlaceholderTypes;
 

@@ -13,19 +13,22 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DataFusionError, Result, ScalarValue, internal_err, not_impl_err};
+use datafusion::common::{
+    DataFusionError, Result, ScalarValue, Statistics, internal_err, not_impl_err,
+};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::conjunction_opt;
 use datafusion::physical_optimizer::pruning::PruningPredicate;
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use iceberg::spec::{DataFileFormat, SnapshotRef};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{LakeScanExec, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
+use lakescan_core::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedIds};
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
-use lakescan_core::parquet::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedIds};
-use lakescan_core::split::FileSplit;
+use lakescan_core::scan_statistics::{RowCount, ScanStatistics};
+use lakescan_core::split::{AdapterKey, FileSplit, SplitValue};
 
 use crate::deletes::equality::EqualityDeleteSet;
 use crate::deletes::{DeleteFile, DeleteKind};
@@ -33,7 +36,7 @@ use crate::metadata::LoadedMetadata;
 use crate::metadata_columns::{FileInfo, MetadataColumn, MetadataColumns, MetadataSelection};
 use crate::paths::PathResolver;
 use crate::plan::{PlannedFile, Planner};
-use crate::reader::{IcebergSplit, IcebergSplitReaderFactory};
+use crate::reader::{IcebergSplitReaderFactory, SplitDeletes};
 use crate::schema::ScanSchema;
 
 /// One snapshot of an Iceberg table, read with lakescan's scan path.
@@ -161,73 +164,80 @@ impl IcebergTable {
         &self.loaded.file
     }
 
-    /// The splits of the planned files, all in one object store, and the columns their
-    /// equality deletes compare.
+    /// The splits of the planned files, and the columns their equality deletes compare.
     pub(crate) fn splits(&self, files: Vec<PlannedFile>, split_size: u64) -> Result<Splits> {
-        let mut store: Option<ObjectStoreUrl> = None;
-        let mut splits = vec![];
-        let mut key_columns: Vec<String> = vec![];
-        let mut dropped_keys: Vec<DroppedKey> = vec![];
+        let mut splits = Splits::default();
         for file in files {
-            if file.format != DataFileFormat::Parquet {
-                return not_impl_err!(
-                    "Iceberg data file '{}' is stored as {}; lakescan reads Parquet data files \
-                     only (ORC and Avro come later)",
-                    file.written_path,
-                    file.format
-                );
-            }
-            // The scan's store is its first file's; a file elsewhere names its own (delete
-            // files elsewhere are found by their readers).
-            let scan_store = store.get_or_insert_with(|| file.location.store.clone());
-            let mut split = FileSplit::whole_file(file.location.path.clone(), file.file_size);
-            if *scan_store != file.location.store {
-                split.store = Some(file.location.store.clone());
-            }
-            split.written_path = Some(file.written_path.as_str().into());
-            split.missing_values = self.missing_values();
-            if !self.metadata_columns.columns().is_empty() {
-                split.info_columns = self.metadata_info(&file)?;
-            }
-            split.known_values = file
-                .identity_values
-                .iter()
-                .map(|(i, v)| (self.schema.fields[*i].name().clone(), v.clone()))
-                .collect();
-            let equality = self.equality_sets(&file, &mut dropped_keys)?;
-            for set in &equality {
-                for (name, _) in &set.columns {
-                    if !key_columns.contains(name) {
-                        key_columns.push(name.clone());
-                    }
+            self.add_splits(&mut splits, file, split_size, vec![])?;
+        }
+        Ok(splits)
+    }
+
+    /// Adds the splits of `file` to `splits`, with the info values `info` besides the
+    /// table's own (a changelog's change columns).
+    pub(crate) fn add_splits(
+        &self,
+        splits: &mut Splits,
+        file: PlannedFile,
+        split_size: u64,
+        info: Vec<(String, ScalarValue)>,
+    ) -> Result<()> {
+        if file.format != DataFileFormat::Parquet {
+            return not_impl_err!(
+                "Iceberg data file '{}' is stored as {}; lakescan reads Parquet data files \
+                 only (ORC and Avro come later)",
+                file.written_path,
+                file.format
+            );
+        }
+        // The scan's store is its first file's; a file elsewhere names its own (delete
+        // files elsewhere are found by their readers).
+        let scan_store = splits
+            .store
+            .get_or_insert_with(|| file.location.store.clone());
+        let mut split = FileSplit::builder(file.location.path.clone(), file.file_size)
+            .written_path(file.written_path.as_str())
+            .values(
+                self.missing_values()
+                    .into_iter()
+                    .map(|(c, v)| (c, SplitValue::Missing(v))),
+            )
+            .values(file.identity_values.iter().map(|(i, v)| {
+                let column = self.schema.fields[*i].name().clone();
+                (column, SplitValue::Known(v.clone()))
+            }));
+        if *scan_store != file.location.store {
+            split = split.store(file.location.store.clone());
+        }
+        if !self.metadata_columns.columns().is_empty() {
+            let values = self.metadata_info(&file)?;
+            split = split.values(values.into_iter().map(|(k, v)| (k, SplitValue::Info(v))));
+        }
+        split = split.values(info.into_iter().map(|(k, v)| (k, SplitValue::Info(v))));
+        splits.statistics.push(Arc::clone(&file.statistics));
+        let equality = self.equality_sets(&file, &mut splits.dropped_keys)?;
+        for set in &equality {
+            for (name, _) in &set.columns {
+                if !splits.key_columns.contains(name) {
+                    splits.key_columns.push(name.clone());
                 }
             }
-            split.extension = Some(Arc::new(IcebergSplit {
-                data_sequence_number: file.data_sequence_number,
-                spec_id: file.spec_id,
-                partition: file.partition.clone(),
-                first_row_id: file.first_row_id,
+        }
+        if !equality.is_empty() || !file.position_deletes.is_empty() {
+            let key = AdapterKey::of_index(splits.deletes.len())?;
+            splits.deletes.push(SplitDeletes {
                 equality,
                 position_deletes: file.position_deletes.clone(),
                 data_location: file.location.clone(),
                 data_written: file.written_path.clone(),
-            }));
-            splits.extend(
-                split_ranges(&file, split_size)
-                    .into_iter()
-                    .map(|(start, length)| FileSplit {
-                        start,
-                        length,
-                        ..split.clone()
-                    }),
-            );
+            });
+            split = split.adapter(key);
         }
-        Ok(Splits {
-            store: store.unwrap_or_else(|| self.metadata_store.clone()),
-            splits,
-            key_columns,
-            dropped_keys,
-        })
+        let split = split.build()?;
+        for (start, length) in split_ranges(&file, split_size) {
+            splits.splits.push(split.with_range(start, length)?);
+        }
+        Ok(())
     }
 
     /// The info columns of `file`'s splits behind its metadata columns.
@@ -347,6 +357,9 @@ pub(crate) struct FileScan<'a> {
     pub splits: Splits,
     /// Planning counters.
     pub counts: crate::plan::PlanCounts,
+    /// The scan's filters over the table schema, when its statistics are the files' less
+    /// what they remove (`None`: no statistics, as for a changelog).
+    pub conjuncts: Option<Vec<Arc<dyn PhysicalExpr>>>,
 }
 
 impl IcebergTable {
@@ -369,13 +382,30 @@ impl IcebergTable {
             extraction,
             splits,
             counts,
+            conjuncts,
         } = scan;
         let Splits {
             store,
             splits,
+            deletes,
+            statistics,
             key_columns,
             dropped_keys,
         } = splits;
+        // Rows the scan returns: the files' rows when no delete applies and no filter is left.
+        let statistics = match conjuncts {
+            Some(conjuncts) if state.config_options().execution.collect_statistics => {
+                let rows = match deletes.is_empty() {
+                    true => RowCount::Exact,
+                    false => RowCount::Estimated,
+                };
+                ScanStatistics::try_new(handle, &statistics, &conjuncts, rows)
+                    .inspect_err(|e| log::debug!("{}: no statistics: {e}", self.loaded.file))
+                    .ok()
+            }
+            _ => None,
+        };
+        let store = store.unwrap_or_else(|| self.metadata_store.clone());
         let all: Vec<usize> = (0..handle.columns().len()).collect();
         let mut handle = with_dropped_keys(handle, &dropped_keys)?;
         handle.subfield_filters = extraction.filters;
@@ -397,11 +427,12 @@ impl IcebergTable {
             assignments,
             splits,
             store,
-            Arc::new(IcebergSplitReaderFactory::new(self.paths.clone())),
+            Arc::new(IcebergSplitReaderFactory::new(self.paths.clone(), deletes)),
             state.config().target_partitions(),
         )?
         .with_limit(limit)
-        .with_planning_stats(stats);
+        .with_planning_stats(stats)
+        .with_statistics(statistics);
         Ok(Arc::new(exec))
     }
 
@@ -445,11 +476,6 @@ impl IcebergTable {
         Ok(())
     }
 
-    /// The object store of the metadata file.
-    pub(crate) fn metadata_store(&self) -> ObjectStoreUrl {
-        self.metadata_store.clone()
-    }
-
     /// The table handle (its columns, field-id matching).
     pub(crate) fn handle(&self) -> &TableHandle {
         &self.handle
@@ -457,10 +483,15 @@ impl IcebergTable {
 }
 
 /// What turning planned files into splits produced.
+#[derive(Debug, Default)]
 pub(crate) struct Splits {
-    /// The object store of every file.
-    pub store: ObjectStoreUrl,
+    /// The scan's object store: its first file's (`None`: no file yet).
+    pub store: Option<ObjectStoreUrl>,
     pub splits: Vec<FileSplit>,
+    /// The delete files of the splits that have some, by their adapter key.
+    pub deletes: Vec<SplitDeletes>,
+    /// Each file's statistics from its manifest entry (for the optimizer).
+    pub statistics: Vec<Arc<Statistics>>,
     /// Columns equality deletes compare: read by every split, never output.
     pub key_columns: Vec<String>,
     /// Of those, the ones the scan's schema dropped.
@@ -615,6 +646,7 @@ impl TableProvider for IcebergTable {
             extraction,
             splits,
             counts: plan.counts,
+            conjuncts: Some(conjuncts),
         };
         self.exec(state, scan, projection, limit)
     }
@@ -649,6 +681,7 @@ mod tests {
             partition: iceberg::spec::Struct::empty(),
             equality_deletes: vec![],
             position_deletes: vec![],
+            statistics: Arc::new(Statistics::new_unknown(&arrow::datatypes::Schema::empty())),
         }
     }
 

@@ -16,7 +16,7 @@ use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_core::exec::LakeScanExec;
+use lakescan_core::exec::{LakeScanExec, SplitScheduling};
 use lakescan_core::source::{LifecycleHook, SplitEvent};
 use lakescan_iceberg_writer::TableWriter;
 
@@ -187,11 +187,11 @@ async fn preload_and_split_lists_read_every_split_once_and_report_failures() {
             let all: Vec<_> = lists.concat();
             // Re-cut into `partitions` static lists, as a plan spread over executors.
             let cut = lakescan_core::exec::assign_splits(all, partitions);
-            for stealing in [false, true] {
+            for scheduling in [SplitScheduling::StaticLists, SplitScheduling::WorkStealing] {
                 let plan = scan
                     .clone()
                     .with_partition_splits(cut.clone())
-                    .with_work_stealing(stealing);
+                    .with_scheduling(scheduling);
                 assert_eq!(plan.partition_splits().len(), partitions);
                 let mut sum = 0;
                 // Each partition run on its own, one after the other.
@@ -202,7 +202,7 @@ async fn preload_and_split_lists_read_every_split_once_and_report_failures() {
                         sum += c0.iter().flatten().sum::<i64>();
                     }
                 }
-                let label = format!("preload {preload}, {partitions} lists, stealing {stealing}");
+                let label = format!("preload {preload}, {partitions} lists, {scheduling:?}");
                 assert_eq!(sum, expected, "{label}");
                 assert_eq!(
                     metric(&plan, "splits_total"),
@@ -211,7 +211,10 @@ async fn preload_and_split_lists_read_every_split_once_and_report_failures() {
                 );
             }
             // All partitions together, stealing.
-            let plan = Arc::new(scan.with_partition_splits(cut).with_work_stealing(true));
+            let plan = Arc::new(
+                scan.with_partition_splits(cut)
+                    .with_scheduling(SplitScheduling::WorkStealing),
+            );
             let batches = collect(plan, ctx.task_ctx()).await.unwrap();
             let sum: i64 = batches
                 .iter()

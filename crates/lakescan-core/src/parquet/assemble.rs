@@ -25,15 +25,17 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
 use super::adapt::adapt_with_defaults;
-use super::plan::ROW_NUMBER_COLUMN;
+use super::deletes::DeletedMask;
 use super::row_filter::ColumnPredicate;
 use crate::binding::{FieldSource, MemberSource, SplitBinding};
 use crate::defaults::MemberDefaults;
-use crate::deleted_rows::DeletedMask;
 use crate::filter::Filter;
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
+
+/// Name of the row-number virtual column in decoded batches.
+pub const ROW_NUMBER_COLUMN: &str = "__lakescan_row_number";
 
 /// A filter evaluated on a decoded column (its keep ratio made late materialization not
 /// worth it).

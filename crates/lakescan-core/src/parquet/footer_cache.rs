@@ -35,12 +35,12 @@ impl FooterCache {
     pub fn get(&self, split: &FileSplit, page_index: bool) -> Option<Arc<ParquetMetaData>> {
         // The cache is keyed by path: a split in a store of its own could meet another
         // store's file of that path.
-        if split.store.is_some() {
+        if split.store().is_some() {
             return None;
         }
-        let modified = split.last_modified?;
-        let entry = self.0.get(split.read_path())?;
-        if entry.meta.size != split.file_size || entry.meta.last_modified != modified {
+        let modified = split.last_modified()?;
+        let entry = self.0.get(split.file_path())?;
+        if entry.meta.size != split.file_size() || entry.meta.last_modified != modified {
             return None;
         }
         let cached = entry
@@ -55,11 +55,11 @@ impl FooterCache {
     /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
     /// knows the file's modification time.
     pub fn put(&self, split: &FileSplit, size: u64, metadata: Arc<ParquetMetaData>) {
-        let (Some(last_modified), None) = (split.last_modified, &split.store) else {
+        let (Some(last_modified), None) = (split.last_modified(), split.store()) else {
             return;
         };
         let meta = ObjectMeta {
-            location: split.read_path().clone(),
+            location: split.file_path().clone(),
             last_modified,
             size,
             e_tag: None,
@@ -67,7 +67,7 @@ impl FooterCache {
         };
         let entry =
             CachedFileMetadataEntry::new(meta, Arc::new(CachedParquetMetaData::new(metadata)));
-        self.0.put(split.read_path(), entry);
+        self.0.put(split.file_path(), entry);
     }
 }
 
@@ -99,8 +99,17 @@ mod tests {
     #[test]
     fn a_footer_serves_only_the_version_it_was_read_from() {
         let cache = FooterCache::new(Arc::new(DefaultFilesMetadataCache::new(1 << 20)));
-        let mut split = FileSplit::whole_file(Path::from("t/f.parquet"), 100);
-        split.last_modified = Some(DateTime::UNIX_EPOCH + chrono::Duration::seconds(5));
+        let at = |s| DateTime::UNIX_EPOCH + chrono::Duration::seconds(s);
+        let version = |name: &str, size, modified: Option<i64>| {
+            let builder = FileSplit::builder(Path::from(name), size);
+            match modified {
+                Some(s) => builder.last_modified(at(s)),
+                None => builder,
+            }
+            .build()
+            .unwrap()
+        };
+        let split = version("t/f.parquet", 100, Some(5));
         assert!(cache.get(&split, false).is_none());
         cache.put(&split, 100, metadata());
         assert!(cache.get(&split, false).is_some());
@@ -108,21 +117,17 @@ mod tests {
             cache.get(&split, true).is_some(),
             "the file has no page index"
         );
-        let mut rewritten = split.clone();
-        rewritten.last_modified = Some(DateTime::UNIX_EPOCH + chrono::Duration::seconds(6));
+        let rewritten = version("t/f.parquet", 100, Some(6));
         assert!(cache.get(&rewritten, false).is_none(), "modified since");
-        let mut grown = split.clone();
-        grown.file_size = 101;
+        let grown = version("t/f.parquet", 101, Some(5));
         assert!(cache.get(&grown, false).is_none(), "another size");
-        let mut unknown_time = split.clone();
-        unknown_time.last_modified = None;
+        let unknown_time = version("t/f.parquet", 100, None);
         assert!(
             cache.get(&unknown_time, false).is_none(),
             "no time, no entry"
         );
-        let mut other = FileSplit::whole_file(Path::from("t/g.parquet"), 100);
-        cache.put(&other, 100, metadata());
-        other.last_modified = split.last_modified;
+        cache.put(&version("t/g.parquet", 100, None), 100, metadata());
+        let other = version("t/g.parquet", 100, Some(5));
         assert!(
             cache.get(&other, false).is_none(),
             "not kept without a time"

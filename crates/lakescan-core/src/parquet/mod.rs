@@ -9,6 +9,7 @@
 //! | [`leaves`]        | file leaves by logical path; maps read as lists                 |
 //! | [`row_groups`]    | byte range → row groups (midpoint rule), statistics pruning     |
 //! | [`statistics`]    | row-group statistics in table types (`PruningStatistics`)       |
+//! | [`deletes`]       | deleted positions → a row selection or a mask over decoded rows |
 //! | [`bloom`]         | bloom-filter pruning of row groups for point filters            |
 //! | [`plan`]          | [`plan::ReadPlan`]: masks, filter placement, row selections     |
 //! | [`page_index`]    | page-index pruning → `RowSelection`                             |
@@ -50,6 +51,7 @@
 pub mod adapt;
 pub mod assemble;
 pub mod bloom;
+pub mod deletes;
 pub mod field_ids;
 pub mod footer_cache;
 pub mod leaves;
@@ -93,7 +95,7 @@ impl SplitReaderFactory for ParquetSplitReaderFactory {}
 
 /// Reads one split of a Parquet file into batches of the reader schema `R`.
 pub struct ParquetSplitReader {
-    split: FileSplit,
+    split: Arc<FileSplit>,
     context: SplitContext,
     state: State,
     /// The split's deletes, until `LoadDeletes` loads them.
@@ -176,7 +178,7 @@ impl ParquetSplitReader {
     /// A reader for `split` whose deletes `deletes` gives; nothing is opened before
     /// [`SplitReader::prepare`].
     pub fn new(
-        split: FileSplit,
+        split: Arc<FileSplit>,
         context: SplitContext,
         deletes: Option<Box<dyn DeleteSource>>,
     ) -> Self {

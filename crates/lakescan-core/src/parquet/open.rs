@@ -28,15 +28,15 @@ use crate::split::FileSplit;
 
 /// `LoadFooter`: opens the file and reads its metadata (and the page index when the split
 /// has filters). Takes owned inputs so the future stays `Send`.
-pub async fn load_footer(split: FileSplit, context: SplitContext) -> Result<Opened> {
-    let path = split.read_path().clone();
+pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result<Opened> {
+    let path = split.file_path().clone();
     let policy = if context.filters.filters.is_empty() {
         PageIndexPolicy::Skip
     } else {
         PageIndexPolicy::Optional
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
-    let mut reader = counting_reader(&context, &path, split.file_size);
+    let mut reader = counting_reader(&context, &path, split.file_size());
     let cache = context.metadata_cache.clone().map(FooterCache::new);
     let page_index = policy != PageIndexPolicy::Skip;
     let mut metadata = match cache.as_ref().and_then(|c| c.get(&split, page_index)) {
@@ -72,7 +72,8 @@ pub async fn file_metadata(
     if let Some(kept) = cache.get(split, page_index) {
         return Ok(kept);
     }
-    let mut reader = CountingReader::open(&store, split.read_path(), split.file_size, Count::new());
+    let mut reader =
+        CountingReader::open(&store, split.file_path(), split.file_size(), Count::new());
     let policy = if page_index {
         PageIndexPolicy::Optional
     } else {
@@ -83,8 +84,8 @@ pub async fn file_metadata(
         .get_metadata(Some(&options))
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
-    check_footer(split.display_path(), &metadata, split.file_size)?;
-    cache.put(split, split.file_size, Arc::clone(&metadata));
+    check_footer(split.display_path(), &metadata, split.file_size())?;
+    cache.put(split, split.file_size(), Arc::clone(&metadata));
     Ok(metadata)
 }
 
@@ -97,14 +98,14 @@ async fn read_footer(
 ) -> Result<(ArrowReaderMetadata, u64)> {
     let loaded = ArrowReaderMetadata::load_async(reader, options.clone()).await;
     let e = match loaded {
-        Ok(m) => return Ok((m, split.file_size)),
+        Ok(m) => return Ok((m, split.file_size())),
         Err(e) => e,
     };
     // The size the split was planned with may be wrong (manifests of some writers record
     // another size): read the footer again at the file's real size.
-    let path = split.read_path();
+    let path = split.file_path();
     let real = match context.store.head(path).await {
-        Ok(meta) if meta.size != split.file_size => meta.size,
+        Ok(meta) if meta.size != split.file_size() => meta.size,
         _ => return Err(footer_error(split.display_path(), e)),
     };
     *reader = counting_reader(context, path, real);

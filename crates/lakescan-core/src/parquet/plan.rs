@@ -29,22 +29,20 @@ use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask, RowNumber};
 use parquet::file::metadata::ParquetMetaData;
 
-use super::assemble::{Assembler, GeneratedFilter, PostFilter};
+use super::assemble::{Assembler, GeneratedFilter, PostFilter, ROW_NUMBER_COLUMN};
+use super::deletes::{DeletedApplied, DeletedMask};
 use super::leaves::{FileLeaves, reannotate_maps};
 use super::open::CountingReader;
 use super::row_filter::{self, ColumnPredicate, ExprPredicate};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
 use crate::binding::{FieldSource, SplitBinding};
-use crate::deleted_rows::{DeletedApplied, DeletedMask, DeletedRows};
+use crate::deleted_rows::DeletedRows;
 use crate::filter::Filter;
 use crate::reader::SplitContext;
 use crate::required::{PathStep, RequiredSubfields, has_path};
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
-
-/// Name of the row-number virtual column in decoded batches.
-pub const ROW_NUMBER_COLUMN: &str = "__lakescan_row_number";
 
 /// A filter on a file column (or a struct member of one).
 struct FilteredColumn<'a> {
@@ -438,7 +436,7 @@ fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<Gene
 
 /// Page-index selections of the file filters, the row-index filter and the rows deleted by
 /// position, intersected; each kind's skipped rows are counted in its own metric. Deleted
-/// rows in short runs come back as a mask instead (`deleted_rows::DeletedRows::apply`).
+/// rows in short runs come back as a mask instead (`super::deletes`, `DeletedRows::apply`).
 fn selection(
     context: &SplitContext,
     deleted: Option<&Arc<DeletedRows>>,

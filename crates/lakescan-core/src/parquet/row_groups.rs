@@ -17,13 +17,13 @@ use crate::split::FileSplit;
 
 /// Indices of the row groups whose midpoint lies in the split's byte range.
 pub fn row_groups_in_range(metadata: &ParquetMetaData, split: &FileSplit) -> Vec<usize> {
-    let end = split.start.saturating_add(split.length);
+    let end = split.start().saturating_add(split.length());
     // The split that ends the file also owns row groups past the size it was planned with
     // (a table format's recorded size can be short of the real one): no row group is lost.
-    let last = end >= split.file_size;
+    let last = end >= split.file_size();
     let in_range = |rg: &RowGroupMetaData| {
         let mid = midpoint(rg);
-        mid >= split.start && (mid < end || last)
+        mid >= split.start() && (mid < end || last)
     };
     metadata
         .row_groups()

@@ -171,18 +171,18 @@ fn write_values(dir: &std::path::Path, name: &str, values: &[i64], rows_per_grou
 
 /// A split of `name` carrying a row id's constants (version, partition id, guid).
 fn row_id_split(name: &str, size: u64, constants: (i64, i64, &str)) -> FileSplit {
+    use crate::split::SplitValue::Info;
     use datafusion::common::ScalarValue;
-    let mut split = FileSplit::whole_file(Path::from(name), size);
-    split.info_columns = vec![
-        ("file".into(), ScalarValue::Utf8(Some(name.to_string()))),
-        ("version".into(), ScalarValue::Int64(Some(constants.0))),
-        ("partition".into(), ScalarValue::Int64(Some(constants.1))),
-        (
-            "guid".into(),
-            ScalarValue::Utf8(Some(constants.2.to_string())),
-        ),
-    ];
-    split
+    FileSplit::builder(Path::from(name), size)
+        .value("file", Info(ScalarValue::Utf8(Some(name.to_string()))))
+        .value("version", Info(ScalarValue::Int64(Some(constants.0))))
+        .value("partition", Info(ScalarValue::Int64(Some(constants.1))))
+        .value(
+            "guid",
+            Info(ScalarValue::Utf8(Some(constants.2.to_string()))),
+        )
+        .build()
+        .unwrap()
 }
 
 /// A table with `v` and a Hive-style row id `rid` (seed §9.4).
@@ -311,10 +311,13 @@ async fn seed_15_9_row_id_constants_change_at_takeover() {
     rows.extend(text(&first));
     // B is preloaded now, while A still has a batch to go.
     let pending = source
-        .start(row_id_split("b.parquet", b, (2, 20, "B")))
+        .start(Arc::new(row_id_split("b.parquet", b, (2, 20, "B"))))
         .unwrap()
         .unwrap();
-    let donor = tokio::spawn(pending.prepare(true)).await.unwrap().unwrap();
+    let donor = tokio::spawn(pending.prepare(PrepareOn::PreloadTask))
+        .await
+        .unwrap()
+        .unwrap();
     while let Some(batch) = source.next().await.unwrap() {
         rows.extend(text(&batch));
     }
@@ -433,8 +436,13 @@ async fn a_column_the_file_lacks_reads_the_splits_missing_value() {
         Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
     let column = ColumnHandle::regular(&Field::new("w", DataType::Int64, true));
     let table = TableHandle::try_new("t", vec![column]).unwrap();
-    let mut with_value = FileSplit::whole_file(Path::from("f.parquet"), size);
-    with_value.missing_values = vec![("w".into(), datafusion::common::ScalarValue::Int32(Some(7)))];
+    let with_value = FileSplit::builder(Path::from("f.parquet"), size)
+        .value(
+            "w",
+            crate::split::SplitValue::Missing(datafusion::common::ScalarValue::Int32(Some(7))),
+        )
+        .build()
+        .unwrap();
     let without = FileSplit::whole_file(Path::from("f.parquet"), size);
     let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![0]), &[]).unwrap());
     let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
@@ -552,9 +560,10 @@ fn seed_15_12_source_with(
 }
 
 fn partition_1_split(size: u64) -> FileSplit {
-    let mut split = FileSplit::whole_file(Path::from("c.parquet"), size);
-    split.partition_keys = vec![("p".into(), Some("1".into()))].into();
-    split
+    FileSplit::builder(Path::from("c.parquet"), size)
+        .value("p", crate::split::SplitValue::Partition(Some("1".into())))
+        .build()
+        .unwrap()
 }
 
 /// `c0 > 10` and, when `p` is given, `AND p = p`, over the table schema.
@@ -778,8 +787,14 @@ async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeo
     ]);
     // The partition constant.
     let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
-    let pending = source.start(partition_1_split(size)).unwrap().unwrap();
-    let donor = tokio::spawn(pending.prepare(true)).await.unwrap().unwrap();
+    let pending = source
+        .start(Arc::new(partition_1_split(size)))
+        .unwrap()
+        .unwrap();
+    let donor = tokio::spawn(pending.prepare(PrepareOn::PreloadTask))
+        .await
+        .unwrap()
+        .unwrap();
     dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
     assert!(!source.install(donor).unwrap(), "taken over, then skipped");
     assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
@@ -788,8 +803,14 @@ async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeo
 
     // The real column.
     let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
-    let pending = source.start(partition_1_split(size)).unwrap().unwrap();
-    let donor = tokio::spawn(pending.prepare(true)).await.unwrap().unwrap();
+    let pending = source
+        .start(Arc::new(partition_1_split(size)))
+        .unwrap()
+        .unwrap();
+    let donor = tokio::spawn(pending.prepare(PrepareOn::PreloadTask))
+        .await
+        .unwrap()
+        .unwrap();
     dynamic.update(c0_above(15_000)).unwrap();
     assert!(source.install(donor).unwrap());
     let mut rows = 0;
@@ -849,7 +870,12 @@ async fn a_split_rejected_by_a_dynamic_filter_at_start_is_counted_as_such() {
     ]);
     let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
     dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
-    assert!(source.start(partition_1_split(size)).unwrap().is_none());
+    assert!(
+        source
+            .start(Arc::new(partition_1_split(size)))
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
     assert_eq!(metrics.splits_skipped.value(), 0);
     assert_eq!(metrics.bytes_read.value(), 0);
@@ -867,8 +893,11 @@ async fn the_lifecycle_hook_sees_prepare_and_batches() {
     let mut source = source.with_lifecycle_hook(Some(hook));
     assert!(source.add_split(partition_1_split(size)).await.unwrap());
     while source.next().await.unwrap().is_some() {}
-    let pending = source.start(partition_1_split(size)).unwrap().unwrap();
-    let donor = pending.prepare(true).await.unwrap();
+    let pending = source
+        .start(Arc::new(partition_1_split(size)))
+        .unwrap()
+        .unwrap();
+    let donor = pending.prepare(PrepareOn::PreloadTask).await.unwrap();
     assert!(source.install(donor).unwrap());
     assert!(source.next().await.unwrap().is_some());
     let events = events.lock().unwrap().clone();

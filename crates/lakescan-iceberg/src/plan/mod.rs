@@ -26,7 +26,7 @@ mod pruning;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::common::{DataFusionError, Result, ScalarValue, internal_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, Statistics, internal_err};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileFormat, FormatVersion, ManifestContentType, ManifestEntry,
@@ -38,6 +38,7 @@ use lakescan_core::subfield::Subfield;
 use object_store::ObjectStoreExt;
 
 use crate::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, DeleteKind};
+use crate::file_statistics::optimizer_statistics;
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
 use crate::paths::{FileLocation, PathResolver};
 use crate::schema::{ScanSchema, literal_to_scalar};
@@ -75,6 +76,9 @@ pub struct PlannedFile {
     pub equality_deletes: Vec<Arc<DeleteFile>>,
     /// The position-delete files and deletion vectors that apply to it.
     pub position_deletes: Vec<Arc<DeleteFile>>,
+    /// What its manifest entry says of its rows (count, null counts, bounds), for the
+    /// optimizer.
+    pub statistics: Arc<Statistics>,
 }
 
 /// Counts of one planning pass, shown with the scan's metrics.
@@ -439,6 +443,11 @@ impl<'a> Planner<'a> {
             partition: self.current_partition(file.file_path(), file.partition(), spec)?,
             equality_deletes: vec![],
             position_deletes: vec![],
+            statistics: Arc::new(optimizer_statistics(
+                self.schema,
+                file,
+                pruning::null_counts_trusted(self.loaded),
+            )),
         }))
     }
 

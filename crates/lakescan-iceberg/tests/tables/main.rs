@@ -17,4 +17,5 @@ mod position_deletes;
 mod promotion;
 mod residual_pruning;
 mod seed_15_7;
+mod statistics;
 mod stores;

@@ -6,6 +6,7 @@ use parquet::schema::printer::print_schema;
 use parquet::schema::types::SchemaDescriptor;
 
 use super::*;
+use crate::field_ids::FieldIdNode;
 
 fn metadata(message: &str) -> ParquetMetaData {
     let schema = Arc::new(parse_message_type(message).unwrap());

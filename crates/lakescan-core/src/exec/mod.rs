@@ -1,5 +1,11 @@
 //! [`LakeScanExec`]: the leaf `ExecutionPlan` of a lakescan scan (seed §12).
 //!
+//! | file             | owns                                                            |
+//! |------------------|-----------------------------------------------------------------|
+//! | this file        | the plan node: properties, statistics, filter and projection pushdown, `execute` |
+//! | [`scheduling`]   | `assign_splits`, the split queue (work stealing, the global `LIMIT`) |
+//! | [`partition`]    | one output partition: its data source and its preloads          |
+//!
 //! Each output partition reads its own list of splits ([`assign_splits`]: a static list,
 //! what a plan serialized to several executors carries); within one process a partition
 //! that finished its list steals from the others'. Each drives its own [`FileDataSource`]
@@ -9,17 +15,13 @@
 //! parent `FilterExec` is removed), dynamic ones (joins, TopK) are snapshotted when a
 //! split starts and again whenever they change (see [`crate::source`]).
 
-use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Arc, Mutex};
-use std::task::Poll;
+use std::sync::Arc;
 
-use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::stats::Precision;
-use datafusion::common::{Result, Statistics, internal_err};
+use datafusion::common::{Result, Statistics};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::EquivalenceProperties;
@@ -44,8 +46,15 @@ use crate::metrics::LakeScanMetrics;
 use crate::reader::{ReadOptions, SplitReaderFactory};
 use crate::scan_spec::ScanSpec;
 use crate::scan_statistics::ScanStatistics;
-use crate::source::{FileDataSource, LifecycleHook, PreparedSplit};
+use crate::source::{FileDataSource, LifecycleHook};
 use crate::split::FileSplit;
+
+mod partition;
+mod scheduling;
+
+use partition::{PartitionState, Preloads};
+use scheduling::{SplitLists, SplitQueue, lists_of};
+pub use scheduling::{SplitScheduling, assign_splits};
 
 /// Counts from planning (listing) shown with the scan's metrics.
 #[derive(Debug, Clone, Default)]
@@ -70,9 +79,9 @@ pub struct LakeScanExec {
     assignments: Assignments,
     spec: Arc<ScanSpec>,
     /// Each partition's splits (see [`assign_splits`]).
-    lists: Arc<[Arc<[FileSplit]>]>,
+    lists: SplitLists,
     /// Whether a partition whose list is done takes splits from the others' (one process).
-    stealing: bool,
+    scheduling: SplitScheduling,
     store_url: ObjectStoreUrl,
     factory: Arc<dyn SplitReaderFactory>,
     /// Filters pushed by parents, re-expressed over the table schema.
@@ -101,6 +110,7 @@ impl LakeScanExec {
         let assignments = assignments.resolve(&table)?;
         let spec = Arc::new(ScanSpec::try_new(&table, &assignments, &[])?);
         let partitions = target_partitions.min(splits.len()).max(1);
+        let splits = splits.into_iter().map(Arc::new).collect();
         let lists = lists_of(assign_splits(splits, partitions));
         Ok(Self {
             table_name: table.table_name().to_string(),
@@ -108,9 +118,13 @@ impl LakeScanExec {
             assignments,
             properties: Self::properties_of(&spec, partitions),
             spec,
-            queue: Arc::new(SplitQueue::new(Arc::clone(&lists), true, None)),
+            queue: Arc::new(SplitQueue::new(
+                Arc::clone(&lists),
+                SplitScheduling::WorkStealing,
+                None,
+            )),
             lists,
-            stealing: true,
+            scheduling: SplitScheduling::WorkStealing,
             store_url,
             factory,
             pushed_filters: vec![],
@@ -124,13 +138,13 @@ impl LakeScanExec {
 
     /// Each output partition's splits: a static list that a plan serialized to several
     /// executors carries (each executor runs some partitions and reads only their lists).
-    pub fn partition_splits(&self) -> &[Arc<[FileSplit]>] {
+    pub fn partition_splits(&self) -> &[Arc<[Arc<FileSplit>]>] {
         &self.lists
     }
 
     /// The same scan over the given per-partition lists, one output partition each, without
     /// stealing: the form of a plan rebuilt where each process runs some of the partitions.
-    pub fn with_partition_splits(mut self, lists: Vec<Vec<FileSplit>>) -> Self {
+    pub fn with_partition_splits(mut self, lists: Vec<Vec<Arc<FileSplit>>>) -> Self {
         let lists = if lists.is_empty() {
             vec![vec![]]
         } else {
@@ -138,16 +152,16 @@ impl LakeScanExec {
         };
         self.properties = Self::properties_of(&self.spec, lists.len());
         self.lists = lists_of(lists);
-        self.stealing = false;
+        self.scheduling = SplitScheduling::StaticLists;
         // The planner's statistics were of the splits it planned, not of these.
         self.statistics = None;
         self.with_fresh_state()
     }
 
-    /// Whether a partition that finished its own list takes splits from the others' (on by
-    /// default; only sound when every partition runs in this process).
-    pub fn with_work_stealing(mut self, stealing: bool) -> Self {
-        self.stealing = stealing;
+    /// How partitions take their splits: [`SplitScheduling::WorkStealing`] by default,
+    /// only sound when every partition runs in this process.
+    pub fn with_scheduling(mut self, scheduling: SplitScheduling) -> Self {
+        self.scheduling = scheduling;
         self.with_fresh_state()
     }
 
@@ -192,7 +206,7 @@ impl LakeScanExec {
         self.limit = limit;
         self.queue = Arc::new(SplitQueue::new(
             Arc::clone(&self.lists),
-            self.stealing,
+            self.scheduling,
             limit,
         ));
         self
@@ -217,7 +231,9 @@ impl LakeScanExec {
 
     /// The splits this scan reads, in partition order.
     pub fn splits(&self) -> impl Iterator<Item = &FileSplit> {
-        self.lists.iter().flat_map(|list| list.iter())
+        self.lists
+            .iter()
+            .flat_map(|list| list.iter().map(|s| s.as_ref()))
     }
 
     /// How many splits this scan reads.
@@ -233,7 +249,7 @@ impl LakeScanExec {
         let mut fresh = self.clone();
         fresh.queue = Arc::new(SplitQueue::new(
             Arc::clone(&self.lists),
-            self.stealing,
+            self.scheduling,
             self.limit,
         ));
         fresh.metrics = ExecutionPlanMetricsSet::new();
@@ -401,7 +417,7 @@ impl ExecutionPlan for LakeScanExec {
             return Ok(Arc::new(outputs));
         }
         if partition.is_none() {
-            let bytes: u64 = self.splits().map(|s| s.length).sum();
+            let bytes: u64 = self.splits().map(|s| s.length()).sum();
             let filtered = self.spec.residual().is_some()
                 || self
                     .spec
@@ -512,241 +528,5 @@ impl LakeScanExec {
         // The planner's row count no longer holds once the scan filters more.
         updated.statistics = self.statistics.as_ref().map(|s| Arc::new(s.to_inexact()));
         Ok((Some(updated), answers))
-    }
-}
-
-fn lists_of(lists: Vec<Vec<FileSplit>>) -> Arc<[Arc<[FileSplit]>]> {
-    lists.into_iter().map(Arc::from).collect()
-}
-
-/// Assigns `splits` to `partitions` lists: each split to the list with the fewest bytes so
-/// far, largest splits first (so the lists end up even), each list in the splits' order.
-pub fn assign_splits(splits: Vec<FileSplit>, partitions: usize) -> Vec<Vec<FileSplit>> {
-    let partitions = partitions.max(1);
-    let mut order: Vec<usize> = (0..splits.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(splits[i].length));
-    let mut bytes = vec![0u64; partitions];
-    let mut owner = vec![0usize; splits.len()];
-    let mut counts = vec![0usize; partitions];
-    for i in order {
-        // The least loaded list (fewest bytes, then fewest splits, then the first).
-        let mut p = 0;
-        for q in 1..partitions {
-            if (bytes[q], counts[q]) < (bytes[p], counts[p]) {
-                p = q;
-            }
-        }
-        bytes[p] += splits[i].length;
-        counts[p] += 1;
-        owner[i] = p;
-    }
-    // Moved, not cloned, in split order: a split carries its partition values and info
-    // columns, and a small-files table has thousands.
-    let mut lists: Vec<Vec<FileSplit>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
-    for (split, p) in splits.into_iter().zip(owner) {
-        lists[p].push(split);
-    }
-    lists
-}
-
-/// The splits of one execution: each partition's static list (what a plan sent to several
-/// executors carries), and, within one process, stealing from the other lists once a
-/// partition's own is done.
-#[derive(Debug)]
-struct SplitQueue {
-    lists: Arc<[Arc<[FileSplit]>]>,
-    stealing: bool,
-    limit: Option<usize>,
-    state: Mutex<QueueState>,
-}
-
-#[derive(Debug)]
-struct QueueState {
-    /// Per list: the next split and the end of what is left (stolen splits come off the end).
-    cursors: Vec<(usize, usize)>,
-    started: usize,
-    remaining: Option<usize>,
-}
-
-impl SplitQueue {
-    fn new(lists: Arc<[Arc<[FileSplit]>]>, stealing: bool, limit: Option<usize>) -> Self {
-        let state = Mutex::new(Self::fresh(&lists, limit));
-        Self {
-            lists,
-            stealing,
-            limit,
-            state,
-        }
-    }
-
-    fn fresh(lists: &[Arc<[FileSplit]>], limit: Option<usize>) -> QueueState {
-        QueueState {
-            cursors: lists.iter().map(|l| (0, l.len())).collect(),
-            started: 0,
-            remaining: limit,
-        }
-    }
-
-    /// The queue state; a poisoned lock means a partition panicked while holding it.
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, QueueState>> {
-        match self.state.lock() {
-            Ok(state) => Ok(state),
-            Err(_) => internal_err!("split queue lock poisoned by a panicked partition"),
-        }
-    }
-
-    /// Called once per partition and execution; a new round starts after all partitions
-    /// of the previous one started.
-    fn start_partition(self: &Arc<Self>) -> Result<Arc<Self>> {
-        let mut s = self.lock()?;
-        if s.started == self.lists.len() {
-            *s = Self::fresh(&self.lists, self.limit);
-        }
-        s.started += 1;
-        drop(s);
-        Ok(Arc::clone(self))
-    }
-
-    /// The next split of `partition`: from its own list, then (stealing) from the end of
-    /// the list with the most splits left.
-    fn pop(&self, partition: usize) -> Result<Option<FileSplit>> {
-        let mut s = self.lock()?;
-        if s.remaining == Some(0) {
-            return Ok(None);
-        }
-        let Some(&(next, end)) = s.cursors.get(partition) else {
-            return internal_err!(
-                "partition {partition} of a scan with {} partitions",
-                self.lists.len()
-            );
-        };
-        if next < end {
-            s.cursors[partition].0 += 1;
-            return Ok(Some(self.lists[partition][next].clone()));
-        }
-        if !self.stealing {
-            return Ok(None);
-        }
-        let victim = (0..s.cursors.len())
-            .filter(|&p| s.cursors[p].0 < s.cursors[p].1)
-            .max_by_key(|&p| s.cursors[p].1 - s.cursors[p].0);
-        Ok(victim.map(|p| {
-            s.cursors[p].1 -= 1;
-            self.lists[p][s.cursors[p].1].clone()
-        }))
-    }
-
-    /// Takes up to `rows` from the remaining limit; returns how many may be emitted.
-    fn take(&self, rows: usize) -> Result<usize> {
-        let mut s = self.lock()?;
-        Ok(match &mut s.remaining {
-            None => rows,
-            Some(left) => {
-                let n = rows.min(*left);
-                *left -= n;
-                n
-            }
-        })
-    }
-}
-
-/// Splits prepared ahead of time on their own tasks while the current one streams (seed
-/// §14), at most `limit`. Dropping it aborts them: a cancelled query leaves no task behind,
-/// and the readers they own (open files, memory reservations) go with them.
-struct Preloads {
-    limit: usize,
-    tasks: VecDeque<SpawnedTask<Result<PreparedSplit>>>,
-}
-
-impl Preloads {
-    fn new(limit: usize) -> Self {
-        // Preload tasks need a Tokio runtime; without one, splits are prepared in turn.
-        let limit = if tokio::runtime::Handle::try_current().is_ok() {
-            limit
-        } else {
-            0
-        };
-        Self {
-            limit,
-            tasks: VecDeque::new(),
-        }
-    }
-
-    /// The oldest preloaded split, once prepared. A preparation that failed is the scan's
-    /// error (seed §14.1), never an empty split.
-    async fn take(&mut self) -> Result<Option<PreparedSplit>> {
-        let Some(task) = self.tasks.pop_front() else {
-            return Ok(None);
-        };
-        match task.join().await {
-            Ok(prepared) => prepared.map(Some),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => internal_err!("a split preload task was cancelled: {e}"),
-        }
-    }
-}
-
-struct PartitionState {
-    partition: usize,
-    source: FileDataSource,
-    queue: Arc<SplitQueue>,
-    preloads: Preloads,
-    metrics: LakeScanMetrics,
-}
-
-impl PartitionState {
-    async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        loop {
-            if let Some(batch) = self.source.next().await? {
-                if batch.num_rows() == 0 {
-                    continue;
-                }
-                let n = self.queue.take(batch.num_rows())?;
-                if n == 0 {
-                    return Ok(None);
-                }
-                let batch = batch.slice(0, n);
-                let _ = self
-                    .metrics
-                    .baseline
-                    .record_poll(Poll::Ready(Some(Ok(batch.clone()))));
-                return Ok(Some(batch));
-            }
-            let prepared = match self.preloads.take().await? {
-                Some(prepared) => Some(prepared),
-                None => self.prepare_here().await?,
-            };
-            let Some(prepared) = prepared else {
-                self.metrics.baseline.done();
-                return Ok(None);
-            };
-            // Takeover: the dynamic filters in force now apply to the prepared split.
-            self.source.install(prepared)?;
-            self.preload()?;
-        }
-    }
-
-    /// Prepares the next split that passes the filters on this task; `None`: no split left.
-    async fn prepare_here(&mut self) -> Result<Option<PreparedSplit>> {
-        while let Some(split) = self.queue.pop(self.partition)? {
-            if let Some(pending) = self.source.start(split)? {
-                return pending.prepare(false).await.map(Some);
-            }
-        }
-        Ok(None)
-    }
-
-    /// Starts preparing the following splits on their own tasks, up to the limit.
-    fn preload(&mut self) -> Result<()> {
-        while self.preloads.tasks.len() < self.preloads.limit {
-            let Some(split) = self.queue.pop(self.partition)? else {
-                break;
-            };
-            if let Some(pending) = self.source.start(split)? {
-                let task = SpawnedTask::spawn(pending.prepare(true));
-                self.preloads.tasks.push_back(task);
-            }
-        }
-        Ok(())
     }
 }
