@@ -315,7 +315,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         },
     ]
     .into_iter()
-    .chain(iceberg_cases())
+    .chain(iceberg_cases(scale))
     .collect()
 }
 
@@ -323,7 +323,7 @@ pub fn all(scale: f64) -> Vec<Case> {
 /// four aggregates, a filter keeping ~98 % of rows. The equality-delete key `l_orderkey` is
 /// projected (`max`): DuckDB 1.4.4's iceberg extension refuses equality deletes whose key
 /// columns a query does not read.
-fn iceberg_cases() -> Vec<Case> {
+fn iceberg_cases(scale: f64) -> Vec<Case> {
     let case = |name, description, table: &str| Case {
         name,
         description,
@@ -360,6 +360,18 @@ fn iceberg_cases() -> Vec<Case> {
             "the same with 10 % of rows position-deleted (one delete file per data file)",
             "lineitem_ice_pos",
         ),
+        Case {
+            name: "iceberg_pos_half",
+            description: "iceberg_pos below the middle order key: half the row groups pruned, \
+                          and their splits' delete files never read",
+            iceberg: true,
+            sql: format!(
+                "SELECT count(*) AS n, sum(l_quantity) AS qty, max(l_orderkey) AS last_order \
+                 FROM lineitem_ice_pos WHERE l_orderkey < {}",
+                middle_order_key(scale)
+            ),
+            floor: vec![],
+        },
         case(
             "iceberg_dv",
             "the same with the rows deleted by deletion vectors (v3)",
@@ -382,7 +394,7 @@ mod tests {
         assert_eq!(middle_order_key(1.0), 3_000_001);
         assert_eq!(middle_order_key(0.01), 29_985);
         let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 19);
+        assert_eq!(names.len(), 20);
         assert_eq!(customer_key(1.0), 75_001);
         assert_eq!(customer_key(0.01) % 3, 1);
     }

@@ -392,6 +392,8 @@ pub struct LakeMetrics {
     pub splits_total: usize,
     /// `files_pruned_bucket`.
     pub files_pruned_bucket: usize,
+    /// `delete_files_loaded`.
+    pub delete_files_loaded: usize,
 }
 
 impl LakeMetrics {
@@ -441,6 +443,7 @@ pub fn lakescan_metrics(plan: &Arc<dyn ExecutionPlan>) -> LakeMetrics {
         m.bytes_read += count(set, "bytes_read");
         m.splits_total += count(set, "splits_total");
         m.files_pruned_bucket += count(set, "files_pruned_bucket");
+        m.delete_files_loaded += count(set, "delete_files_loaded");
     }
     m
 }

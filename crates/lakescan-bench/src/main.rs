@@ -632,6 +632,7 @@ impl CaseBench<'_> {
                     m.bytes_read = Some(lake.bytes_read);
                     m.splits_total = Some(lake.splits_total);
                     m.files_pruned_bucket = Some(lake.files_pruned_bucket);
+                    m.delete_files_loaded = Some(lake.delete_files_loaded);
                 }
                 if seen.df_row_groups.is_some() {
                     m.row_groups_read = seen.df_row_groups;

@@ -38,6 +38,8 @@ pub struct Measurement {
     pub splits_total: Option<usize>,
     /// lakescan: `files_pruned_bucket`.
     pub files_pruned_bucket: Option<usize>,
+    /// lakescan: `delete_files_loaded`.
+    pub delete_files_loaded: Option<usize>,
 }
 
 impl Measurement {
@@ -58,6 +60,7 @@ impl Measurement {
             bytes_read: None,
             splits_total: None,
             files_pruned_bucket: None,
+            delete_files_loaded: None,
         }
     }
 
@@ -171,6 +174,7 @@ pub fn json(all: &[Measurement], scale: f64, threads: usize) -> Value {
                 "bytes_read": m.bytes_read,
                 "splits_total": m.splits_total,
                 "files_pruned_bucket": m.files_pruned_bucket,
+                "delete_files_loaded": m.delete_files_loaded,
                 "ratio_lakescan_over_engine": ratio(all, m),
             })
         })
@@ -277,6 +281,17 @@ pub fn targets(all: &[Measurement]) -> String {
         },
         None => "n/a    bucket lookup: not measured".to_string(),
     });
+    let deletes = |case| find(all, case, Engine::Lakescan).and_then(|m| m.delete_files_loaded);
+    lines.push(
+        match (deletes("iceberg_pos_half"), deletes("iceberg_pos")) {
+            (Some(half), Some(all)) => format!(
+                "{} pruned splits load no delete file: lakescan read {half} of {all} delete files \
+             with half the row groups pruned (target: fewer)",
+                if half < all { "MET   " } else { "MISSED" },
+            ),
+            _ => "n/a    pruned splits load no delete file: not measured".to_string(),
+        },
+    );
     let bytes = |case| find(all, case, Engine::Lakescan).and_then(|m| m.bytes_read);
     lines.push(match (bytes("struct_field"), bytes("struct_whole")) {
         (Some(field), Some(whole)) if whole > 0 => {

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
-use datafusion::error::DataFusionError;
+use datafusion::common::plan_datafusion_err;
 use tokio::runtime::Runtime;
 
 use crate::demo::DemoOptions;
@@ -109,9 +109,9 @@ fn run(cli: Cli, matches: &ArgMatches) -> CliResult<ExitCode> {
     let runner = Runner::new(cli.format, cli.quiet)?;
     for spec in &cli.iceberg_catalogs {
         let Some((name, uri)) = spec.split_once('=') else {
-            return Err(CliError::DataFusion(DataFusionError::Plan(format!(
+            return Err(CliError::DataFusion(plan_datafusion_err!(
                 "--iceberg-catalog takes NAME=URI, got '{spec}'"
-            ))));
+            )));
         };
         runtime.block_on(lakescan::iceberg::catalog::register_catalog(
             runner.context(),

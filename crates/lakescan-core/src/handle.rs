@@ -38,7 +38,7 @@ pub enum ColumnRole {
     /// `ROW(row_number, row_group_id, metadata_version, partition_id, table_guid)`).
     RowId(Vec<ColumnRole>),
     /// Generated: a BIGINT file column whose NULLs (and whose absence) are filled per row,
-    /// the LineageFill stage (Iceberg row lineage, seed §10.4): with the split's info column
+    /// by the reader's assembler (Iceberg row lineage, seed §10.4): with the split's info column
     /// `base` (BIGINT; NULL leaves the NULLs), plus the row's file position when
     /// `plus_row_index` (`_row_id = first_row_id + _pos`), else `base` alone
     /// (`_last_updated_sequence_number` = the data sequence number). Values the file has
@@ -217,9 +217,9 @@ pub struct TableHandle {
     table_schema: SchemaRef,
     columns: Vec<ColumnHandle>,
     /// Pushed filters, keyed by subfield (a table column or a struct field of one).
-    pub subfield_filters: BTreeMap<Subfield, Filter>,
+    subfield_filters: BTreeMap<Subfield, Filter>,
     /// What could not become a filter, over `table_schema`.
-    pub remaining_filter: Option<Arc<dyn PhysicalExpr>>,
+    remaining_filter: Option<Arc<dyn PhysicalExpr>>,
     /// Table columns the adapter's batch stages read whole (Hive bucket keys, Iceberg
     /// equality-delete keys): auxiliary channels of `R`, never subfield-pruned, never output.
     pub stage_columns: StageColumns,
@@ -246,6 +246,34 @@ impl TableHandle {
             stage_columns: StageColumns::default(),
             field_ids: None,
         })
+    }
+
+    /// The same handle with the scan's filters: `filters` by subfield and the `remaining`
+    /// expression (over the table schema) that could not become one.
+    pub fn with_filters(
+        mut self,
+        filters: BTreeMap<Subfield, Filter>,
+        remaining: Option<Arc<dyn PhysicalExpr>>,
+    ) -> Self {
+        self.subfield_filters = filters;
+        self.remaining_filter = remaining;
+        self
+    }
+
+    /// The same handle with `filter` on `subfield` (replacing one there was).
+    pub fn with_filter(mut self, subfield: Subfield, filter: Filter) -> Self {
+        self.subfield_filters.insert(subfield, filter);
+        self
+    }
+
+    /// Pushed filters, keyed by subfield.
+    pub fn subfield_filters(&self) -> &BTreeMap<Subfield, Filter> {
+        &self.subfield_filters
+    }
+
+    /// What could not become a filter, over the table schema.
+    pub fn remaining_filter(&self) -> Option<&Arc<dyn PhysicalExpr>> {
+        self.remaining_filter.as_ref()
     }
 
     /// Table name (for messages).

@@ -3,7 +3,9 @@
 //! | module        | owns                                                                  |
 //! |---------------|-----------------------------------------------------------------------|
 //! | [`handle`]    | `TableHandle`, `ColumnHandle` + roles, `Assignments` (seed §3)         |
-//! | [`split`]     | `FileSplit`: one byte range of one file                              |
+//! | [`split`]     | `FileSplit`: one byte range of one file and its values (immutable)   |
+//! | [`deleted_rows`] | `DeletedRows`: positions of a file its deletes remove            |
+//! | [`defaults`]  | `MemberDefaults`: `initial-default`s of struct members              |
 //! | [`subfield`]  | `Subfield`: a column or a field of a nested struct (filter keys)    |
 //! | [`required`]  | `RequiredSubfields`: which parts of a column a scan needs            |
 //! | [`filter`]    | typed per-column `Filter`: arrays, constants, statistics, exact merge |
@@ -15,14 +17,16 @@
 //! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
 //! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
 //! | [`reader`]    | the reader seam: `SplitReader`, `SplitReaderFactory`, `DeleteSource`, `SplitContext` |
-//! | [`source`]    | `FileDataSource`: the driver, one split after another, preload      |
+//! | [`source`]    | `FileDataSource`: the driver, one split after another              |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
+//! | [`opt_in`]    | `parse_opt_in`: `all` or a list of the columns a table shows on request |
 //! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
 //! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
-//! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12)              |
+//! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12); scheduling, partitions and preload |
 //!
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
-//! handles and splits and extend the split reader.
+//! handles and splits and plug their deletes and stages into the split reader through
+//! [`reader::SplitReaderFactory`].
 
 pub mod adaptive;
 pub mod binding;
@@ -35,6 +39,7 @@ pub mod field_ids;
 pub mod filter;
 pub mod handle;
 pub mod metrics;
+pub mod opt_in;
 pub mod parquet;
 pub mod reader;
 pub mod required;

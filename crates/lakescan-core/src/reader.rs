@@ -18,6 +18,7 @@ use datafusion::common::{Result, internal_err};
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::memory_pool::MemoryPool;
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
+use datafusion::physical_plan::metrics::Count;
 use object_store::ObjectStore;
 
 use crate::binding::SplitConstants;
@@ -157,24 +158,11 @@ pub trait SplitReaderFactory: Debug + Send + Sync {
     }
 
     /// Per-batch stages this format inserts between the reader and the residual for
-    /// `split` (bucket conversion, lineage fill). None by default.
-    fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+    /// `split` (Hive: bucket conversion), in the order they run; the stages of the split's
+    /// deletes (Iceberg: equality deletes) run after them. None by default.
+    fn stages(&self, _split: &FileSplit, _context: &SplitContext) -> Result<Vec<BatchStage>> {
         Ok(vec![])
     }
-}
-
-/// Where a [`BatchStage`] runs; stages run in this order, after the reader's own filters and
-/// before the residual (DESIGN.md, "Reading one split").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum StageSlot {
-    /// Hive bucket conversion: keep rows of the split's table bucket.
-    BucketConversion,
-    /// Iceberg lineage: fill `_row_id` / `_last_updated_sequence_number`.
-    LineageFill,
-    /// Filters on filled values.
-    PostReadFilter,
-    /// Iceberg equality deletes: drop rows whose key a delete file lists.
-    EqualityDeletes,
 }
 
 /// A transformation of reader batches (schema `R` in and out; it may drop rows).
@@ -183,19 +171,18 @@ pub trait BatchTransform: Send {
     fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch>;
 }
 
-/// A [`BatchTransform`] in its slot.
+/// A [`BatchTransform`] and the metric of the rows it drops, both the adapter's choice.
 pub struct BatchStage {
-    /// When it runs.
-    pub slot: StageSlot,
     /// What it does.
     pub transform: Box<dyn BatchTransform>,
+    /// Where the rows it drops are counted (`rows_removed_bucket_conversion`,
+    /// `rows_deleted_equality`, …).
+    pub removed: Count,
 }
 
 impl Debug for BatchStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchStage")
-            .field("slot", &self.slot)
-            .finish_non_exhaustive()
+        f.debug_struct("BatchStage").finish_non_exhaustive()
     }
 }
 /// The deletes of one split, as its table format knows them (Iceberg: position-delete files,
@@ -214,7 +201,6 @@ pub struct Deletes {
     /// Rows of the file deleted by position (position deletes, deletion vectors): never
     /// decoded.
     pub positions: Option<Arc<DeletedRows>>,
-    /// Stages that drop rows by value (equality deletes), run in their slot's order with
-    /// the factory's own stages.
+    /// Stages that drop rows by value (equality deletes), run after the factory's own.
     pub stages: Vec<BatchStage>,
 }

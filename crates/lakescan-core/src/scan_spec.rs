@@ -187,7 +187,7 @@ impl ScanSpec {
                 builder.require(&output.expr)?;
             }
         }
-        if let Some(residual) = &table.remaining_filter {
+        if let Some(residual) = table.remaining_filter() {
             builder.require(residual)?;
         }
         for pushed in pushed_filters {
@@ -202,7 +202,7 @@ impl ScanSpec {
             };
             builder.channel(column, RequiredSubfields::Whole)?;
         }
-        for (subfield, filter) in &table.subfield_filters {
+        for (subfield, filter) in table.subfield_filters() {
             builder.filter(subfield, filter)?;
         }
         let reader_schema = builder.reader_schema();
@@ -225,7 +225,7 @@ impl ScanSpec {
                 Ok(field.with_name(&output.alias))
             })
             .collect::<Result<Vec<Field>>>()?;
-        let residual = match &table.remaining_filter {
+        let residual = match table.remaining_filter() {
             Some(r) => Some(builder.to_reader(r)?),
             None => None,
         };

@@ -14,8 +14,8 @@
 //!  install ─▶ the deletes' stages join the factory's; takeover: the dynamic filters in
 //!    │        force now (SplitReader::refresh_filters)
 //!    ▼
-//!  next ─▶ SplitReader::next ─▶ BatchStages in StageSlot order (bucket conversion →
-//!          (R, rows_scanned)      lineage fill → post-read filters / equality deletes)
+//!  next ─▶ SplitReader::next ─▶ BatchStages: the factory's in its order (bucket
+//!          (R, rows_scanned)      conversion), then the deletes' (equality deletes)
 //!                              ─▶ residual ─▶ project to P
 //! ```
 //! An all-filtered batch is not the end of a split: only `SplitReader::next` returning
@@ -52,7 +52,6 @@ use crate::metrics::LakeScanMetrics;
 use crate::parquet::ParquetSplitReader;
 use crate::reader::{
     BatchStage, Prepared, ReadOptions, Refreshed, SplitContext, SplitReader, SplitReaderFactory,
-    StageSlot,
 };
 use crate::scan_spec::{OutputSource, ScanSpec};
 use crate::split::FileSplit;
@@ -371,7 +370,7 @@ impl FileDataSource {
             metadata_cache: self.metadata_cache.clone(),
             object_stores: self.object_stores.clone(),
         };
-        let stages = self.factory.stages(&split, &self.spec)?;
+        let stages = self.factory.stages(&split, &context)?;
         let deletes = self.factory.deletes(&split)?;
         let reader = Box::new(ParquetSplitReader::new(split, context, deletes));
         Ok(Some(PendingSplit {
@@ -508,14 +507,7 @@ impl FileDataSource {
         for stage in &mut current.stages {
             let before = batch.num_rows();
             batch = stage.transform.apply(batch)?;
-            let removed = before.saturating_sub(batch.num_rows());
-            match stage.slot {
-                StageSlot::BucketConversion => {
-                    self.metrics.rows_removed_bucket_conversion.add(removed);
-                }
-                StageSlot::EqualityDeletes => self.metrics.rows_deleted_equality.add(removed),
-                StageSlot::LineageFill | StageSlot::PostReadFilter => {}
-            }
+            stage.removed.add(before.saturating_sub(batch.num_rows()));
         }
         let reader_rows = batch.num_rows();
         let batch = match &current.residual {
@@ -540,13 +532,12 @@ impl FileDataSource {
     }
 }
 
-/// The factory's stages of a prepared split with those its deletes add, in slot order.
+/// The factory's stages of a prepared split, then those its deletes add.
 fn with_delete_stages(
     mut stages: Vec<BatchStage>,
     reader: &mut Box<dyn SplitReader>,
 ) -> Vec<BatchStage> {
     stages.extend(reader.take_delete_stages());
-    stages.sort_by_key(|s| s.slot);
     stages
 }
 

@@ -7,9 +7,9 @@
 //!    split (file 000001_0, table bucket 5): keep h % 8 == 5    (h = 5, 13, …)
 //! ```
 //!
-//! The split carries [`BucketConversion`]; [`HiveSplitReaderFactory`] turns it into a
-//! [`BucketConversionStage`] in the `BucketConversion` slot, which runs after the reader's
-//! filters and before the residual. The bucketing columns are read whole as auxiliary
+//! The factory keeps the scan's [`BucketConversion`]s and a split names its own; the factory
+//! turns it into a [`BucketConversionStage`], which runs after the reader's filters and
+//! before the residual and counts the rows it drops in `rows_removed_bucket_conversion`. The bucketing columns are read whole as auxiliary
 //! channels of `R` (the table handle's `stage_columns`), even when the query does not
 //! project them or reads only some of their subfields: a ROW's hash needs all its members.
 //! They never reach the output, and `rows_scanned` still counts every row read.
@@ -19,8 +19,7 @@ use std::sync::Arc;
 use arrow::array::{BooleanArray, RecordBatch};
 use arrow::compute::filter_record_batch;
 use datafusion::common::{Result, exec_err, internal_err};
-use lakescan_core::reader::{BatchStage, BatchTransform, SplitReaderFactory, StageSlot};
-use lakescan_core::scan_spec::ScanSpec;
+use lakescan_core::reader::{BatchStage, BatchTransform, SplitContext, SplitReaderFactory};
 use lakescan_core::split::{AdapterKey, FileSplit};
 
 use crate::bucket::Bucketing;
@@ -121,7 +120,8 @@ impl HiveSplitReaderFactory {
 
 /// Hive splits are Parquet plus the bucket-conversion stage; they have no deletes.
 impl SplitReaderFactory for HiveSplitReaderFactory {
-    fn stages(&self, split: &FileSplit, spec: &ScanSpec) -> Result<Vec<BatchStage>> {
+    fn stages(&self, split: &FileSplit, context: &SplitContext) -> Result<Vec<BatchStage>> {
+        let spec = &context.spec;
         let Some(key) = split.adapter() else {
             return Ok(vec![]);
         };
@@ -155,8 +155,8 @@ impl SplitReaderFactory for HiveSplitReaderFactory {
             file: split.display_path().to_string(),
         };
         Ok(vec![BatchStage {
-            slot: StageSlot::BucketConversion,
             transform: Box::new(stage),
+            removed: context.metrics.rows_removed_bucket_conversion.clone(),
         }])
     }
 }

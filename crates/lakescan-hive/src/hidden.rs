@@ -27,6 +27,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{Result, ScalarValue, plan_err};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
+use lakescan_core::opt_in::{OptIn, OptInColumn, parse_opt_in};
 
 /// Info keys of the row id's constants in a split's info columns.
 pub const ROW_ID_FILE_NAME: &str = "$row_id.row_group_id";
@@ -83,24 +84,10 @@ impl HiddenColumn {
 
     /// A comma list of names, in schema order (`all` is [`HiddenSelection::All`]).
     pub fn parse_list(list: &str) -> Result<Vec<Self>> {
-        let mut out = vec![];
-        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let Some(c) = Self::ALL
-                .into_iter()
-                .find(|c| c.name().eq_ignore_ascii_case(name))
-            else {
-                let names: Vec<_> = Self::ALL.iter().map(|c| c.name()).collect();
-                return plan_err!(
-                    "hidden_columns: unknown hidden column '{name}' (known: all, {})",
-                    names.join(", ")
-                );
-            };
-            if !out.contains(&c) {
-                out.push(c);
-            }
+        match parse_opt_in::<Self>("hidden_columns", list)? {
+            OptIn::Only(columns) => Ok(columns),
+            OptIn::All => Ok(Self::ALL.to_vec()),
         }
-        out.sort();
-        Ok(out)
     }
 
     /// The column's handle.
@@ -137,6 +124,18 @@ impl HiddenColumn {
     }
 }
 
+impl OptInColumn for HiddenColumn {
+    const KIND: &'static str = "hidden column";
+
+    fn all() -> &'static [Self] {
+        &Self::ALL
+    }
+
+    fn name(self) -> &'static str {
+        HiddenColumn::name(self)
+    }
+}
+
 /// Which hidden columns a table shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum HiddenSelection {
@@ -152,10 +151,12 @@ pub enum HiddenSelection {
 impl HiddenSelection {
     /// Parses the `hidden_columns` option.
     pub fn parse(value: &str) -> Result<Self> {
-        if value.trim().eq_ignore_ascii_case("all") {
-            return Ok(Self::All);
-        }
-        Ok(Self::Only(HiddenColumn::parse_list(value)?))
+        Ok(
+            match parse_opt_in::<HiddenColumn>("hidden_columns", value)? {
+                OptIn::All => Self::All,
+                OptIn::Only(columns) => Self::Only(columns),
+            },
+        )
     }
 
     /// The hidden columns of a table that is (not) partitioned and (not) bucketed; naming

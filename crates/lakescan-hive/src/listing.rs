@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{Array, BooleanArray, RecordBatch, new_null_array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_datafusion_err, exec_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::PhysicalExpr;
@@ -475,14 +475,14 @@ fn file_among_partitions(
     keys: &[String],
 ) -> DataFusionError {
     match FileAmongPartitions::of(&e) {
-        Some(file) => DataFusionError::Execution(format!(
+        Some(file) => exec_datafusion_err!(
             "file '{}' is not in a partition directory: the table is partitioned by ({}), \
              so only its '{}=…/…' directories hold data files (hidden files start with '_' or \
              '.')",
             lister.shown(file.as_ref()),
             keys.join(", "),
             keys.join("=…/")
-        )),
+        ),
         None => e.into(),
     }
 }

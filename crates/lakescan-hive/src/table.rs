@@ -400,8 +400,7 @@ impl TableProvider for HiveTable {
             .await?;
         let statistics = self.statistics(state, &planned, &conjuncts).await?;
         let mut handle = self.handle.clone();
-        handle.subfield_filters = extraction.filters;
-        handle.remaining_filter = conjunction_opt(extraction.residual);
+        handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));
         if let (true, Some(b)) = (planned.factory.converts(), &self.bucketing) {
             handle.stage_columns = StageColumns::in_every_file(b.column_names());
         }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{Field, Schema};
-use datafusion::common::{DataFusionError, Result, internal_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
 use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileBuilder, DataFileFormat, FormatVersion, Manifest,
@@ -26,7 +26,7 @@ use iceberg::spec::{
 use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
 
 fn err(e: impl std::fmt::Display) -> DataFusionError {
-    DataFusionError::Execution(format!("writing an Iceberg table: {e}"))
+    exec_datafusion_err!("writing an Iceberg table: {e}")
 }
 
 /// One Iceberg table under construction in a local directory.

@@ -14,7 +14,8 @@
 //!
 //! and the table's columns are the seed's `rowdata` ROW, flattened as Trino does.
 //!
-//! Each snapshot of the range contributes the rows of the data files it added (`insert`)
+//! The files come from [`crate::plan::changes`]. Each snapshot of the range contributes the
+//! rows of the data files it added (`insert`)
 //! and of those it removed (`delete`: appends, copy-on-write overwrites and deletes);
 //! `replace` snapshots (compactions) change no row: they contribute none and take no
 //! ordinal. Every file is a split whose change columns are constants: filters on them skip
@@ -24,26 +25,24 @@
 //! files had applied to, is a `NotImplemented` error naming it: those changes are not rows
 //! of whole files.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{
-    DataFusionError, Result, ScalarValue, TableReference, not_impl_err, plan_err,
-};
+use datafusion::common::{Result, ScalarValue, TableReference, not_impl_err, plan_err};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::FutureExt;
-use iceberg::spec::{DataContentType, ManifestContentType, ManifestStatus, Operation, SnapshotRef};
+use iceberg::spec::{Operation, SnapshotRef};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{ColumnHandle, ColumnRole, TableHandle};
 
 use crate::metadata::select_snapshot;
 use crate::options::{SnapshotSelector, parse_timestamp_millis};
-use crate::plan::{PlanCounts, Planner};
+use crate::plan::Planner;
+use crate::plan::changes::ChangedFile;
 use crate::table::{FileScan, IcebergTable, Splits};
 
 /// The change columns, in order.
@@ -272,72 +271,12 @@ impl TableProvider for TableChanges {
             ..table.planner(state.runtime_env())
         };
         let split_size = table.split_size(state);
-        let mut counts = PlanCounts::default();
+        let snapshots: Vec<SnapshotRef> = self.changes.iter().map(|c| c.snapshot.clone()).collect();
+        let (changed, counts) = planner.changed_files(&snapshots).await?;
         let mut all = Splits::default();
-        for change in &self.changes {
-            let snapshot = &change.snapshot;
-            // The parent's files and their deletes: a removed file deletes delete files
-            // had applied to cannot be read as whole-file changes.
-            let mut parent_deletes: Option<HashSet<String>> = None;
-            for manifest in planner.manifests(snapshot).await? {
-                counts.manifests_total += 1;
-                if manifest.added_snapshot_id != snapshot.snapshot_id() {
-                    counts.manifests_pruned += 1;
-                    continue;
-                }
-                let (entries, spec) = planner.entries(&manifest).await?;
-                for (entry, first_row_id) in entries {
-                    if entry.snapshot_id != Some(snapshot.snapshot_id()) {
-                        continue;
-                    }
-                    let kind = match (entry.status, entry.data_file.content_type()) {
-                        (ManifestStatus::Added, DataContentType::Data) => "insert",
-                        (ManifestStatus::Deleted, DataContentType::Data) => "delete",
-                        (ManifestStatus::Existing, _) => continue,
-                        (_, _) if manifest.content == ManifestContentType::Deletes => {
-                            return not_impl_err!(
-                                "table_changes: snapshot {} ({}) {} delete file '{}'; changelog \
-                                 scans of merge-on-read deletes are not implemented",
-                                snapshot.snapshot_id(),
-                                snapshot.summary().operation.as_str(),
-                                match entry.status {
-                                    ManifestStatus::Added => "adds",
-                                    _ => "removes",
-                                },
-                                entry.data_file.file_path()
-                            );
-                        }
-                        _ => continue,
-                    };
-                    if kind == "delete" {
-                        let deletes = match &mut parent_deletes {
-                            Some(d) => d,
-                            None => parent_deletes
-                                .insert(self.deletes_before(planner.runtime, snapshot).await?),
-                        };
-                        if deletes.contains(entry.data_file.file_path()) {
-                            return not_impl_err!(
-                                "table_changes: snapshot {} removes data file '{}', which \
-                                 delete files had applied to; changelog scans of \
-                                 merge-on-read deletes are not implemented",
-                                snapshot.snapshot_id(),
-                                entry.data_file.file_path()
-                            );
-                        }
-                    }
-                    counts.data_files_total += 1;
-                    let Some(file) = planner.planned_file(&entry, &spec)? else {
-                        counts.data_files_pruned += 1;
-                        continue;
-                    };
-                    let file = crate::plan::PlannedFile {
-                        first_row_id,
-                        ..file
-                    };
-                    let info = change_info(kind, change);
-                    table.add_splits(&mut all, file, split_size, info)?;
-                }
-            }
+        for ChangedFile { kind, change, file } in changed {
+            let info = change_info(kind.as_str(), &self.changes[change]);
+            table.add_splits(&mut all, file, split_size, info)?;
         }
         let scan = FileScan {
             handle: &self.handle,
@@ -354,45 +293,6 @@ impl TableProvider for TableChanges {
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
         Ok(exact_pushdown(filters))
-    }
-}
-
-impl TableChanges {
-    /// The data files of `snapshot`'s parent that delete files apply to, by path.
-    async fn deletes_before(
-        &self,
-        runtime: &Arc<datafusion::execution::runtime_env::RuntimeEnv>,
-        snapshot: &SnapshotRef,
-    ) -> Result<HashSet<String>> {
-        // Unfiltered: the scan's filters must not hide a removed file's deletes.
-        let planner = self.table.planner(runtime);
-        let metadata = &self.table.loaded().metadata;
-        let Some(parent) = snapshot
-            .parent_snapshot_id()
-            .and_then(|p| metadata.snapshot_by_id(p).cloned())
-        else {
-            return Ok(HashSet::new());
-        };
-        // Without delete manifests no delete applies: no need to plan the parent's files.
-        let manifests = planner.manifests(&parent).await?;
-        if manifests
-            .iter()
-            .all(|m| m.content != ManifestContentType::Deletes)
-        {
-            return Ok(HashSet::new());
-        }
-        let plan = planner.plan(Some(&parent)).await.map_err(|e| {
-            DataFusionError::Execution(format!(
-                "table_changes: planning the parent of snapshot {}: {e}",
-                snapshot.snapshot_id()
-            ))
-        })?;
-        Ok(plan
-            .files
-            .into_iter()
-            .filter(|f| !f.position_deletes.is_empty() || !f.equality_deletes.is_empty())
-            .map(|f| f.written_path)
-            .collect())
     }
 }
 

@@ -12,11 +12,15 @@
 //! | [`placeholder_types`] | v3 types the `iceberg` crate cannot parse, kept by field id |
 //! | [`schema`]   | Iceberg types → Arrow, field ids, defaults, Iceberg values → scalars |
 //! | [`plan`]     | manifest list → manifests → data files, pruned                       |
-//! | [`file_statistics`] | manifest column statistics as DataFusion `PruningStatistics`  |
+//! | [`file_statistics`] | manifest column statistics as DataFusion `PruningStatistics` and optimizer statistics |
+//! | [`manifest_statistics`] | partition summaries as bounds of the source columns (manifest pruning) |
 //! | [`transforms`] | what a partition value of a transform says about its source column |
 //! | [`deletes`]  | which delete files apply to a data file; equality deletes            |
-//! | [`reader`]   | split readers: delete loading, the equality-delete stage             |
+//! | [`reader`]   | the split's `DeleteSource`: delete loading, the equality-delete stage |
 //! | [`table`]    | [`IcebergTable`]: the `TableProvider`; files → splits                |
+//! | [`metadata_columns`] | `_file`, `_pos`, `_spec_id`, `_partition`, row lineage columns |
+//! | [`metadata_tables`] | `t$snapshots`, `t$files`, … and the schema that serves them   |
+//! | [`changelog`] | `table_changes(…)`: changelog scans between snapshots              |
 //!
 //! Not yet (each a `NotImplemented` error naming the file, never wrong rows): ORC and Avro
 //! data files, `initial-default`s of list and map members, equality keys that are struct

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
 
-use datafusion::common::{DataFusionError, Result, plan_err};
+use datafusion::common::{Result, plan_datafusion_err, plan_err};
 use iceberg::spec::{SchemaRef, SnapshotRef, SnapshotReference, TableMetadata};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -190,8 +190,7 @@ pub async fn read_metadata(
 
 /// Parses the bytes of a metadata file (plain or gzip JSON).
 pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
-    let bad =
-        |what: String| DataFusionError::Plan(format!("Iceberg metadata file '{display}': {what}"));
+    let bad = |what: String| plan_datafusion_err!("Iceberg metadata file '{display}': {what}");
     let json: Vec<u8> = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = vec![];
         flate2::read::GzDecoder::new(bytes)
@@ -408,11 +407,11 @@ pub fn select_snapshot(
     let current_schema = Arc::clone(md.current_schema());
     let own_schema = |s: &SnapshotRef| -> Result<SchemaRef> {
         s.schema(md).map_err(|e| {
-            DataFusionError::Plan(format!(
+            plan_datafusion_err!(
                 "Iceberg table '{}': snapshot {} names a schema that does not exist: {e}",
                 loaded.file,
                 s.snapshot_id()
-            ))
+            )
         })
     };
     match selector {

@@ -17,7 +17,7 @@
 //!
 //! Split constants are tested against filters before a file is opened; filters on `_pos`
 //! become row selections; the lineage columns are filled after decoding (core's
-//! `ColumnRole::Filled`, the LineageFill stage) and their filters run on the filled values,
+//! `ColumnRole::Filled`, filled by the reader's assembler) and their filters run on the filled values,
 //! never on the file's placeholders.
 //!
 //! `_partition` of a table that was never partitioned is NULL (its type the empty struct,
@@ -31,10 +31,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields};
-use datafusion::common::{Result, ScalarValue, not_impl_err, plan_err};
+use datafusion::common::{Result, ScalarValue, exec_datafusion_err, not_impl_err, plan_err};
 use iceberg::spec::{FormatVersion, PartitionSpec, Schema, TableMetadata, Transform, Type};
 use lakescan_core::field_ids::{FieldIdNode, NestedIds};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
+use lakescan_core::opt_in::{OptIn, OptInColumn, parse_opt_in};
 
 use crate::schema::{arrow_type, literal_to_scalar};
 
@@ -101,6 +102,18 @@ impl MetadataColumn {
     }
 }
 
+impl OptInColumn for MetadataColumn {
+    const KIND: &'static str = "metadata column";
+
+    fn all() -> &'static [Self] {
+        &Self::ALL
+    }
+
+    fn name(self) -> &'static str {
+        MetadataColumn::name(self)
+    }
+}
+
 /// Which metadata columns a table shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum MetadataSelection {
@@ -116,31 +129,13 @@ pub enum MetadataSelection {
 impl MetadataSelection {
     /// Parses `all`, an empty text (none) or a comma list of names.
     pub fn parse(text: &str) -> Result<Self> {
-        let text = text.trim();
-        if text.eq_ignore_ascii_case("all") {
-            return Ok(Self::All);
-        }
-        let mut out = vec![];
-        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let Some(c) = MetadataColumn::ALL
-                .into_iter()
-                .find(|c| c.name().eq_ignore_ascii_case(name))
-            else {
-                let names: Vec<_> = MetadataColumn::ALL.iter().map(|c| c.name()).collect();
-                return plan_err!(
-                    "metadata_columns: unknown metadata column '{name}' (known: all, {})",
-                    names.join(", ")
-                );
-            };
-            if !out.contains(&c) {
-                out.push(c);
-            }
-        }
-        out.sort();
-        Ok(match out.is_empty() {
-            true => Self::None,
-            false => Self::Only(out),
-        })
+        Ok(
+            match parse_opt_in::<MetadataColumn>("metadata_columns", text)? {
+                OptIn::All => Self::All,
+                OptIn::Only(columns) if columns.is_empty() => Self::None,
+                OptIn::Only(columns) => Self::Only(columns),
+            },
+        )
     }
 }
 
@@ -332,11 +327,11 @@ impl MetadataColumns {
         }
         let own = file.spec.fields();
         let Some(types) = self.spec_types.get(&file.spec.spec_id()) else {
-            return Err(datafusion::common::DataFusionError::Execution(format!(
+            return Err(exec_datafusion_err!(
                 "Iceberg data file '{}' names partition spec {}, which the table does not have",
                 file.written_path,
                 file.spec.spec_id()
-            )));
+            ));
         };
         let values = self
             .partition
@@ -353,11 +348,11 @@ impl MetadataColumns {
                 };
                 let value =
                     literal_to_scalar(literal, result_type, member.data_type()).map_err(|e| {
-                        datafusion::common::DataFusionError::Execution(format!(
+                        exec_datafusion_err!(
                             "Iceberg data file '{}': partition value of '{}': {e}",
                             file.written_path,
                             member.name()
-                        ))
+                        )
                     })?;
                 value.to_array_of_size(1)
             })

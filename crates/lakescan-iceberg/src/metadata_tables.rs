@@ -29,7 +29,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, Session, TableProvider};
-use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::common::{Result, ScalarValue, plan_datafusion_err};
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{Expr, TableType};
 use datafusion::physical_plan::ExecutionPlan;
@@ -509,9 +509,9 @@ pub fn metadata_table_of(
         return Ok(None);
     };
     let Some(table) = base.downcast_ref::<IcebergTable>() else {
-        return Err(DataFusionError::Plan(format!(
+        return Err(plan_datafusion_err!(
             "'{name}': only Iceberg tables have metadata tables"
-        )));
+        ));
     };
     Ok(Some(Arc::new(IcebergMetadataTable::try_new(
         table.clone(),

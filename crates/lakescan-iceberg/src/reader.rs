@@ -19,9 +19,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
 use lakescan_core::deleted_rows::DeletedRows;
-use lakescan_core::reader::{
-    BatchStage, DeleteSource, Deletes, SplitContext, SplitReaderFactory, StageSlot,
-};
+use lakescan_core::reader::{BatchStage, DeleteSource, Deletes, SplitContext, SplitReaderFactory};
 use lakescan_core::split::FileSplit;
 
 use crate::deletes::equality::{
@@ -181,8 +179,8 @@ impl IcebergDeletes {
         }
         let stage = EqualityDeleteStage::new(sets, self.data_written.clone());
         Ok(Some(BatchStage {
-            slot: StageSlot::EqualityDeletes,
             transform: Box::new(stage),
+            removed: context.metrics.rows_deleted_equality.clone(),
         }))
     }
 }

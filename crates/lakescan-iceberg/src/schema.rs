@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
-use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err, plan_err};
+use datafusion::common::{Result, ScalarValue, not_impl_err, plan_datafusion_err, plan_err};
 use iceberg::spec::{
     Datum, Literal, NestedField, PrimitiveLiteral, PrimitiveType, Schema as IcebergSchema, Type,
 };
@@ -315,11 +315,9 @@ fn cast(value: ScalarValue, target: &DataType) -> Result<ScalarValue> {
     if &value.data_type() == target {
         return Ok(value);
     }
-    value.cast_to(target).map_err(|e| {
-        DataFusionError::Plan(format!(
-            "Iceberg value {value} cannot be read as {target}: {e}"
-        ))
-    })
+    value
+        .cast_to(target)
+        .map_err(|e| plan_datafusion_err!("Iceberg value {value} cannot be read as {target}: {e}"))
 }
 
 fn primitive_to_scalar(p: &PrimitiveLiteral, t: &PrimitiveType) -> Result<ScalarValue> {

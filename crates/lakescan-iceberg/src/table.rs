@@ -14,7 +14,8 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{
-    DataFusionError, Result, ScalarValue, Statistics, internal_err, not_impl_err,
+    Result, ScalarValue, Statistics, exec_datafusion_err, internal_err, not_impl_err,
+    plan_datafusion_err,
 };
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
@@ -244,10 +245,12 @@ impl IcebergTable {
     fn metadata_info(&self, file: &PlannedFile) -> Result<Vec<(String, ScalarValue)>> {
         let metadata = &self.loaded.metadata;
         let Some(spec) = metadata.partition_spec_by_id(file.spec_id) else {
-            return Err(DataFusionError::Execution(format!(
+            return Err(exec_datafusion_err!(
                 "Iceberg data file '{}' names partition spec {}, which table '{}' does not have",
-                file.written_path, file.spec_id, self.loaded.file
-            )));
+                file.written_path,
+                file.spec_id,
+                self.loaded.file
+            ));
         };
         self.metadata_columns.info_columns(&FileInfo {
             written_path: &file.written_path,
@@ -325,11 +328,12 @@ impl IcebergTable {
                  a struct, not a top-level column; not supported yet",
                 delete.written_path
             ),
-            false => Err(datafusion::common::DataFusionError::Execution(format!(
+            false => Err(exec_datafusion_err!(
                 "Iceberg equality-delete file '{}' compares field id {id}, which no schema of \
                  table '{}' has",
-                delete.written_path, self.loaded.file
-            ))),
+                delete.written_path,
+                self.loaded.file
+            )),
         }
     }
 
@@ -408,8 +412,7 @@ impl IcebergTable {
         let store = store.unwrap_or_else(|| self.metadata_store.clone());
         let all: Vec<usize> = (0..handle.columns().len()).collect();
         let mut handle = with_dropped_keys(handle, &dropped_keys)?;
-        handle.subfield_filters = extraction.filters;
-        handle.remaining_filter = conjunction_opt(extraction.residual);
+        handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));
         handle.stage_columns = StageColumns::missing_allowed(key_columns);
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));
         let stats = PlanningStats {
@@ -551,11 +554,11 @@ fn name_mapping(loaded: &LoadedMetadata) -> Result<Option<Vec<MappedName>>> {
         return Ok(None);
     };
     let mapping: iceberg::spec::NameMapping = serde_json::from_str(json).map_err(|e| {
-        datafusion::common::DataFusionError::Plan(format!(
+        plan_datafusion_err!(
             "Iceberg table '{}': property {} is not a valid name mapping: {e}",
             loaded.file,
             iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING
-        ))
+        )
     })?;
     fn convert(fields: &[iceberg::spec::MappedField]) -> Vec<MappedName> {
         fields

@@ -68,7 +68,7 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::common::{DataFusionError, Result, internal_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use futures::{FutureExt, StreamExt};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
@@ -626,8 +626,8 @@ fn decoder_panic(path: &str, panic: Box<dyn std::any::Any + Send>) -> DataFusion
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_string());
-    DataFusionError::Execution(format!(
+    exec_datafusion_err!(
         "cannot read Parquet file '{path}': the Parquet decoder panicked: {message} (the file \
          is corrupt: its pages do not decode)"
-    ))
+    )
 }

@@ -6,8 +6,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::common::DataFusionError;
 use datafusion::common::Result;
+use datafusion::common::{DataFusionError, exec_datafusion_err, not_impl_datafusion_err};
 use datafusion::physical_plan::metrics::Count;
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -278,17 +278,17 @@ pub fn check_footer(path: &str, metadata: &ParquetMetaData, file_size: u64) -> R
         for chunk in row_group.columns() {
             let column = chunk.column_path().string();
             let bad = |what: String| {
-                DataFusionError::Execution(format!(
+                exec_datafusion_err!(
                     "Parquet file '{path}': the footer's column chunk '{column}' of row group \
                      {group} {what} (the footer is corrupt)"
-                ))
+                )
             };
             if let Some(other) = chunk.file_path() {
-                return Err(DataFusionError::NotImplemented(format!(
+                return Err(not_impl_datafusion_err!(
                     "Parquet file '{path}': column chunk '{column}' of row group {group} keeps its \
                      data in another file ('{other}'); lakescan reads Parquet files that hold \
                      their own column data"
-                )));
+                ));
             }
             let start = chunk
                 .dictionary_page_offset()
@@ -319,13 +319,13 @@ pub fn file_error(path: &str, e: ParquetError) -> DataFusionError {
         ParquetError::ArrowError(_) => " (the file is corrupt: its pages do not decode)",
         _ => "",
     };
-    DataFusionError::Execution(format!("cannot read Parquet file '{path}': {e}{hint}"))
+    exec_datafusion_err!("cannot read Parquet file '{path}': {e}{hint}")
 }
 
 /// Wraps an error met while reading a file's footer: the metadata is unreadable.
 pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
-    DataFusionError::Execution(format!(
+    exec_datafusion_err!(
         "cannot read the footer (file metadata) of Parquet file '{path}': {e} \
          (the file is truncated, its footer is corrupt, or it is not a Parquet file)"
-    ))
+    )
 }

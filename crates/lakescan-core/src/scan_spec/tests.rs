@@ -27,9 +27,11 @@ fn residual_inputs_become_aux_channels_and_filter_columns_have_none() {
         Operator::Plus,
         col("c1", &s).unwrap(),
     ));
-    t.remaining_filter = Some(Arc::new(BinaryExpr::new(sum, Operator::Gt, lit(10i64))));
+    let residual = Arc::new(BinaryExpr::new(sum, Operator::Gt, lit(10i64)));
     let ge0 = Filter::compare(&DataType::Int64, Operator::GtEq, &0i64.into()).unwrap();
-    t.subfield_filters.insert(Subfield::column("c2"), ge0);
+    t = t
+        .with_filters(Default::default(), Some(residual))
+        .with_filter(Subfield::column("c2"), ge0);
     let spec = ScanSpec::try_new(&t, &Assignments::new(vec![3]), &[]).unwrap();
     assert_eq!(names(spec.reader_schema()), ["payload", "c0", "c1"]);
     assert_eq!(names(spec.plan_schema()), ["payload"]);
@@ -76,11 +78,12 @@ fn an_absorbed_extraction_reads_only_its_member_and_keeps_plan_names() {
     let mut t = nested_table();
     let schema = t.table_schema().clone();
     // SELECT r['a'] AS ra FROM t WHERE r['b'] > 0 (the filter as a residual)
-    t.remaining_filter = Some(Arc::new(BinaryExpr::new(
+    let residual = Arc::new(BinaryExpr::new(
         get_field(&schema, "r", "b"),
         Operator::Gt,
         lit(0i64),
-    )));
+    ));
+    t = t.with_filters(Default::default(), Some(residual));
     let assignments = Assignments::from_exprs(vec![ProjectionExpr::new(
         get_field(&schema, "r", "a"),
         "ra".to_string(),
@@ -132,8 +135,7 @@ fn stage_columns_and_filtered_generated_columns_get_channels() {
     let mut t = TableHandle::try_new("t", cols).unwrap();
     t.stage_columns = crate::handle::StageColumns::in_every_file(vec!["k".to_string()]);
     let lt = Filter::compare(&DataType::Int64, Operator::Lt, &5i64.into()).unwrap();
-    t.subfield_filters
-        .insert(Subfield::column("$row_index"), lt);
+    t = t.with_filter(Subfield::column("$row_index"), lt);
     let spec = ScanSpec::try_new(&t, &Assignments::new(vec![0]), &[]).unwrap();
     assert_eq!(names(spec.plan_schema()), ["c0"]);
     assert_eq!(names(spec.reader_schema()), ["c0", "k", "$row_index"]);

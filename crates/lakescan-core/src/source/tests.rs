@@ -13,7 +13,7 @@ use object_store::path::Path;
 use parquet::arrow::ArrowWriter;
 
 /// Keeps even values of column 0 and records that it ran.
-struct KeepEven(Arc<std::sync::Mutex<Vec<StageSlot>>>, StageSlot);
+struct KeepEven(Arc<std::sync::Mutex<Vec<&'static str>>>, &'static str);
 
 impl BatchTransform for KeepEven {
     fn apply(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
@@ -25,17 +25,18 @@ impl BatchTransform for KeepEven {
 }
 
 #[derive(Debug)]
-struct StagedFactory(Arc<std::sync::Mutex<Vec<StageSlot>>>);
+struct StagedFactory(Arc<std::sync::Mutex<Vec<&'static str>>>);
 
 impl SplitReaderFactory for StagedFactory {
-    fn stages(&self, _split: &FileSplit, _spec: &ScanSpec) -> Result<Vec<BatchStage>> {
-        let stage = |slot| BatchStage {
-            slot,
-            transform: Box::new(KeepEven(Arc::clone(&self.0), slot)),
+    fn stages(&self, _split: &FileSplit, context: &SplitContext) -> Result<Vec<BatchStage>> {
+        let stage = |name, removed: &Count| BatchStage {
+            transform: Box::new(KeepEven(Arc::clone(&self.0), name)),
+            removed: removed.clone(),
         };
+        let metrics = &context.metrics;
         Ok(vec![
-            stage(StageSlot::PostReadFilter),
-            stage(StageSlot::BucketConversion),
+            stage("second", &metrics.rows_removed_bucket_conversion),
+            stage("first", &metrics.rows_deleted_equality),
         ])
     }
 }
@@ -80,9 +81,7 @@ async fn unselective_filters_run_after_decoding_with_the_same_result() {
         datafusion::logical_expr::Operator::GtEq,
         &5i64.into(),
     );
-    table
-        .subfield_filters
-        .insert(Subfield::column("v"), ge5.unwrap());
+    table = table.with_filter(Subfield::column("v"), ge5.unwrap());
     let store: Arc<dyn ObjectStore> =
         Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
     for observed_keep in [None, Some(90_000)] {
@@ -115,7 +114,7 @@ async fn unselective_filters_run_after_decoding_with_the_same_result() {
 }
 
 #[tokio::test]
-async fn stages_run_in_slot_order_before_the_residual() {
+async fn stages_run_in_the_adapters_order_before_the_residual() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_file(dir.path());
 
@@ -141,11 +140,11 @@ async fn stages_run_in_slot_order_before_the_residual() {
     );
     let out = source.next().await.unwrap().unwrap();
     assert_eq!(values(&out), [0, 2, 4, 6, 8]);
-    assert_eq!(
-        *ran.lock().unwrap(),
-        [StageSlot::BucketConversion, StageSlot::PostReadFilter]
-    );
+    assert_eq!(*ran.lock().unwrap(), ["second", "first"]);
     assert_eq!(metrics.rows_scanned.value(), 10);
+    // Each stage counts what it drops in the metric its adapter chose.
+    assert_eq!(metrics.rows_removed_bucket_conversion.value(), 5);
+    assert_eq!(metrics.rows_deleted_equality.value(), 0);
     assert!(source.next().await.unwrap().is_none());
 }
 
@@ -352,7 +351,7 @@ async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() 
     )
     .unwrap();
     let rid_number = Subfield::nested("rid", vec!["row_number".to_string()]);
-    table.subfield_filters.insert(rid_number, ge100);
+    table = table.with_filter(rid_number, ge100);
     let spec = Arc::new(ScanSpec::try_new(&table, &Assignments::new(vec![1]), &[]).unwrap());
     let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
     let split = row_id_split("f.parquet", size, (1, 10, "east"));

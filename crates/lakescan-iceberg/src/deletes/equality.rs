@@ -29,7 +29,9 @@ use arrow::buffer::BooleanBuffer;
 use arrow::compute::{and, cast, filter_record_batch};
 use arrow::datatypes::{DataType, Int64Type};
 use arrow::row::{RowConverter, SortField};
-use datafusion::common::{DataFusionError, HashSet, Result, exec_err, internal_err};
+use datafusion::common::{
+    DataFusionError, HashSet, Result, exec_datafusion_err, exec_err, internal_err,
+};
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
 use futures::TryStreamExt;
 use lakescan_core::reader::BatchTransform;
@@ -262,10 +264,10 @@ fn check_key_types(
 }
 
 fn bad(file: &DeleteFile, e: impl std::fmt::Display) -> DataFusionError {
-    DataFusionError::Execution(format!(
+    exec_datafusion_err!(
         "cannot read Iceberg equality-delete file '{}': {e}",
         file.written_path
-    ))
+    )
 }
 
 /// A stream over the key columns of `file`, and where the column of each of `ids` is in its

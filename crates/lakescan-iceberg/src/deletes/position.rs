@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Int64Type};
 use bytes::Bytes;
-use datafusion::common::{DataFusionError, Result, internal_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
 use futures::TryStreamExt;
 use lakescan_core::deleted_rows::DeletedRows;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -134,10 +134,7 @@ async fn read_deleted_rows(
 }
 
 fn bad(file: &DeleteFile, what: impl std::fmt::Display) -> DataFusionError {
-    DataFusionError::Execution(format!(
-        "Iceberg delete file '{}': {what}",
-        file.written_path
-    ))
+    exec_datafusion_err!("Iceberg delete file '{}': {what}", file.written_path)
 }
 
 async fn read_position_deletes(

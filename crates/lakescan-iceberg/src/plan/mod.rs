@@ -19,6 +19,7 @@
 //! metrics evaluators are private to it. The pruning tests are in the `pruning` submodule.
 
 pub mod avro_header;
+pub mod changes;
 pub mod manifest;
 pub mod partition;
 mod pruning;
@@ -26,7 +27,9 @@ mod pruning;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::common::{DataFusionError, Result, ScalarValue, Statistics, internal_err};
+use datafusion::common::{
+    DataFusionError, Result, ScalarValue, Statistics, exec_datafusion_err, internal_err,
+};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileFormat, FormatVersion, ManifestContentType, ManifestEntry,
@@ -181,12 +184,12 @@ impl<'a> Planner<'a> {
                         deletes.add(self.delete_file(&entry, &spec)?)?;
                     }
                     (content, kind) => {
-                        return Err(DataFusionError::Execution(format!(
+                        return Err(exec_datafusion_err!(
                             "Iceberg manifest '{}' ({content} manifest) lists file '{}' with \
                              content {kind:?}",
                             manifest.manifest_path,
                             entry.data_file.file_path()
-                        )));
+                        ));
                     }
                 }
             }
@@ -253,11 +256,11 @@ impl<'a> Planner<'a> {
     fn delete_file(&self, entry: &ManifestEntry, spec: &PartitionSpec) -> Result<DeleteFile> {
         let file = &entry.data_file;
         let bad = |what: &str| {
-            DataFusionError::Execution(format!(
+            exec_datafusion_err!(
                 "Iceberg table '{}': delete file '{}' {what}",
                 self.loaded.file,
                 file.file_path()
-            ))
+            )
         };
         let kind = match (file.content_type(), file.file_format()) {
             (DataContentType::PositionDeletes, DataFileFormat::Puffin)
@@ -354,12 +357,7 @@ impl<'a> Planner<'a> {
         spec: &PartitionSpec,
     ) -> Result<Struct> {
         partition::in_current_types(partition, spec, self.metadata().current_schema()).map_err(
-            |e| {
-                DataFusionError::Execution(format!(
-                    "Iceberg table '{}': file '{path}': {e}",
-                    self.loaded.file
-                ))
-            },
+            |e| exec_datafusion_err!("Iceberg table '{}': file '{path}': {e}", self.loaded.file),
         )
     }
 
@@ -410,11 +408,11 @@ impl<'a> Planner<'a> {
             let value = match file.partition().fields().get(i) {
                 Some(Some(lit)) => {
                     literal_to_scalar(lit, &source.field_type, target).map_err(|e| {
-                        DataFusionError::Execution(format!(
+                        exec_datafusion_err!(
                             "Iceberg data file '{}': partition value of '{}': {e}",
                             file.file_path(),
                             field.name
-                        ))
+                        )
                     })?
                 }
                 _ => ScalarValue::try_from(target)?,
@@ -466,23 +464,23 @@ impl<'a> Planner<'a> {
                 let listed = listed_in
                     .map(|list| format!(" (listed in manifest list '{list}')"))
                     .unwrap_or_default();
-                Err(DataFusionError::Execution(format!(
+                Err(exec_datafusion_err!(
                     "Iceberg table '{}': {what} '{written}'{listed} does not exist",
                     self.loaded.file
-                )))
+                ))
             }
-            Err(e) => Err(DataFusionError::Execution(format!(
+            Err(e) => Err(exec_datafusion_err!(
                 "Iceberg table '{}': cannot read {what} '{written}': {e}",
                 self.loaded.file
-            ))),
+            )),
         }
     }
 
     fn corrupt(&self, written: &str, what: &str, e: impl std::fmt::Display) -> DataFusionError {
-        DataFusionError::Execution(format!(
+        exec_datafusion_err!(
             "Iceberg table '{}': {what} '{written}' is not a valid Avro {what}: {e}",
             self.loaded.file
-        ))
+        )
     }
 }
 

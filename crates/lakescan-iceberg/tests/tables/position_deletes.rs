@@ -217,3 +217,35 @@ async fn a_position_delete_file_with_the_wrong_schema_is_an_error() {
         .to_string();
     assert!(err.contains("not a position-delete file"), "{err}");
 }
+
+/// Deletes are loaded after pruning (issue 20): a split whose row groups its footer's
+/// statistics prune reads none of its delete files; the other split loads its own.
+#[tokio::test]
+async fn a_split_pruned_by_statistics_loads_no_delete_file() {
+    let mut t = table();
+    // No manifest bounds: planning keeps both files, the reader prunes by the footer.
+    let a = t.data_file(vec![("v", 1, longs(0..10))]);
+    let b = t.data_file(vec![("v", 1, longs(100..110))]);
+    let (a_path, b_path) = (a.file_path().to_string(), b.file_path().to_string());
+    t.commit(vec![a, b], vec![]).await;
+    let of_a = t.position_delete_file(vec![(a_path.as_str(), 3)]);
+    let of_b = t.position_delete_file(vec![(b_path.as_str(), 5)]);
+    let metadata = t.commit(vec![], vec![of_a, of_b]).await;
+    let sql = "SELECT v FROM t WHERE v >= 100 ORDER BY v";
+    let out = query(&metadata, sql).await.unwrap();
+    let expected: Vec<String> = (100..110)
+        .filter(|v| *v != 105)
+        .map(|v: i64| v.to_string())
+        .collect();
+    assert_eq!(column(&out), expected);
+    let plan = query(&metadata, &format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .unwrap();
+    for metric in [
+        "splits_pruned_statistics=1",
+        "delete_files_loaded=1",
+        "rows_deleted_position=1",
+    ] {
+        assert!(plan.contains(metric), "{metric} not in\n{plan}");
+    }
+}
