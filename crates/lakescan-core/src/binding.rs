@@ -97,7 +97,7 @@ impl SplitConstants {
                         let value = split.values().partition(name).flatten();
                         parse_constant(split, name, value, t).map(Some)
                     }
-                    ColumnRole::Synthesized(key) => info_constant(split, name, key, t).map(Some),
+                    ColumnRole::Info(key) => info_constant(split, name, key, t).map(Some),
                     ColumnRole::Regular => match split.values().known(name) {
                         Some(v) if &v.data_type() == t => Ok(Some(v.clone())),
                         Some(v) => v.cast_to(t).map(Some).or_else(|e| {
@@ -219,7 +219,7 @@ impl SplitBinding {
                         base,
                         plus_row_index,
                     } => filled_source(split, file_schema, &f.handle.name, base, *plus_row_index),
-                    ColumnRole::PartitionKey | ColumnRole::Synthesized(_) => {
+                    ColumnRole::PartitionKey | ColumnRole::Info(_) => {
                         internal_err!("split constant '{}' was not typed", f.handle.name)
                     }
                 }
@@ -318,10 +318,8 @@ fn row_id_source(
         .zip(members)
         .map(|(field, role)| match role {
             ColumnRole::RowIndex => Ok(MemberSource::RowIndex),
-            ColumnRole::Synthesized(key) => {
-                info_constant(split, field.name(), key, field.data_type())
-                    .map(MemberSource::Constant)
-            }
+            ColumnRole::Info(key) => info_constant(split, field.name(), key, field.data_type())
+                .map(MemberSource::Constant),
             other => internal_err!("row id member '{}' has role {other:?}", field.name()),
         })
         .collect::<Result<_>>()?;

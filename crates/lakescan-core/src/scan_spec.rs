@@ -187,7 +187,7 @@ impl ScanSpec {
                 builder.require(&output.expr)?;
             }
         }
-        if let Some(residual) = table.remaining_filter() {
+        if let Some(residual) = table.residual() {
             builder.require(residual)?;
         }
         for pushed in pushed_filters {
@@ -225,7 +225,7 @@ impl ScanSpec {
                 Ok(field.with_name(&output.alias))
             })
             .collect::<Result<Vec<Field>>>()?;
-        let residual = match table.remaining_filter() {
+        let residual = match table.residual() {
             Some(r) => Some(builder.to_reader(r)?),
             None => None,
         };

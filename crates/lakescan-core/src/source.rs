@@ -110,6 +110,10 @@ pub struct FileDataSource {
     /// The static filters alone (no dynamic value): tells which splits a dynamic filter
     /// pruned. `None` while no filter is dynamic.
     static_filters: Option<Arc<SplitFilters>>,
+    /// The filters the last split started with and the dynamic filters' generation they
+    /// were built at: the next split shares them while no dynamic filter moved (one
+    /// extraction and one pruning predicate per set of filters, not per split).
+    started_filters: Option<(u64, Arc<SplitFilters>)>,
     metrics: LakeScanMetrics,
     options: ReadOptions,
     memory_pool: Arc<dyn MemoryPool>,
@@ -255,6 +259,7 @@ impl FileDataSource {
             store,
             pushed_filters: pushed_filters.into(),
             static_filters: None,
+            started_filters: None,
             metrics,
             options,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
@@ -338,7 +343,14 @@ impl FileDataSource {
             pushed: Arc::clone(&self.pushed_filters),
             generation: self.dynamic_generation(),
         };
-        let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
+        let filters = match &self.started_filters {
+            Some((generation, filters)) if *generation == pushed.generation => Arc::clone(filters),
+            _ => {
+                let filters = Arc::new(SplitFilters::try_new(&self.spec, &self.pushed_filters)?);
+                self.started_filters = Some((pushed.generation, Arc::clone(&filters)));
+                filters
+            }
+        };
         let constants = Arc::new(SplitConstants::try_new(&self.spec, &split)?);
         if filters.always_false() || !constants.pass(&self.spec, &filters)? {
             self.count_rejected(&constants)?;

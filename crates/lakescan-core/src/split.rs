@@ -34,7 +34,7 @@ pub enum SplitValue {
     /// missing from the file with no such value reads as NULL.
     Missing(ScalarValue),
     /// The value of an info column (`$path`, `$file_size`, …; see
-    /// [`crate::handle::ColumnRole::Synthesized`]), typed by the adapter that plans the split.
+    /// [`crate::handle::ColumnRole::Info`]), typed by the adapter that plans the split.
     Info(ScalarValue),
 }
 

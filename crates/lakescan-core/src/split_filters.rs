@@ -7,7 +7,10 @@
 //! rebuild a split's filters.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use arrow::datatypes::SchemaRef;
+use datafusion::physical_optimizer::pruning::PruningPredicate;
 
 use datafusion::common::Result;
 use datafusion::physical_expr::utils::conjunction_opt;
@@ -89,6 +92,9 @@ pub struct SplitFilters {
     /// The conjuncts of `residual` that come from dynamic filters (joins' hash-table
     /// lookups, …): also evaluated inside the decoder when they read one column.
     pub dynamic_residual: Vec<Arc<dyn PhysicalExpr>>,
+    /// `residual` as a pruning predicate over `R`, built the first time a reader prunes
+    /// with these filters (`None` inside: the residual has no prunable part).
+    residual_pruning: OnceLock<Option<Arc<PruningPredicate>>>,
 }
 
 impl SplitFilters {
@@ -131,7 +137,21 @@ impl SplitFilters {
             residual: conjunction_opt(residual),
             dynamic,
             dynamic_residual,
+            residual_pruning: OnceLock::new(),
         })
+    }
+
+    /// The residual as a pruning predicate over `schema` (the reader schema `R`): built
+    /// once per set of filters, however many splits and row groups it prunes.
+    pub fn residual_pruning(&self, schema: &SchemaRef) -> Option<&Arc<PruningPredicate>> {
+        self.residual_pruning
+            .get_or_init(|| {
+                let residual = Arc::clone(self.residual.as_ref()?);
+                PruningPredicate::try_new(residual, Arc::clone(schema))
+                    .ok()
+                    .map(Arc::new)
+            })
+            .as_ref()
     }
 
     /// True when some filter rejects every row.

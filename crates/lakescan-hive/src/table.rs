@@ -19,7 +19,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::{collect_columns, conjunction_opt};
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use lakescan_core::config::LakeScanOptions;
-use lakescan_core::exec::{LakeScanExec, PlanningStats};
+use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
 use lakescan_core::scan_statistics::{
@@ -406,18 +406,16 @@ impl TableProvider for HiveTable {
         }
         let all: Vec<usize> = (0..self.handle.columns().len()).collect();
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));
-        let exec = LakeScanExec::try_new(
-            handle,
+        PlannedScan {
+            table: handle,
             assignments,
-            planned.splits,
-            self.store_url.clone(),
-            Arc::new(planned.factory),
-            state.config().target_partitions(),
-        )?
-        .with_limit(limit)
-        .with_planning_stats(planned.stats)
-        .with_statistics(statistics);
-        Ok(Arc::new(exec))
+            splits: planned.splits,
+            store: self.store_url.clone(),
+            factory: Arc::new(planned.factory),
+            planning: planned.stats,
+            statistics,
+        }
+        .into_exec(state, limit)
     }
 
     fn supports_filters_pushdown(

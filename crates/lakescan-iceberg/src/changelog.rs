@@ -232,7 +232,7 @@ impl TableChanges {
             let field = Field::new(*name, data_type, false);
             columns.push(ColumnHandle::with_role(
                 &field,
-                ColumnRole::Synthesized((*name).to_string()),
+                ColumnRole::Info((*name).to_string()),
             ));
         }
         let mut handle = TableHandle::try_new(table.handle().table_name(), columns)?;

@@ -222,21 +222,17 @@ impl MetadataColumns {
             .iter()
             .map(|&c| {
                 let (data_type, nullable, role) = match c {
-                    MetadataColumn::File => (
-                        DataType::Utf8,
-                        false,
-                        ColumnRole::Synthesized(c.name().into()),
-                    ),
+                    MetadataColumn::File => {
+                        (DataType::Utf8, false, ColumnRole::Info(c.name().into()))
+                    }
                     MetadataColumn::Pos => (DataType::Int64, false, ColumnRole::RowIndex),
-                    MetadataColumn::SpecId => (
-                        DataType::Int32,
-                        false,
-                        ColumnRole::Synthesized(c.name().into()),
-                    ),
+                    MetadataColumn::SpecId => {
+                        (DataType::Int32, false, ColumnRole::Info(c.name().into()))
+                    }
                     MetadataColumn::Partition => (
                         DataType::Struct(self.partition_fields()),
                         self.partition.is_empty(),
-                        ColumnRole::Synthesized(c.name().into()),
+                        ColumnRole::Info(c.name().into()),
                     ),
                     MetadataColumn::RowId => (
                         DataType::Int64,

@@ -24,7 +24,7 @@ use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use iceberg::spec::{DataFileFormat, SnapshotRef};
 use lakescan_core::config::LakeScanOptions;
-use lakescan_core::exec::{LakeScanExec, PlanningStats};
+use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedIds};
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
@@ -425,18 +425,16 @@ impl IcebergTable {
             ],
             ..PlanningStats::default()
         };
-        let exec = LakeScanExec::try_new(
-            handle,
+        PlannedScan {
+            table: handle,
             assignments,
             splits,
             store,
-            Arc::new(IcebergSplitReaderFactory::new(self.paths.clone(), deletes)),
-            state.config().target_partitions(),
-        )?
-        .with_limit(limit)
-        .with_planning_stats(stats)
-        .with_statistics(statistics);
-        Ok(Arc::new(exec))
+            factory: Arc::new(IcebergSplitReaderFactory::new(self.paths.clone(), deletes)),
+            planning: stats,
+            statistics,
+        }
+        .into_exec(state, limit)
     }
 
     /// A planner of this table's files without filters (callers add theirs).

@@ -19,6 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics};
@@ -67,6 +68,51 @@ pub struct PlanningStats {
     pub files_pruned_bucket: usize,
     /// Counters of other table formats (Iceberg manifests and files), by metric name.
     pub extra: Vec<(&'static str, usize)>,
+}
+
+/// What a table format's provider planned for one scan. [`PlannedScan::into_exec`] is the
+/// one way the lakescan providers (Hive, Iceberg, Iceberg changelog) build their plan node:
+/// a provider plans splits, their store, the reader factory with its per-split data, stage
+/// columns and statistics, and nothing else.
+#[derive(Debug)]
+pub struct PlannedScan {
+    /// The scan contract: the table's columns with the scan's filters and stage columns.
+    pub table: TableHandle,
+    /// What each output column is, over the table schema.
+    pub assignments: Assignments,
+    /// The splits to read.
+    pub splits: Vec<FileSplit>,
+    /// The object store of the splits (a split elsewhere names its own).
+    pub store: ObjectStoreUrl,
+    /// The table format's deletes and stages, with its per-split data.
+    pub factory: Arc<dyn SplitReaderFactory>,
+    /// Counts from planning, shown with the scan's metrics.
+    pub planning: PlanningStats,
+    /// What the scan will produce, for the optimizer; `None`: unknown.
+    pub statistics: Option<ScanStatistics>,
+}
+
+impl PlannedScan {
+    /// The plan node reading these splits over the session's target partitions, at most
+    /// `limit` rows.
+    pub fn into_exec(
+        self,
+        state: &dyn Session,
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let exec = LakeScanExec::try_new(
+            self.table,
+            self.assignments,
+            self.splits,
+            self.store,
+            self.factory,
+            state.config().target_partitions(),
+        )?
+        .with_limit(limit)
+        .with_planning_stats(self.planning)
+        .with_statistics(self.statistics);
+        Ok(Arc::new(exec))
+    }
 }
 
 /// Reads a table's splits with lakescan's selective reader.

@@ -69,7 +69,6 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use async_trait::async_trait;
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
-use datafusion::physical_optimizer::pruning::PruningPredicate;
 use futures::{FutureExt, StreamExt};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
@@ -344,19 +343,16 @@ impl ParquetSplitReader {
             .filter(|(_, k)| **k)
             .map(|(rg, _)| *rg)
             .collect();
-        if let Some(residual) = &self.context.filters.residual {
-            let schema = Arc::clone(spec.reader_schema());
-            if let Ok(predicate) = PruningPredicate::try_new(Arc::clone(residual), schema) {
-                let kept_stats = stats.with_row_groups(&kept);
-                // Pruning is an optimization: statistics it cannot compare keep the row groups.
-                match row_groups::prune_with_predicate(&predicate, &kept_stats, &kept) {
-                    Ok(pruned) => kept = pruned,
-                    Err(e) => {
-                        log::debug!(
-                            "residual pruning skipped for {}: {e}",
-                            self.split.display_path()
-                        )
-                    }
+        if let Some(predicate) = self.context.filters.residual_pruning(spec.reader_schema()) {
+            let kept_stats = stats.with_row_groups(&kept);
+            // Pruning is an optimization: statistics it cannot compare keep the row groups.
+            match row_groups::prune_with_predicate(predicate, &kept_stats, &kept) {
+                Ok(pruned) => kept = pruned,
+                Err(e) => {
+                    log::debug!(
+                        "residual pruning skipped for {}: {e}",
+                        self.split.display_path()
+                    )
                 }
             }
         }

@@ -196,7 +196,7 @@ fn row_id_table() -> TableHandle {
         Field::new("table_guid", DataType::Utf8, true),
     ]));
     let roles = ["file", "version", "partition", "guid"]
-        .map(|k| ColumnRole::Synthesized(k.to_string()))
+        .map(|k| ColumnRole::Info(k.to_string()))
         .to_vec();
     let mut members = vec![ColumnRole::RowIndex];
     members.extend(roles);
