@@ -38,7 +38,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::handle::{Assignments, ColumnRole, TableHandle};
-use crate::parquet::footer_cache::FooterCache;
+use crate::parquet::footer_cache::{FooterCache, PageIndex};
 use crate::parquet::open::file_metadata;
 use crate::split::FileSplit;
 
@@ -60,7 +60,7 @@ pub async fn file_statistics(
     table: &TableReference,
     file_schema: &SchemaRef,
     files: &[ObjectMeta],
-    page_index: bool,
+    page_index: PageIndex,
 ) -> Result<Vec<Arc<Statistics>>> {
     let runtime = state.runtime_env();
     let options = state.config_options();
@@ -85,7 +85,7 @@ struct Caches {
     store: Arc<dyn ObjectStore>,
     footers: FooterCache,
     statistics: Option<Arc<dyn FileStatisticsCache>>,
-    page_index: bool,
+    page_index: PageIndex,
     table: TableReference,
     file_schema: SchemaRef,
 }

@@ -22,6 +22,7 @@ use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
+use lakescan_core::parquet::footer_cache::PageIndex;
 use lakescan_core::scan_statistics::{
     FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
 };
@@ -322,7 +323,10 @@ impl HiveTable {
         // Scoped by table: a file's statistics are in this table's column types.
         let scope = TableReference::partial("lakescan", self.name.as_str());
         let schema = data_schema(&self.handle);
-        let page_index = !conjuncts.is_empty();
+        let page_index = match conjuncts.is_empty() {
+            true => PageIndex::NotWanted,
+            false => PageIndex::Wanted,
+        };
         let merged = self.file_sets.merged(&planned.files, async || {
             let per_file =
                 file_statistics(state, &store, &scope, &schema, &planned.files, page_index);

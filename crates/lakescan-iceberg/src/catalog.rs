@@ -32,7 +32,7 @@ use crate::metadata_columns::MetadataSelection;
 use crate::metadata_tables::{MetadataTableKind, metadata_table_of};
 use crate::options::SnapshotSelector;
 use crate::paths::PathResolver;
-use crate::schema::ScanSchema;
+use crate::schema::{ScanSchema, StringTypes};
 use crate::table::IcebergTable;
 
 fn iceberg_error(what: &str, e: iceberg::Error) -> DataFusionError {
@@ -114,12 +114,14 @@ pub async fn register_catalog(ctx: &SessionContext, name: &str, uri: &str) -> Re
     Ok(())
 }
 
-fn view_types(ctx: &SessionContext) -> bool {
-    ctx.state()
-        .config_options()
-        .execution
-        .parquet
-        .schema_force_view_types
+fn view_types(ctx: &SessionContext) -> StringTypes {
+    StringTypes::of_session(
+        ctx.state()
+            .config_options()
+            .execution
+            .parquet
+            .schema_force_view_types,
+    )
 }
 
 /// A DataFusion catalog over an Iceberg catalog: one schema per namespace.
@@ -133,7 +135,7 @@ type SessionRef = Weak<RwLock<SessionState>>;
 
 impl IcebergCatalogProvider {
     /// Lists the namespaces (nested ones as `a.b`) and their tables.
-    pub async fn try_new(catalog: Arc<dyn Catalog>, view_types: bool) -> Result<Self> {
+    pub async fn try_new(catalog: Arc<dyn Catalog>, view_types: StringTypes) -> Result<Self> {
         let mut schemas = HashMap::new();
         let mut pending = catalog
             .list_namespaces(None)
@@ -213,7 +215,7 @@ pub struct IcebergSchemaProvider {
     catalog: Arc<dyn Catalog>,
     namespace: NamespaceIdent,
     tables: Vec<String>,
-    view_types: bool,
+    view_types: StringTypes,
     session: Option<SessionRef>,
 }
 

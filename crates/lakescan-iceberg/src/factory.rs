@@ -20,7 +20,7 @@ use crate::metadata::{locate, read_metadata, select_snapshot};
 use crate::metadata_columns::MetadataSelection;
 use crate::options::{IcebergOptions, SnapshotSelector};
 use crate::paths::PathResolver;
-use crate::schema::ScanSchema;
+use crate::schema::{ScanSchema, StringTypes};
 use crate::table::IcebergTable;
 
 /// Creates [`IcebergTable`]s from `CREATE EXTERNAL TABLE … STORED AS ICEBERG`.
@@ -121,11 +121,13 @@ impl IcebergTableBuilder {
         let display = format!("{}{}", location.store.as_str(), file);
         let loaded = read_metadata(&store, &file, &display).await?;
         let (snapshot, schema) = select_snapshot(&loaded, &self.options.snapshot)?;
-        let view_types = state
-            .config_options()
-            .execution
-            .parquet
-            .schema_force_view_types;
+        let view_types = StringTypes::of_session(
+            state
+                .config_options()
+                .execution
+                .parquet
+                .schema_force_view_types,
+        );
         let schema = ScanSchema::try_new(
             Arc::clone(&schema),
             view_types,

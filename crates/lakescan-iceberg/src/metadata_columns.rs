@@ -37,7 +37,7 @@ use lakescan_core::field_ids::{FieldIdNode, NestedIds};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
 use lakescan_core::opt_in::{OptIn, OptInColumn, parse_opt_in};
 
-use crate::schema::{arrow_type, literal_to_scalar};
+use crate::schema::{StringTypes, arrow_type, literal_to_scalar};
 
 /// Info key of the split's `first_row_id` (BIGINT, NULL when the file has none).
 pub const FIRST_ROW_ID: &str = "$first_row_id";
@@ -157,7 +157,7 @@ impl MetadataColumns {
         selection: &MetadataSelection,
         metadata: &TableMetadata,
         data_columns: &[String],
-        view_types: bool,
+        view_types: StringTypes,
     ) -> Result<Self> {
         let (partition, partition_problem) = match partition_members(metadata, view_types)? {
             Ok(members) => (members, None),
@@ -396,7 +396,7 @@ fn source_type(metadata: &TableMetadata, id: i32) -> Option<Type> {
 /// order, named as the newest spec that has it names it.
 fn partition_members(
     metadata: &TableMetadata,
-    view_types: bool,
+    view_types: StringTypes,
 ) -> Result<std::result::Result<Vec<(i32, Field)>, String>> {
     let mut specs: Vec<_> = metadata.partition_specs_iter().collect();
     specs.sort_by_key(|s| std::cmp::Reverse(s.spec_id()));

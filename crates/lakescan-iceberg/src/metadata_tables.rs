@@ -37,6 +37,7 @@ use iceberg::spec::{DataContentType, ManifestStatus, SnapshotRetention, TableMet
 
 use crate::metadata_columns::{FileInfo, MetadataColumns, MetadataSelection};
 use crate::plan::Planner;
+use crate::schema::StringTypes;
 use crate::table::IcebergTable;
 
 /// Which metadata table.
@@ -102,8 +103,12 @@ impl IcebergMetadataTable {
         let partition = match kind {
             MetadataTableKind::Files => {
                 let metadata = &table.loaded().metadata;
-                let columns =
-                    MetadataColumns::try_new(&MetadataSelection::All, metadata, &[], false)?;
+                let columns = MetadataColumns::try_new(
+                    &MetadataSelection::All,
+                    metadata,
+                    &[],
+                    StringTypes::Plain,
+                )?;
                 columns.partition_type().map(|_| columns)
             }
             _ => None,

@@ -59,7 +59,7 @@ impl ScanSchema {
     /// `placeholders` are the fields whose written type the crate could not parse.
     pub fn try_new(
         schema: Arc<IcebergSchema>,
-        view_types: bool,
+        view_types: StringTypes,
         placeholders: &PlaceholderTypes,
     ) -> Result<Self> {
         let mut fields = vec![];
@@ -130,7 +130,7 @@ fn struct_defaults(fields: &[Arc<NestedField>]) -> Result<MemberDefaults> {
     let mut out = vec![];
     for f in fields {
         let value = match &f.initial_default {
-            Some(_) => initial_default(f, &arrow_type(&f.field_type, false)?)?,
+            Some(_) => initial_default(f, &arrow_type(&f.field_type, StringTypes::Plain)?)?,
             None => None,
         };
         let members = match f.field_type.as_ref() {
@@ -223,7 +223,7 @@ fn unreadable_member(
 /// The Arrow type of field `f`: `Null` for `unknown`, else its type's.
 fn field_type(
     f: &NestedField,
-    view_types: bool,
+    view_types: StringTypes,
     placeholders: &PlaceholderTypes,
 ) -> Result<DataType> {
     match placeholders.is_unknown(f.id) {
@@ -232,14 +232,34 @@ fn field_type(
     }
 }
 
+/// Which Arrow types a scan reads strings and binaries as: DataFusion's
+/// `datafusion.execution.parquet.schema_force_view_types` (on by default) chooses views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringTypes {
+    /// `Utf8` and `Binary`.
+    Plain,
+    /// `Utf8View` and `BinaryView` (top-level columns only).
+    Views,
+}
+
+impl StringTypes {
+    /// The types a session with `schema_force_view_types` set as `force_views` reads.
+    pub fn of_session(force_views: bool) -> Self {
+        match force_views {
+            true => StringTypes::Views,
+            false => StringTypes::Plain,
+        }
+    }
+}
+
 /// The Arrow type of an Iceberg type; `view_types` applies to a top-level string or binary
 /// only (as DataFusion's `schema_force_view_types`: members of nested types keep `Utf8`).
-pub fn arrow_type(t: &Type, view_types: bool) -> Result<DataType> {
+pub fn arrow_type(t: &Type, view_types: StringTypes) -> Result<DataType> {
     convert(t, view_types, &PlaceholderTypes::default())
 }
 
-fn convert(t: &Type, view_types: bool, placeholders: &PlaceholderTypes) -> Result<DataType> {
-    let member = |f: &NestedField| field_type(f, false, placeholders);
+fn convert(t: &Type, view_types: StringTypes, placeholders: &PlaceholderTypes) -> Result<DataType> {
+    let member = |f: &NestedField| field_type(f, StringTypes::Plain, placeholders);
     Ok(match t {
         Type::Primitive(p) => primitive_type(p, view_types)?,
         Type::Struct(s) => DataType::Struct(
@@ -266,7 +286,7 @@ fn convert(t: &Type, view_types: bool, placeholders: &PlaceholderTypes) -> Resul
     })
 }
 
-fn primitive_type(p: &PrimitiveType, view_types: bool) -> Result<DataType> {
+fn primitive_type(p: &PrimitiveType, view_types: StringTypes) -> Result<DataType> {
     Ok(match p {
         PrimitiveType::Boolean => DataType::Boolean,
         PrimitiveType::Int => DataType::Int32,
@@ -285,14 +305,14 @@ fn primitive_type(p: &PrimitiveType, view_types: bool) -> Result<DataType> {
         PrimitiveType::Timestamptz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         PrimitiveType::TimestampNs => DataType::Timestamp(TimeUnit::Nanosecond, None),
         PrimitiveType::TimestamptzNs => DataType::Timestamp(TimeUnit::Nanosecond, Some(UTC.into())),
-        PrimitiveType::String if view_types => DataType::Utf8View,
+        PrimitiveType::String if view_types == StringTypes::Views => DataType::Utf8View,
         PrimitiveType::String => DataType::Utf8,
         PrimitiveType::Uuid => DataType::FixedSizeBinary(16),
         PrimitiveType::Fixed(n) => match i32::try_from(*n) {
             Ok(n) => DataType::FixedSizeBinary(n),
             Err(_) => return plan_err!("fixed({n}) is too wide"),
         },
-        PrimitiveType::Binary if view_types => DataType::BinaryView,
+        PrimitiveType::Binary if view_types == StringTypes::Views => DataType::BinaryView,
         PrimitiveType::Binary => DataType::Binary,
     })
 }
@@ -408,7 +428,8 @@ mod tests {
 
     #[test]
     fn types_ids_and_defaults() {
-        let s = ScanSchema::try_new(schema(), false, &PlaceholderTypes::default()).unwrap();
+        let s = ScanSchema::try_new(schema(), StringTypes::Plain, &PlaceholderTypes::default())
+            .unwrap();
         let types: Vec<String> = s.fields.iter().map(|f| f.data_type().to_string()).collect();
         assert_eq!(types[0], "Int64");
         assert!(types[1].starts_with("Struct"), "{}", types[1]);

@@ -38,7 +38,7 @@ use crate::metadata_columns::{FileInfo, MetadataColumn, MetadataColumns, Metadat
 use crate::paths::PathResolver;
 use crate::plan::{PlannedFile, Planner};
 use crate::reader::{IcebergSplitReaderFactory, SplitDeletes};
-use crate::schema::ScanSchema;
+use crate::schema::{ScanSchema, StringTypes};
 
 /// One snapshot of an Iceberg table, read with lakescan's scan path.
 #[derive(Debug, Clone)]
@@ -86,7 +86,7 @@ impl IcebergTable {
     pub fn with_metadata_columns(
         mut self,
         selection: &MetadataSelection,
-        view_types: bool,
+        view_types: StringTypes,
     ) -> Result<Self> {
         let data_columns: Vec<String> = self
             .schema
@@ -316,7 +316,7 @@ impl IcebergTable {
             let key = DroppedKey {
                 name: format!("{DROPPED_KEY_PREFIX}{id}"),
                 field_id: id,
-                data_type: crate::schema::arrow_type(&field.field_type, false)?,
+                data_type: crate::schema::arrow_type(&field.field_type, StringTypes::Plain)?,
             };
             dropped.push(key);
             return Ok(format!("{DROPPED_KEY_PREFIX}{id}"));

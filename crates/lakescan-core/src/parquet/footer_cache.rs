@@ -20,6 +20,26 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::split::FileSplit;
 
+/// Whether a footer is wanted with its page index (a scan with filters prunes pages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageIndex {
+    /// With the page index, when the file has one.
+    Wanted,
+    /// Without.
+    NotWanted,
+}
+
+impl PageIndex {
+    /// The parquet reader's policy for it.
+    pub fn policy(self) -> parquet::file::metadata::PageIndexPolicy {
+        use parquet::file::metadata::PageIndexPolicy;
+        match self {
+            PageIndex::Wanted => PageIndexPolicy::Optional,
+            PageIndex::NotWanted => PageIndexPolicy::Skip,
+        }
+    }
+}
+
 /// The session's file metadata cache, as the Parquet reader uses it.
 #[derive(Debug, Clone)]
 pub struct FooterCache(Arc<dyn FileMetadataCache>);
@@ -32,7 +52,7 @@ impl FooterCache {
 
     /// The footer of `split`'s file, when one is kept for this version of it (with its page
     /// index when `page_index` and the file has one).
-    pub fn get(&self, split: &FileSplit, page_index: bool) -> Option<Arc<ParquetMetaData>> {
+    pub fn get(&self, split: &FileSplit, page_index: PageIndex) -> Option<Arc<ParquetMetaData>> {
         // The cache is keyed by path: a split in a store of its own could meet another
         // store's file of that path.
         if split.store().is_some() {
@@ -49,7 +69,11 @@ impl FooterCache {
             .downcast_ref::<CachedParquetMetaData>()?;
         let metadata = Arc::clone(cached.parquet_metadata());
         let has_index = metadata.column_index().is_some() && metadata.offset_index().is_some();
-        (!page_index || has_index || !file_has_page_index(&metadata)).then_some(metadata)
+        let served = match page_index {
+            PageIndex::NotWanted => true,
+            PageIndex::Wanted => has_index || !file_has_page_index(&metadata),
+        };
+        served.then_some(metadata)
     }
 
     /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
@@ -110,26 +134,32 @@ mod tests {
             .unwrap()
         };
         let split = version("t/f.parquet", 100, Some(5));
-        assert!(cache.get(&split, false).is_none());
+        assert!(cache.get(&split, PageIndex::NotWanted).is_none());
         cache.put(&split, 100, metadata());
-        assert!(cache.get(&split, false).is_some());
+        assert!(cache.get(&split, PageIndex::NotWanted).is_some());
         assert!(
-            cache.get(&split, true).is_some(),
+            cache.get(&split, PageIndex::Wanted).is_some(),
             "the file has no page index"
         );
         let rewritten = version("t/f.parquet", 100, Some(6));
-        assert!(cache.get(&rewritten, false).is_none(), "modified since");
+        assert!(
+            cache.get(&rewritten, PageIndex::NotWanted).is_none(),
+            "modified since"
+        );
         let grown = version("t/f.parquet", 101, Some(5));
-        assert!(cache.get(&grown, false).is_none(), "another size");
+        assert!(
+            cache.get(&grown, PageIndex::NotWanted).is_none(),
+            "another size"
+        );
         let unknown_time = version("t/f.parquet", 100, None);
         assert!(
-            cache.get(&unknown_time, false).is_none(),
+            cache.get(&unknown_time, PageIndex::NotWanted).is_none(),
             "no time, no entry"
         );
         cache.put(&version("t/g.parquet", 100, None), 100, metadata());
         let other = version("t/g.parquet", 100, Some(5));
         assert!(
-            cache.get(&other, false).is_none(),
+            cache.get(&other, PageIndex::NotWanted).is_none(),
             "not kept without a time"
         );
     }

@@ -15,13 +15,13 @@ use object_store::ObjectStoreExt;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use object_store::ObjectStore;
 
 use super::Opened;
 use super::field_ids::rename_by_field_id;
-use super::footer_cache::FooterCache;
+use super::footer_cache::{FooterCache, PageIndex};
 use super::local_file::LocalFile;
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
@@ -30,15 +30,13 @@ use crate::split::FileSplit;
 /// has filters). Takes owned inputs so the future stays `Send`.
 pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result<Opened> {
     let path = split.file_path().clone();
-    let policy = if context.filters.filters.is_empty() {
-        PageIndexPolicy::Skip
-    } else {
-        PageIndexPolicy::Optional
+    let page_index = match context.filters.filters.is_empty() {
+        true => PageIndex::NotWanted,
+        false => PageIndex::Wanted,
     };
-    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    let options = ArrowReaderOptions::new().with_page_index_policy(page_index.policy());
     let mut reader = counting_reader(&context, &path, split.file_size());
     let cache = context.metadata_cache.clone().map(FooterCache::new);
-    let page_index = policy != PageIndexPolicy::Skip;
     let mut metadata = match cache.as_ref().and_then(|c| c.get(&split, page_index)) {
         Some(kept) => ArrowReaderMetadata::try_new(kept, options.clone())
             .map_err(|e| footer_error(split.display_path(), e))?,
@@ -67,19 +65,14 @@ pub async fn file_metadata(
     store: Arc<dyn ObjectStore>,
     split: &FileSplit,
     cache: &FooterCache,
-    page_index: bool,
+    page_index: PageIndex,
 ) -> Result<Arc<ParquetMetaData>> {
     if let Some(kept) = cache.get(split, page_index) {
         return Ok(kept);
     }
     let mut reader =
         CountingReader::open(&store, split.file_path(), split.file_size(), Count::new());
-    let policy = if page_index {
-        PageIndexPolicy::Optional
-    } else {
-        PageIndexPolicy::Skip
-    };
-    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    let options = ArrowReaderOptions::new().with_page_index_policy(page_index.policy());
     let metadata = reader
         .get_metadata(Some(&options))
         .await

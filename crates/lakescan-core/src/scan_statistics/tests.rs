@@ -16,6 +16,7 @@ use parquet::arrow::ArrowWriter;
 
 use super::*;
 use crate::handle::ColumnHandle;
+use crate::parquet::footer_cache::PageIndex;
 
 /// `a` (regular, 0..1000 or 1000..2000) and `p` (a partition column).
 fn table() -> TableHandle {
@@ -60,9 +61,16 @@ async fn footers_give_rows_and_bounds_and_filters_narrow_them() {
     let table = table();
     let files = files_of(&store, &["f1.parquet", "f2.parquet"]).await;
     let scope = TableReference::bare("t");
-    let per_file = file_statistics(&state, &store, &scope, &data_schema(&table), &files, false)
-        .await
-        .unwrap();
+    let per_file = file_statistics(
+        &state,
+        &store,
+        &scope,
+        &data_schema(&table),
+        &files,
+        PageIndex::NotWanted,
+    )
+    .await
+    .unwrap();
     assert_eq!(per_file.len(), 2);
 
     // Unfiltered: the exact row count, the bounds of both files (estimates only); `p`
@@ -122,14 +130,28 @@ async fn a_file_rewritten_since_is_read_again() {
     let scope = TableReference::bare("t");
     let schema = data_schema(&table);
     let first = files_of(&store, &["f.parquet"]).await;
-    let before = file_statistics(&state, &store, &scope, &schema, &first, false)
-        .await
-        .unwrap();
+    let before = file_statistics(
+        &state,
+        &store,
+        &scope,
+        &schema,
+        &first,
+        PageIndex::NotWanted,
+    )
+    .await
+    .unwrap();
     assert_eq!(before[0].num_rows, Precision::Exact(1000));
     write(dir.path(), "f.parquet", 0..10);
     let second = files_of(&store, &["f.parquet"]).await;
-    let after = file_statistics(&state, &store, &scope, &schema, &second, false)
-        .await
-        .unwrap();
+    let after = file_statistics(
+        &state,
+        &store,
+        &scope,
+        &schema,
+        &second,
+        PageIndex::NotWanted,
+    )
+    .await
+    .unwrap();
     assert_eq!(after[0].num_rows, Precision::Exact(10));
 }

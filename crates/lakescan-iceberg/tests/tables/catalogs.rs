@@ -103,9 +103,10 @@ async fn memory_catalog_and_bad_uris() {
         .await
         .unwrap();
     let ctx = SessionContext::new();
-    let provider = IcebergCatalogProvider::try_new(catalog, true)
-        .await
-        .unwrap();
+    let provider =
+        IcebergCatalogProvider::try_new(catalog, lakescan_iceberg::schema::StringTypes::Views)
+            .await
+            .unwrap();
     ctx.register_catalog("mem", Arc::new(provider));
     let out = rows(&ctx, "SELECT count(*) AS n FROM mem.ns.t").await;
     assert_eq!(column(&out), ["3"]);
