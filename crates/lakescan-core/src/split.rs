@@ -303,6 +303,23 @@ impl FileSplit {
         self.adapter
     }
 
+    /// The entry of `entries` (a factory's list of per-split values) this split names, if it
+    /// names one; an internal error when its key is past the list.
+    pub fn adapter_entry<'a, T>(&self, entries: &'a [T]) -> Result<Option<&'a T>> {
+        let Some(key) = self.adapter else {
+            return Ok(None);
+        };
+        match entries.get(key.index()) {
+            Some(entry) => Ok(Some(entry)),
+            None => internal_err!(
+                "split of '{}' names adapter entry {} of {}",
+                self.display_path(),
+                key.index(),
+                entries.len()
+            ),
+        }
+    }
+
     /// Cuts this split's file into splits of at most `max_bytes` (at least one split), each
     /// with this split's values.
     pub fn ranges(self, max_bytes: u64) -> Vec<FileSplit> {
@@ -425,5 +442,19 @@ mod tests {
         assert_eq!(values.missing("x"), Some(&ScalarValue::Int32(Some(2))));
         assert_eq!(values.info("$path"), Some(&ScalarValue::from("a")));
         assert_eq!(values.info("p"), None);
+    }
+
+    #[test]
+    fn a_split_names_an_entry_of_its_factorys_list() {
+        let entries = ["a", "b"];
+        let plain = FileSplit::whole_file(Path::from("f"), 1);
+        assert_eq!(plain.adapter_entry(&entries).unwrap(), None);
+        let second = FileSplit::builder(Path::from("f"), 1)
+            .adapter(AdapterKey(1))
+            .build()
+            .unwrap();
+        assert_eq!(second.adapter_entry(&entries).unwrap(), Some(&"b"));
+        let err = second.adapter_entry(&entries[..1]).unwrap_err().to_string();
+        assert!(err.contains("names adapter entry 1 of 1"), "{err}");
     }
 }

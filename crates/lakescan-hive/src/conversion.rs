@@ -122,16 +122,8 @@ impl HiveSplitReaderFactory {
 impl SplitReaderFactory for HiveSplitReaderFactory {
     fn stages(&self, split: &FileSplit, context: &SplitContext) -> Result<Vec<BatchStage>> {
         let spec = &context.spec;
-        let Some(key) = split.adapter() else {
+        let Some(conversion) = split.adapter_entry(&self.conversions)? else {
             return Ok(vec![]);
-        };
-        let Some(conversion) = self.conversions.get(key.index()) else {
-            return internal_err!(
-                "split of '{}' names bucket conversion {} of {}",
-                split.display_path(),
-                key.index(),
-                self.conversions.len()
-            );
         };
         let Some(bucketing) = &self.bucketing else {
             return internal_err!(

@@ -47,7 +47,7 @@ pub struct SplitDeletes {
 /// shares key sets and position-delete files between them.
 #[derive(Debug)]
 pub struct IcebergSplitReaderFactory {
-    deletes: Vec<SplitDeletes>,
+    deletes: Vec<Arc<SplitDeletes>>,
     key_sets: Mutex<HashMap<Vec<String>, SharedKeySet>>,
     position_deletes: Arc<PositionDeleteCache>,
     paths: PathResolver,
@@ -56,7 +56,7 @@ pub struct IcebergSplitReaderFactory {
 impl IcebergSplitReaderFactory {
     /// Readers of splits whose delete files `deletes` lists (by adapter key), resolving the
     /// paths in position-delete files with `paths`.
-    pub fn new(paths: PathResolver, deletes: Vec<SplitDeletes>) -> Self {
+    pub fn new(paths: PathResolver, deletes: Vec<Arc<SplitDeletes>>) -> Self {
         Self {
             deletes,
             key_sets: Mutex::default(),
@@ -76,26 +76,16 @@ impl IcebergSplitReaderFactory {
 
 impl SplitReaderFactory for IcebergSplitReaderFactory {
     fn deletes(&self, split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
-        let Some(key) = split.adapter() else {
+        let Some(files) = split.adapter_entry(&self.deletes)? else {
             return Ok(None);
         };
-        let Some(deletes) = self.deletes.get(key.index()) else {
-            return internal_err!(
-                "split of '{}' names delete entry {} of {}",
-                split.display_path(),
-                key.index(),
-                self.deletes.len()
-            );
-        };
-        let mut equality = vec![];
-        for set in &deletes.equality {
-            equality.push((Arc::clone(set), self.key_set(set)?));
+        let mut key_sets = vec![];
+        for set in &files.equality {
+            key_sets.push(self.key_set(set)?);
         }
         Ok(Some(Box::new(IcebergDeletes {
-            equality,
-            position_deletes: deletes.position_deletes.clone(),
-            data_location: deletes.data_location.clone(),
-            data_written: deletes.data_written.clone(),
+            files: Arc::clone(files),
+            key_sets,
             cache: Arc::clone(&self.position_deletes),
             paths: self.paths.clone(),
         })))
@@ -106,14 +96,10 @@ impl SplitReaderFactory for IcebergSplitReaderFactory {
 /// read through; loaded after pruning ([`DeleteSource`]).
 #[derive(Debug)]
 pub struct IcebergDeletes {
-    /// Equality-delete sets and the scan's shared key set of each.
-    equality: Vec<(Arc<EqualityDeleteSet>, SharedKeySet)>,
-    /// Position-delete files and deletion vectors of the data file.
-    position_deletes: Vec<Arc<DeleteFile>>,
-    /// The data file, as position-delete files name it.
-    data_location: FileLocation,
-    /// The data file's path as its manifest wrote it (messages).
-    data_written: String,
+    /// The data file's delete files.
+    files: Arc<SplitDeletes>,
+    /// The scan's shared key set of each of `files.equality`.
+    key_sets: Vec<SharedKeySet>,
     /// The scan's position-delete files, read once each.
     cache: Arc<PositionDeleteCache>,
     paths: PathResolver,
@@ -126,7 +112,8 @@ impl IcebergDeletes {
         context: &SplitContext,
         stores: &DeleteStores,
     ) -> Result<Option<Arc<DeletedRows>>> {
-        if self.position_deletes.is_empty() {
+        let files = &self.files;
+        if files.position_deletes.is_empty() {
             return Ok(None);
         }
         let metrics = &context.metrics;
@@ -135,9 +122,9 @@ impl IcebergDeletes {
             stores,
             &self.paths,
             &self.cache,
-            &self.data_location,
-            &self.data_written,
-            &self.position_deletes,
+            &files.data_location,
+            &files.data_written,
+            &files.position_deletes,
         )
         .await?;
         metrics.delete_files_loaded.add(loaded);
@@ -151,11 +138,11 @@ impl IcebergDeletes {
         context: &SplitContext,
         stores: &DeleteStores,
     ) -> Result<Option<BatchStage>> {
-        if self.equality.is_empty() {
+        if self.key_sets.is_empty() {
             return Ok(None);
         }
         let mut sets = vec![];
-        for (set, cell) in &self.equality {
+        for (set, cell) in self.files.equality.iter().zip(&self.key_sets) {
             cell.get_or_try_init(|| async {
                 let _timer = context.metrics.time_loading_deletes.timer();
                 let types = key_types(set, &context.spec)?;
@@ -177,7 +164,7 @@ impl IcebergDeletes {
             }
             sets.push((channels, Arc::clone(cell)));
         }
-        let stage = EqualityDeleteStage::new(sets, self.data_written.clone());
+        let stage = EqualityDeleteStage::new(sets, self.files.data_written.clone());
         Ok(Some(BatchStage {
             transform: Box::new(stage),
             removed: context.metrics.rows_deleted_equality.clone(),
@@ -189,7 +176,7 @@ impl IcebergDeletes {
 impl DeleteSource for IcebergDeletes {
     async fn load(self: Box<Self>, context: &SplitContext) -> Result<Deletes> {
         let stores = DeleteStores::new(
-            self.data_location.store.clone(),
+            self.files.data_location.store.clone(),
             Arc::clone(&context.store),
             context.object_stores.clone(),
         );

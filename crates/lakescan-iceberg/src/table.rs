@@ -226,12 +226,12 @@ impl IcebergTable {
         }
         if !equality.is_empty() || !file.position_deletes.is_empty() {
             let key = AdapterKey::of_index(splits.deletes.len())?;
-            splits.deletes.push(SplitDeletes {
+            splits.deletes.push(Arc::new(SplitDeletes {
                 equality,
                 position_deletes: file.position_deletes.clone(),
                 data_location: file.location.clone(),
                 data_written: file.written_path.clone(),
-            });
+            }));
             split = split.adapter(key);
         }
         let split = split.build()?;
@@ -490,7 +490,7 @@ pub(crate) struct Splits {
     pub store: Option<ObjectStoreUrl>,
     pub splits: Vec<FileSplit>,
     /// The delete files of the splits that have some, by their adapter key.
-    pub deletes: Vec<SplitDeletes>,
+    pub deletes: Vec<Arc<SplitDeletes>>,
     /// Each file's statistics from its manifest entry (for the optimizer).
     pub statistics: Vec<Arc<Statistics>>,
     /// Columns equality deletes compare: read by every split, never output.
