@@ -6,10 +6,10 @@
 //! orders NaN last), and so are null counts when a name mapping may change what a file
 //! without field ids reads (see [`crate::plan`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, UInt64Array};
-use arrow::datatypes::{DataType, UInt64Type};
+use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
+use arrow::datatypes::DataType;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Column, ColumnStatistics, ScalarValue, Statistics};
@@ -41,24 +41,18 @@ impl FileStatistics<'_> {
     fn bounds(
         &self,
         column: &Column,
-        pick: impl Fn(&DataFile) -> &std::collections::HashMap<i32, Datum>,
+        pick: impl Fn(&DataFile) -> &HashMap<i32, Datum>,
     ) -> Option<ArrayRef> {
         let (id, data_type) = self.column(column)?;
-        if matches!(
-            data_type,
-            DataType::Float16 | DataType::Float32 | DataType::Float64
-        ) {
+        if is_float(data_type) {
             return None;
         }
         let values: Vec<ScalarValue> = self
             .files
             .iter()
-            .map(|f| {
-                pick(f)
-                    .get(&id)
-                    .and_then(|d| datum_to_scalar(d).ok())
-                    .and_then(|v| v.cast_to(data_type).ok())
-                    .map_or_else(|| ScalarValue::try_from(data_type), Ok)
+            .map(|f| match bound(f, id, data_type, &pick) {
+                Some(v) => Ok(v),
+                None => ScalarValue::try_from(data_type),
             })
             .collect::<datafusion::common::Result<_>>()
             .ok()?;
@@ -66,38 +60,55 @@ impl FileStatistics<'_> {
     }
 }
 
+/// Floating-point bounds are left out: Iceberg's exclude NaN, DataFusion orders NaN last.
+fn is_float(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Float16 | DataType::Float32 | DataType::Float64
+    )
+}
+
+/// The bound `pick` gives of field `id` of `file`, in the column's type `data_type`; `None`
+/// when the file has none or it does not convert.
+fn bound(
+    file: &DataFile,
+    id: i32,
+    data_type: &DataType,
+    pick: impl Fn(&DataFile) -> &HashMap<i32, Datum>,
+) -> Option<ScalarValue> {
+    let value = datum_to_scalar(pick(file).get(&id)?).ok()?;
+    value.cast_to(data_type).ok().filter(|v| !v.is_null())
+}
+
 /// The statistics of one data file for the optimizer, from its manifest entry: its exact row
-/// count, its size, and per column of `schema` its null count and bounds where
-/// [`FileStatistics`] has them (the same rules as for pruning).
+/// count, its size, and per column of `schema` its null count and bounds by the same rules
+/// as [`FileStatistics`] (for pruning).
 pub fn optimizer_statistics(
     schema: &ScanSchema,
     file: &DataFile,
     null_counts_trusted: bool,
 ) -> Statistics {
-    let stats = FileStatistics {
-        schema,
-        files: vec![file],
-        null_counts_trusted,
-    };
-    let first = |array: Option<ArrayRef>| {
-        let value = ScalarValue::try_from_array(&array?, 0).ok()?;
-        (!value.is_null()).then_some(value)
-    };
+    let exact = |v: Option<ScalarValue>| v.map_or(Precision::Absent, Precision::Exact);
     let column_statistics = schema
         .fields
         .iter()
-        .map(|field| {
-            let column = Column::new_unqualified(field.name());
-            let null_count = stats.null_counts(&column).and_then(|a| {
-                let counts = a.as_primitive::<UInt64Type>();
-                counts.is_valid(0).then(|| counts.value(0) as usize)
-            });
+        .zip(&schema.field_ids)
+        .map(|(field, &id)| {
+            let data_type = field.data_type();
+            let bounds = |pick: fn(&DataFile) -> &HashMap<i32, Datum>| match is_float(data_type) {
+                true => None,
+                false => bound(file, id, data_type, pick),
+            };
+            let null_count = match null_counts_trusted {
+                true => file.null_value_counts().get(&id).copied(),
+                false => None,
+            };
             ColumnStatistics {
-                null_count: null_count.map_or(Precision::Absent, Precision::Exact),
-                min_value: first(stats.min_values(&column))
+                null_count: null_count
+                    .and_then(|n| usize::try_from(n).ok())
                     .map_or(Precision::Absent, Precision::Exact),
-                max_value: first(stats.max_values(&column))
-                    .map_or(Precision::Absent, Precision::Exact),
+                min_value: exact(bounds(DataFile::lower_bounds)),
+                max_value: exact(bounds(DataFile::upper_bounds)),
                 ..ColumnStatistics::new_unknown()
             }
         })

@@ -149,7 +149,7 @@ impl DeleteIndexBuilder {
     pub fn add(&mut self, file: DeleteFile) -> Result<()> {
         let index = &mut self.index;
         let file = Arc::new(file);
-        let added = match (&file.kind, &file.referenced_data_file) {
+        match (&file.kind, &file.referenced_data_file) {
             (DeleteKind::DeletionVector { .. }, None) => internal_err!(
                 "deletion vector '{}' reached the delete index without its data file",
                 file.written_path
@@ -182,7 +182,9 @@ impl DeleteIndexBuilder {
                     true => &mut index.global,
                     false => index
                         .by_partition
-                        .entry((file.spec_id, file.partition.clone()))
+                        .entry(file.spec_id)
+                        .or_default()
+                        .entry(file.partition.clone())
                         .or_default(),
                 };
                 match file.kind {
@@ -191,11 +193,7 @@ impl DeleteIndexBuilder {
                 }
                 Ok(())
             }
-        };
-        if added.is_ok() {
-            self.index.len += 1;
         }
-        added
     }
 
     /// The index: each list sorted by sequence number (stable: files of one sequence
@@ -205,7 +203,8 @@ impl DeleteIndexBuilder {
             files.sort_by_key(|f| f.sequence_number);
         };
         let index = &mut self.index;
-        for deletes in index.by_partition.values_mut().chain([&mut index.global]) {
+        let partitions = index.by_partition.values_mut().flat_map(|p| p.values_mut());
+        for deletes in partitions.chain([&mut index.global]) {
             by_sequence(&mut deletes.equality);
             by_sequence(&mut deletes.position);
         }
@@ -223,13 +222,13 @@ impl DeleteIndexBuilder {
 ///
 /// Partitions are hashed as iceberg's `Struct` (`-0.0` and `0.0` in one bucket) and then
 /// compared by [`same_values`] (by their bits): the bucket is a superset of the partition.
+/// They are looked up by spec id, then by the data file's own tuple (never copied).
 #[derive(Debug, Default)]
 pub struct DeleteIndex {
     vectors: HashMap<FileLocation, Arc<DeleteFile>>,
     by_data_file: HashMap<FileLocation, Vec<Arc<DeleteFile>>>,
-    by_partition: HashMap<(i32, Struct), PartitionDeletes>,
+    by_partition: HashMap<i32, HashMap<Struct, PartitionDeletes>>,
     global: PartitionDeletes,
-    len: usize,
 }
 
 /// The deletes of one partition (or the global ones), each kind sorted by sequence number.
@@ -237,6 +236,12 @@ pub struct DeleteIndex {
 struct PartitionDeletes {
     equality: Vec<Arc<DeleteFile>>,
     position: Vec<Arc<DeleteFile>>,
+}
+
+impl PartitionDeletes {
+    fn len(&self) -> usize {
+        self.equality.len() + self.position.len()
+    }
 }
 
 /// The files of `sorted` (by sequence number) whose sequence number is above `sequence`
@@ -260,22 +265,36 @@ enum Newer {
 impl DeleteIndex {
     /// Number of delete files.
     pub fn len(&self) -> usize {
-        self.len
+        let partitions = self.by_partition.values().flat_map(|p| p.values());
+        self.vectors.len()
+            + self.by_data_file.values().map(Vec::len).sum::<usize>()
+            + partitions
+                .chain([&self.global])
+                .map(PartitionDeletes::len)
+                .sum::<usize>()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// The deletes of `data`'s partition, when it has any.
-    fn partition_of(&self, data: DataFileKey<'_>) -> Option<&PartitionDeletes> {
-        // Most tables have no delete files: no partition tuple is cloned to look one up.
-        if self.by_partition.is_empty() {
-            return None;
-        }
-        self.by_partition
-            .get(&(data.spec_id, data.partition.clone()))
+    /// The deletes of `data`'s partition of kind `kind` newer than `than`.
+    fn of_partition<'a>(
+        &'a self,
+        data: DataFileKey<'a>,
+        kind: fn(&PartitionDeletes) -> &[Arc<DeleteFile>],
+        than: Newer,
+    ) -> impl Iterator<Item = Arc<DeleteFile>> + 'a {
+        let partition = self
+            .by_partition
+            .get(&data.spec_id)
+            .and_then(|p| p.get(data.partition));
+        partition
+            .map_or(&[][..], |p| newer(kind(p), than))
+            .iter()
+            .filter(move |d| same_values(&d.partition, data.partition))
+            .cloned()
     }
 
     /// The equality deletes that apply to `data`: the global ones, then its partition's,
@@ -283,14 +302,7 @@ impl DeleteIndex {
     pub fn equality_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
         let above = Newer::Above(data.sequence_number);
         let mut out: Vec<Arc<DeleteFile>> = newer(&self.global.equality, above).to_vec();
-        if let Some(partition) = self.partition_of(data) {
-            let of_partition = newer(&partition.equality, above).iter();
-            out.extend(
-                of_partition
-                    .filter(|d| same_values(&d.partition, data.partition))
-                    .cloned(),
-            );
-        }
+        out.extend(self.of_partition(data, |p| &p.equality, above));
         out
     }
 
@@ -302,14 +314,7 @@ impl DeleteIndex {
             out.extend(newer(named, at_least).iter().cloned());
         }
         out.extend(newer(&self.global.position, at_least).iter().cloned());
-        if let Some(partition) = self.partition_of(data) {
-            let of_partition = newer(&partition.position, at_least).iter();
-            out.extend(
-                of_partition
-                    .filter(|d| same_values(&d.partition, data.partition))
-                    .cloned(),
-            );
-        }
+        out.extend(self.of_partition(data, |p| &p.position, at_least));
         if let Some(vector) = self.vectors.get(data.location)
             && vector.sequence_number >= data.sequence_number
         {
