@@ -82,14 +82,6 @@ impl HiddenColumn {
         }
     }
 
-    /// A comma list of names, in schema order (`all` is [`HiddenSelection::All`]).
-    pub fn parse_list(list: &str) -> Result<Vec<Self>> {
-        match parse_opt_in::<Self>("hidden_columns", list)? {
-            OptIn::Only(columns) => Ok(columns),
-            OptIn::All => Ok(Self::ALL.to_vec()),
-        }
-    }
-
     /// The column's handle.
     pub fn handle(self) -> ColumnHandle {
         let field = Field::new(self.name(), self.data_type(), self.nullable());
@@ -355,7 +347,10 @@ mod tests {
         let bucket = HiddenSelection::parse("$bucket").unwrap();
         let err = bucket.resolve(true, false).unwrap_err().to_string();
         assert!(err.contains("needs a bucketed table"), "{err}");
-        let some = HiddenColumn::parse_list("$row_id, $path,$path").unwrap();
+        let HiddenSelection::Only(some) = HiddenSelection::parse("$row_id, $path,$path").unwrap()
+        else {
+            panic!("a list is not `all`");
+        };
         assert_eq!(some, [HiddenColumn::Path, HiddenColumn::RowId]);
         let err = check_no_collision(&some, &["$path".to_string()]).unwrap_err();
         assert!(err.to_string().contains("collides"), "{err}");

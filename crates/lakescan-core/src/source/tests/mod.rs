@@ -1,16 +1,16 @@
 use super::*;
-use crate::deleted_rows::DeletedRows;
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, TableHandle};
-use crate::reader::{BatchTransform, DeleteSource, Deletes};
+use crate::reader::BatchTransform;
 use crate::subfield::Subfield;
 use arrow::array::{AsArray, BooleanArray, Int64Array};
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
-use async_trait::async_trait;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use parquet::arrow::ArrowWriter;
+
+mod deletes;
 
 /// Keeps even values of column 0 and records that it ran.
 struct KeepEven(Arc<std::sync::Mutex<Vec<&'static str>>>, &'static str);
@@ -493,38 +493,6 @@ fn seed_15_12_source(
     seed_15_12_source_with(dir, Arc::new(crate::parquet::ParquetSplitReaderFactory))
 }
 
-/// Every split deletes the rows `deleted` lists; each load counts one delete file.
-#[derive(Debug)]
-struct FixedDeletes(Arc<DeletedRows>);
-
-impl SplitReaderFactory for FixedDeletes {
-    fn deletes(&self, _split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
-        Ok(Some(Box::new(FixedDeleteSource(Arc::clone(&self.0)))))
-    }
-}
-
-#[derive(Debug)]
-struct FixedDeleteSource(Arc<DeletedRows>);
-
-#[async_trait]
-impl DeleteSource for FixedDeleteSource {
-    async fn load(self: Box<Self>, context: &SplitContext) -> Result<Deletes> {
-        context.metrics.delete_files_loaded.add(1);
-        Ok(Deletes {
-            positions: Some(self.0),
-            stages: vec![],
-        })
-    }
-}
-
-/// Every 10th row deleted, at positions 7, 17, 27, … of 20 000.
-fn every_tenth_deleted() -> Arc<FixedDeletes> {
-    Arc::new(FixedDeletes(Arc::new(DeletedRows {
-        by_deletion_vector: (0..20_000u64).filter(|p| p % 10 == 7).collect(),
-        ..Default::default()
-    })))
-}
-
 fn seed_15_12_source_with(
     dir: &std::path::Path,
     factory: Arc<dyn SplitReaderFactory>,
@@ -706,41 +674,6 @@ async fn a_dynamic_filter_that_fails_to_evaluate_is_an_error() {
     assert!(err.contains("Divide by zero"), "{err}");
 }
 
-/// Rows deleted by position at scattered positions, and a dynamic filter that runs inside
-/// the decoder (a one-column conjunct no interval describes): the decoder yields only the
-/// rows the filter keeps, so the deletes must be a row selection, not a mask that assumes
-/// every row comes out.
-#[tokio::test]
-async fn scattered_deletes_under_a_decoder_dynamic_filter_keep_their_positions() {
-    use datafusion::logical_expr::Operator;
-    use datafusion::physical_expr::expressions::{binary, col, lit};
-    let dir = tempfile::tempdir().unwrap();
-    let size = write_c0(dir.path());
-    let schema = Schema::new(vec![
-        Field::new("c0", DataType::Int64, true),
-        Field::new("p", DataType::Int32, true),
-    ]);
-    let modulo = binary(
-        col("c0", &schema).unwrap(),
-        Operator::Modulo,
-        lit(3i64),
-        &schema,
-    );
-    let multiple_of_3 = binary(modulo.unwrap(), Operator::Eq, lit(0i64), &schema).unwrap();
-    let (mut source, dynamic, _) = seed_15_12_source_with(dir.path(), every_tenth_deleted());
-    dynamic.update(multiple_of_3).unwrap();
-    let split = partition_1_split(size);
-    assert!(source.add_split(split).await.unwrap());
-    let mut rows = 0;
-    while let Some(batch) = source.next().await.unwrap() {
-        rows += batch.num_rows();
-    }
-    let expected = (0..20_000i64)
-        .filter(|i| i % 10 != 7 && (i % 20) % 3 == 0)
-        .count();
-    assert_eq!(rows, expected);
-}
-
 /// Writes `c.parquet`: `c0` = 0..20 000 in order, in 20 row groups of 1 000 rows.
 fn write_c0_sorted(dir: &std::path::Path) -> u64 {
     let schema = Arc::new(Schema::new(vec![Field::new("c0", DataType::Int64, true)]));
@@ -917,35 +850,4 @@ async fn the_lifecycle_hook_sees_prepare_and_batches() {
             SplitEvent::Batch { split: 1, batch: 0 },
         ]
     );
-}
-
-/// Deletes are loaded after pruning: a split that statistics prune loads none of its delete
-/// files; one left with rows to read loads them, and its deleted rows are not returned.
-#[tokio::test]
-async fn a_split_pruned_by_statistics_loads_no_delete_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let size = write_c0_sorted(dir.path());
-    let (mut source, dynamic, metrics) = seed_15_12_source_with(dir.path(), every_tenth_deleted());
-    // c0 is 0..20 000: statistics prune every row group.
-    dynamic.update(c0_above(50_000)).unwrap();
-    assert!(!source.add_split(partition_1_split(size)).await.unwrap());
-    assert_eq!(metrics.splits_pruned_statistics.value(), 1);
-    assert_eq!(metrics.delete_files_loaded.value(), 0);
-    // 19 990..20 000 survive; 19 997 is deleted.
-    dynamic.update(c0_above(19_989)).unwrap();
-    assert!(source.add_split(partition_1_split(size)).await.unwrap());
-    let mut rows = vec![];
-    while let Some(batch) = source.next().await.unwrap() {
-        rows.extend(
-            batch
-                .column(0)
-                .as_primitive::<Int64Type>()
-                .values()
-                .iter()
-                .copied(),
-        );
-    }
-    assert_eq!(metrics.delete_files_loaded.value(), 1);
-    let expected: Vec<i64> = (19_990..20_000).filter(|v| v % 10 != 7).collect();
-    assert_eq!(rows, expected);
 }
