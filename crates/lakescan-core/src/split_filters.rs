@@ -36,7 +36,7 @@ pub struct DynamicFilters {
 
 impl DynamicFilters {
     /// The filters' combined generation now.
-    pub fn current_generation(&self) -> u64 {
+    fn current_generation(&self) -> u64 {
         generation_of(&self.pushed)
     }
 
