@@ -21,6 +21,7 @@
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
 //! | [`opt_in`]    | `parse_opt_in`: `all` or a list of the columns a table shows on request |
 //! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
+//! | [`store`]     | `StoreOptions`: a table's object store from `aws.*` options, the session or the environment |
 //! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
 //! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12); scheduling, partitions and preload |
 //!
@@ -48,4 +49,5 @@ pub mod scan_statistics;
 pub mod source;
 pub mod split;
 pub mod split_filters;
+pub mod store;
 pub mod subfield;

@@ -25,6 +25,8 @@ use object_store::path::Path;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::async_reader::ParquetObjectReader;
 
+use lakescan_core::store::StoreOptions;
+
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
 use crate::listing::{Lister, ListingMemory, PartitionFilters, list_table, partition_schema};
@@ -64,8 +66,9 @@ impl TableProviderFactory for HiveTableFactory {
                 .filter(|f| !keys.contains(f.name()))
                 .collect(),
         );
-        builder.options = HiveOptions::parse(&cmd.options)?;
-        Ok(Arc::new(builder.build(state).await?))
+        let (store, options) = StoreOptions::split(&cmd.options)?;
+        builder.options = HiveOptions::parse(&options)?;
+        Ok(Arc::new(builder.store_options(store).build(state).await?))
     }
 }
 
@@ -89,6 +92,7 @@ pub struct HiveTableBuilder {
     columns: Vec<Field>,
     partition_columns: Vec<(String, Option<DataType>)>,
     options: HiveOptions,
+    store: StoreOptions,
 }
 
 impl HiveTableBuilder {
@@ -100,6 +104,7 @@ impl HiveTableBuilder {
             columns: vec![],
             partition_columns: vec![],
             options: HiveOptions::default(),
+            store: StoreOptions::default(),
         }
     }
 
@@ -172,9 +177,17 @@ impl HiveTableBuilder {
         self
     }
 
+    /// The `aws.*` options of the location's store (`lakescan_core::store`).
+    pub fn store_options(mut self, store: StoreOptions) -> Self {
+        self.store = store;
+        self
+    }
+
     /// Resolves the location, the partition types and the schema, and builds the table.
     pub async fn build(self, state: &dyn Session) -> Result<HiveTable> {
         let location = parse_location(&self.location)?;
+        self.store
+            .register_for(location.get_url(), state.runtime_env())?;
         let store = state.runtime_env().object_store(location.object_store())?;
         let keys: Vec<String> = self
             .partition_columns

@@ -16,6 +16,8 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::CreateExternalTable;
 
+use lakescan_core::store::StoreOptions;
+
 use crate::metadata::{locate, read_metadata, select_snapshot};
 use crate::metadata_columns::MetadataSelection;
 use crate::options::{IcebergOptions, SnapshotSelector};
@@ -49,8 +51,9 @@ impl TableProviderFactory for IcebergTableFactory {
             );
         }
         let mut builder = IcebergTableBuilder::new(cmd.name.table(), &cmd.location);
-        builder.options = IcebergOptions::parse(&cmd.options)?;
-        Ok(Arc::new(builder.build(state).await?))
+        let (store, options) = StoreOptions::split(&cmd.options)?;
+        builder.options = IcebergOptions::parse(&options)?;
+        Ok(Arc::new(builder.store_options(store).build(state).await?))
     }
 }
 
@@ -72,6 +75,7 @@ pub struct IcebergTableBuilder {
     name: String,
     location: String,
     options: IcebergOptions,
+    store: StoreOptions,
 }
 
 impl IcebergTableBuilder {
@@ -82,6 +86,7 @@ impl IcebergTableBuilder {
             name: name.into(),
             location: location.into(),
             options: IcebergOptions::default(),
+            store: StoreOptions::default(),
         }
     }
 
@@ -110,12 +115,20 @@ impl IcebergTableBuilder {
         self
     }
 
+    /// The `aws.*` options of the location's store (`lakescan_core::store`).
+    pub fn store_options(mut self, store: StoreOptions) -> Self {
+        self.store = store;
+        self
+    }
+
     /// Reads the metadata, chooses the snapshot and builds the table.
     pub async fn build(self, state: &dyn Session) -> Result<IcebergTable> {
         if self.location.trim().is_empty() {
             return plan_err!("an ICEBERG table needs a LOCATION; got an empty one");
         }
         let location = PathResolver::new(None)?.resolve(self.location.trim())?;
+        self.store
+            .register_for(location.store.as_ref(), state.runtime_env())?;
         let store = state.runtime_env().object_store(&location.store)?;
         let file = locate(&store, &location.path, &self.location).await?;
         let display = format!("{}{}", location.store.as_str(), file);

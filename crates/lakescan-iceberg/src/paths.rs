@@ -31,14 +31,31 @@ pub struct FileLocation {
 /// Resolves paths written in one table's metadata.
 #[derive(Debug, Clone)]
 pub struct PathResolver {
-    /// Absolute local directory that relative paths are joined to.
-    base: PathBuf,
+    /// Where relative paths are joined to.
+    base: Base,
+}
+
+/// The directory relative paths are joined to.
+#[derive(Debug, Clone)]
+enum Base {
+    /// An absolute local directory.
+    Local(PathBuf),
+    /// A directory of an object store (`s3://bucket/wh`): the store and the directory's parts.
+    Store(ObjectStoreUrl, Vec<String>),
 }
 
 impl PathResolver {
-    /// Relative paths resolve against `base` (a local directory), or the process's working
-    /// directory when `None`.
+    /// Relative paths resolve against `base` (a local directory or an object store URL such as
+    /// `s3://bucket/wh`), or the process's working directory when `None`.
     pub fn new(base: Option<&str>) -> Result<Self> {
+        if let Some(url) = base.filter(|b| !b.starts_with("file:") && b.contains("://")) {
+            let FileLocation { store, path } =
+                Self::local_base(PathBuf::from("/")).resolve(url.trim_end_matches('/'))?;
+            let parts = path.parts().map(|p| p.as_ref().to_string()).collect();
+            return Ok(Self {
+                base: Base::Store(store, parts),
+            });
+        }
         let base = match base {
             Some(b) => PathBuf::from(b.strip_prefix("file://").unwrap_or(b)),
             None => match std::env::current_dir() {
@@ -59,7 +76,13 @@ impl PathResolver {
                 Err(e) => return plan_err!("cannot resolve '{}': {e}", base.display()),
             }
         };
-        Ok(Self { base })
+        Ok(Self::local_base(base))
+    }
+
+    fn local_base(base: PathBuf) -> Self {
+        Self {
+            base: Base::Local(base),
+        }
     }
 
     /// The store and path of `written`.
@@ -106,10 +129,23 @@ impl PathResolver {
         Ok(self.local(written))
     }
 
+    /// A relative or absolute local path, joined to the base directory.
     fn local(&self, written: &str) -> FileLocation {
-        let joined = self.base.join(written);
+        let (store, mut parts, joined) = match &self.base {
+            Base::Local(base) => (
+                ObjectStoreUrl::local_filesystem(),
+                vec![],
+                base.join(written),
+            ),
+            // An absolute path stays a local file; a relative one joins the store directory.
+            Base::Store(_, _) if written.starts_with('/') => (
+                ObjectStoreUrl::local_filesystem(),
+                vec![],
+                PathBuf::from(written),
+            ),
+            Base::Store(store, dir) => (store.clone(), dir.clone(), PathBuf::from(written)),
+        };
         // Drop `.` and fold `..` without touching the file system.
-        let mut parts: Vec<String> = vec![];
         for component in joined.components() {
             match component {
                 Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
@@ -120,7 +156,7 @@ impl PathResolver {
             }
         }
         FileLocation {
-            store: ObjectStoreUrl::local_filesystem(),
+            store,
             path: as_written(parts),
         }
     }
@@ -140,6 +176,21 @@ fn as_written(parts: Vec<String>) -> Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_paths_join_an_object_store_base() {
+        let r = PathResolver::new(Some("s3://bucket/wh/")).unwrap();
+        let got = r.resolve("./db/t/../t/metadata/snap.avro").unwrap();
+        assert_eq!(got.store.as_str(), "s3://bucket/");
+        assert_eq!(got.path, Path::from("wh/db/t/metadata/snap.avro"));
+        // Absolute paths and URLs are not joined.
+        let local = r.resolve("/abs/a.parquet").unwrap();
+        assert_eq!(local.store, ObjectStoreUrl::local_filesystem());
+        assert_eq!(
+            r.resolve("s3://other/a.parquet").unwrap().path,
+            Path::from("a.parquet")
+        );
+    }
 
     #[test]
     fn written_forms() {

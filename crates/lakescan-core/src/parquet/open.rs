@@ -2,16 +2,19 @@
 //! ([`super::footer_cache`]) or the file, checked ([`check_footer`]) before anything trusts
 //! it, byte counting, and error messages that name the file.
 
+use std::future::Future;
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use datafusion::common::Result;
 use datafusion::common::{DataFusionError, exec_datafusion_err, not_impl_datafusion_err};
 use datafusion::physical_plan::metrics::Count;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use object_store::ObjectStoreExt;
+use object_store::{GetOptions, ObjectStoreExt};
+use object_store::{OBJECT_STORE_COALESCE_DEFAULT, coalesce_ranges};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
 use parquet::errors::ParquetError;
@@ -29,13 +32,12 @@ use crate::split::FileSplit;
 /// `LoadFooter`: opens the file and reads its metadata (and the page index when the split
 /// has filters). Takes owned inputs so the future stays `Send`.
 pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result<Opened> {
-    let path = split.file_path().clone();
     let page_index = match context.filters.filters.is_empty() {
         true => PageIndex::NotWanted,
         false => PageIndex::Wanted,
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(page_index.policy());
-    let mut reader = counting_reader(&context, &path, split.file_size());
+    let mut reader = counting_reader(&context, &split, split.file_size());
     let cache = context.metadata_cache.clone().map(FooterCache::new);
     let mut metadata = match cache.as_ref().and_then(|c| c.get(&split, page_index)) {
         Some(kept) => ArrowReaderMetadata::try_new(kept, options.clone())
@@ -71,7 +73,8 @@ pub async fn file_metadata(
         return Ok(kept);
     }
     let mut reader =
-        CountingReader::open(&store, split.file_path(), split.file_size(), Count::new());
+        CountingReader::open(&store, split.file_path(), split.file_size(), Count::new())
+            .listed_at(split.last_modified());
     let options = ArrowReaderOptions::new().with_page_index_policy(page_index.policy());
     let metadata = reader
         .get_metadata(Some(&options))
@@ -95,26 +98,26 @@ async fn read_footer(
         Err(e) => e,
     };
     // The size the split was planned with may be wrong (manifests of some writers record
-    // another size): read the footer again at the file's real size.
-    let path = split.file_path();
-    let real = match context.store.head(path).await {
+    // another size): read the footer again at the file's real size. A size from a listing
+    // is the file's own: a mismatch there means the file changed, which the reader reports.
+    if split.last_modified().is_some() {
+        return Err(footer_error(split.display_path(), e));
+    }
+    let real = match context.store.head(split.file_path()).await {
         Ok(meta) if meta.size != split.file_size() => meta.size,
         _ => return Err(footer_error(split.display_path(), e)),
     };
-    *reader = counting_reader(context, path, real);
+    *reader = counting_reader(context, split, real);
     let loaded = ArrowReaderMetadata::load_async(reader, options.clone())
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
     Ok((loaded, real))
 }
 
-fn counting_reader(
-    context: &SplitContext,
-    path: &object_store::path::Path,
-    size: u64,
-) -> CountingReader {
+fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> CountingReader {
     let bytes_read = context.metrics.bytes_read.clone();
-    CountingReader::open(&context.store, path, size, bytes_read)
+    CountingReader::open(&context.store, split.file_path(), size, bytes_read)
+        .listed_at(split.last_modified())
 }
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
@@ -126,11 +129,18 @@ fn counting_reader(
 /// from memory, so a small file costs one request.
 ///
 /// A file of the default local store is read directly into reused buffers
-/// ([`LocalFile`]); `inner` serves every other store.
+/// ([`LocalFile`]); `inner` serves every other store, except for files the planner listed:
+/// their reads are ranged GETs whose answers tell the object's size and modification time, so
+/// a file that changed since the listing (another size or time) is an error naming it, not a
+/// read of another file's bytes at the old offsets (even with its footer cached).
 #[derive(Clone)]
 pub struct CountingReader {
     inner: ParquetObjectReader,
     local: Option<LocalFile>,
+    store: Arc<dyn ObjectStore>,
+    path: object_store::path::Path,
+    /// When the planner listed the file (the file then had `file_size` bytes).
+    listed: Option<DateTime<Utc>>,
     file_size: u64,
     bytes_read: Count,
     /// The file's last bytes, from `tail.0` on, once the footer was read.
@@ -151,6 +161,9 @@ impl CountingReader {
         Self {
             inner,
             local: LocalFile::of(store, path),
+            store: Arc::clone(store),
+            path: path.clone(),
+            listed: None,
             file_size,
             bytes_read,
             tail: None,
@@ -159,6 +172,59 @@ impl CountingReader {
 }
 
 impl CountingReader {
+    /// The file was listed at `at` with the reader's size: check it is still that file.
+    pub fn listed_at(mut self, at: Option<DateTime<Utc>>) -> Self {
+        self.listed = at;
+        self
+    }
+
+    /// `range` of the file from an object store, checked against the listing (when the
+    /// planner listed the file): every answer tells the object's size and modification time.
+    fn fetch_checked(
+        &self,
+        range: Range<u64>,
+    ) -> impl Future<Output = parquet::errors::Result<Bytes>> + Send + 'static {
+        let (store, path) = (Arc::clone(&self.store), self.path.clone());
+        let (listed, file_size) = (self.listed, self.file_size);
+        async move {
+            let external = |e: object_store::Error| ParquetError::External(Box::new(e));
+            let options = GetOptions {
+                range: Some(range.into()),
+                ..GetOptions::default()
+            };
+            let got = store.get_opts(&path, options).await.map_err(external)?;
+            if let Some(listed) = listed {
+                let (size, modified) = (got.meta.size, got.meta.last_modified);
+                // Listings and GET answers agree to the second.
+                if size != file_size || modified.timestamp() != listed.timestamp() {
+                    return Err(ParquetError::External(Box::new(ObjectChanged {
+                        listed: (file_size, listed),
+                        now: (size, modified),
+                    })));
+                }
+            }
+            got.bytes().await.map_err(external)
+        }
+    }
+
+    /// `ranges` from an object store, checked against the listing, coalesced the way
+    /// `ObjectStore::get_ranges` does (ranges less than 1 MiB apart are one request).
+    fn fetch_ranges_checked(
+        &self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'static, parquet::errors::Result<Vec<Bytes>>> {
+        let this = self.clone();
+        async move {
+            coalesce_ranges(
+                &ranges,
+                |range| this.fetch_checked(range),
+                OBJECT_STORE_COALESCE_DEFAULT,
+            )
+            .await
+        }
+        .boxed()
+    }
+
     /// `range` from the kept tail, when it lies inside it.
     fn kept_bytes(&self, range: &Range<u64>) -> Option<Bytes> {
         let (start, bytes) = self.tail.as_ref()?;
@@ -187,6 +253,7 @@ impl AsyncFileReader for CountingReader {
                 }
                 .boxed()
             }
+            None if self.listed.is_some() => self.fetch_checked(range).boxed(),
             None => self.inner.get_bytes(range),
         };
         fetch
@@ -213,6 +280,7 @@ impl AsyncFileReader for CountingReader {
                 let local = local.clone();
                 async move { local.read_ranges(ranges).await }.boxed()
             }
+            None if self.listed.is_some() => self.fetch_ranges_checked(ranges),
             None => self.inner.get_byte_ranges(ranges),
         };
         fetch
@@ -237,8 +305,7 @@ impl AsyncFileReader for CountingReader {
             if self.tail.is_none() && file_size > 0 {
                 // As a one-range `get_byte_ranges`: one request, where a local store's
                 // `get_range` takes two trips to its blocking pool (open, then read).
-                let tail = start..file_size;
-                let bytes = self.get_byte_ranges(vec![tail]).await?;
+                let bytes = self.get_byte_ranges(vec![start..file_size]).await?;
                 let bytes = bytes.into_iter().next().ok_or_else(|| {
                     ParquetError::General(format!("no bytes for range {start}..{file_size}"))
                 })?;
@@ -315,10 +382,34 @@ pub fn file_error(path: &str, e: ParquetError) -> DataFusionError {
     exec_datafusion_err!("cannot read Parquet file '{path}': {e}{hint}")
 }
 
-/// Wraps an error met while reading a file's footer: the metadata is unreadable.
+/// Wraps an error met while reading a file's footer: the metadata is unreadable, or (an
+/// external error) the object could not be fetched.
 pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
+    let hint = match &e {
+        ParquetError::External(_) => "",
+        _ => " (the file is truncated, its footer is corrupt, or it is not a Parquet file)",
+    };
     exec_datafusion_err!(
-        "cannot read the footer (file metadata) of Parquet file '{path}': {e} \
-         (the file is truncated, its footer is corrupt, or it is not a Parquet file)"
+        "cannot read the footer (file metadata) of Parquet file '{path}': {e}{hint}"
     )
 }
+
+/// A listed file that is not the file listed any more.
+#[derive(Debug)]
+struct ObjectChanged {
+    listed: (u64, DateTime<Utc>),
+    now: (u64, DateTime<Utc>),
+}
+
+impl std::fmt::Display for ObjectChanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the file changed after the table was listed: it had {} bytes (modified {}) and \
+             has {} bytes (modified {}); it was rewritten in place, run the query again",
+            self.listed.0, self.listed.1, self.now.0, self.now.1
+        )
+    }
+}
+
+impl std::error::Error for ObjectChanged {}
