@@ -6,6 +6,7 @@
 //! into text by [`crate::convert`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,6 +15,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
 
 use crate::convert;
+use crate::s3::S3Mirror;
 
 /// Target partitions of the test sessions: small and fixed, so plans in `EXPLAIN` output do
 /// not depend on the machine the tests run on.
@@ -38,17 +40,34 @@ pub fn new_session_context() -> Result<SessionContext> {
 #[derive(Clone)]
 pub struct LakescanDb {
     ctx: SessionContext,
+    /// When the file's lakescan tables are read from S3 (the `S3` run).
+    mirror: Option<Arc<S3Mirror>>,
 }
 
 impl LakescanDb {
     /// Wraps `ctx`; usually a clone of the file's [`new_session_context`].
     pub fn new(ctx: SessionContext) -> Self {
-        Self { ctx }
+        Self { ctx, mirror: None }
+    }
+
+    /// Reads the file's lakescan tables from S3 through `mirror`.
+    pub fn with_mirror(mut self, mirror: Arc<S3Mirror>) -> Self {
+        self.mirror = Some(mirror);
+        self
     }
 
     /// The session this connection runs SQL in.
     pub fn session(&self) -> &SessionContext {
         &self.ctx
+    }
+}
+
+impl LakescanDb {
+    async fn execute(&self, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
+        let frame = self.ctx.sql(sql).await?;
+        let plan_schema = frame.schema().inner().clone();
+        let batches = frame.collect().await?;
+        convert::to_output(&plan_schema, &batches)
     }
 }
 
@@ -58,10 +77,21 @@ impl AsyncDB for LakescanDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, DbError> {
-        let frame = self.ctx.sql(sql).await?;
-        let plan_schema = frame.schema().inner().clone();
-        let batches = frame.collect().await?;
-        Ok(convert::to_output(&plan_schema, &batches)?)
+        let Some(mirror) = &self.mirror else {
+            return Ok(self.execute(sql).await?);
+        };
+        mirror.sync().await?;
+        match self.execute(&mirror.rewrite(sql)).await {
+            Ok(DBOutput::Rows { types, rows }) => {
+                let rows = rows
+                    .into_iter()
+                    .map(|row| row.iter().map(|cell| mirror.localize(cell)).collect())
+                    .collect();
+                Ok(DBOutput::Rows { types, rows })
+            }
+            Ok(other) => Ok(other),
+            Err(e) => Err(mirror.localize_error(e).into()),
+        }
     }
 
     async fn shutdown(&mut self) {}

@@ -11,11 +11,14 @@
 //!   error type [`DbError`], and [`new_session_context`], the session every file starts from.
 //! * [`convert`] — record batches → sqllogictest column types and value strings (`NULL`,
 //!   `(empty)`, arrow display formatting, multi-line cells expanded into numbered rows).
+//! * [`s3`] — [`s3::S3Mirror`]: the same file with its lakescan tables read from S3 (a moto
+//!   server of the run), local paths shown in the results.
 //! * [`validate`] — [`validator`], the row-by-row result comparison with `<slt:ignore>`
 //!   wildcards.
 
 pub mod convert;
 pub mod db;
+pub mod s3;
 pub mod validate;
 
 pub use db::{DbError, LakescanDb, new_session_context};

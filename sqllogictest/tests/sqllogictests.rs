@@ -39,9 +39,15 @@ use std::error::Error;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use lakescan_sqllogictest::s3::{Root, S3Mirror, upload_once};
 use lakescan_sqllogictest::{DbError, LakescanDb, new_session_context, validator};
-use sqllogictest::{Record, Runner, default_normalizer, parse_file, strict_column_validator};
+use lakescan_testkit::S3Server;
+use object_store::ObjectStore;
+use sqllogictest::{
+    Record, Runner, default_normalizer, parse_file, parse_with_name, strict_column_validator,
+};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
@@ -150,15 +156,19 @@ fn main() -> Result<(), Box<dyn Error>> {
         .enable_all()
         .build()?;
     // The seed §15 scenarios and the dynamic-filter file run with preload on (the default)
-    // and again with it off (DESIGN.md, "Invariants" 5); completion writes them once.
-    let runs: Vec<(PathBuf, Preload)> = files
+    // and again with it off (DESIGN.md, "Invariants" 5); the Hive and Iceberg files run again
+    // with their tables on S3; completion writes each file once.
+    let runs: Vec<(PathBuf, Variant)> = files
         .into_iter()
         .flat_map(|file| {
             let name = file_name(&file);
-            let twice = args.mode == Mode::Check
-                && (name.starts_with("seed_15_") || name == "dynamic_filters.slt");
-            let off = twice.then(|| (file.clone(), Preload::Off));
-            std::iter::once((file, Preload::Default)).chain(off)
+            let check = args.mode == Mode::Check;
+            let twice = check && (name.starts_with("seed_15_") || name == "dynamic_filters.slt");
+            let off = twice.then(|| (file.clone(), Variant::PreloadOff));
+            let s3 = (check && on_s3(&name)).then(|| (file.clone(), Variant::S3));
+            std::iter::once((file, Variant::Default))
+                .chain(off)
+                .chain(s3)
         })
         .collect();
     let outcomes = runtime.block_on(run_files(runs, args.mode))?;
@@ -166,6 +176,23 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Files that do not run on S3, and why.
+const LOCAL_ONLY: &[(&str, &str)] = &[
+    (
+        "listing_cache.slt",
+        "times the listing cache against local file changes",
+    ),
+    (
+        "smoke.slt",
+        "checks the runner itself (no lakescan table to move)",
+    ),
+];
+
+/// Whether `name` runs a second time with its lakescan tables on S3.
+fn on_s3(name: &str) -> bool {
+    !LOCAL_ONLY.iter().any(|(local, _)| *local == name)
 }
 
 /// The `.slt` files under `test_files/` selected by `args`, sorted by name.
@@ -202,18 +229,23 @@ fn testdata_dir() -> String {
 /// Each file is driven by `Handle::block_on` on a blocking thread: the runner's futures are
 /// not `Send` (`update_test_file`), while DataFusion's own tasks still run on the workers.
 async fn run_files(
-    files: Vec<(PathBuf, Preload)>,
+    files: Vec<(PathBuf, Variant)>,
     mode: Mode,
 ) -> Result<Vec<Outcome>, Box<dyn Error>> {
+    let s3 = match files.iter().any(|(_, v)| *v == Variant::S3) {
+        true => Some(Arc::new(S3Run::start().await?)),
+        false => None,
+    };
     let parallelism = std::thread::available_parallelism().map_or(2, |n| n.get());
     let semaphore = Arc::new(Semaphore::new(parallelism));
     let handle = Handle::current();
     let mut tasks = Vec::with_capacity(files.len());
-    for (file, preload) in files {
+    for (file, variant) in files {
         let permit = Arc::clone(&semaphore).acquire_owned().await?;
         let handle = handle.clone();
+        let s3 = s3.clone().filter(|_| variant == Variant::S3);
         tasks.push(tokio::task::spawn_blocking(move || {
-            let outcome = handle.block_on(run_file(&file, preload, mode));
+            let outcome = handle.block_on(run_file(&file, variant, s3, mode));
             drop(permit);
             print_status(&outcome);
             outcome
@@ -226,23 +258,80 @@ async fn run_files(
     Ok(outcomes)
 }
 
-/// Whether a file runs with the session's default `lakescan.preload_splits` or with preload
-/// off.
+/// How a file runs: as written, with `lakescan.preload_splits` off, or with its lakescan
+/// tables read from S3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Preload {
+enum Variant {
     Default,
-    Off,
+    PreloadOff,
+    S3,
 }
 
+/// The S3 server of a run (moto on loopback) and its bucket `slt`, with `testdata/` uploaded
+/// once under `testdata/`.
+struct S3Run {
+    /// Stopped when the run ends.
+    _server: S3Server,
+    store: Arc<dyn ObjectStore>,
+    next: AtomicUsize,
+}
+
+impl S3Run {
+    async fn start() -> Result<Self, Box<dyn Error>> {
+        let server = S3Server::start().map_err(|e| format!("S3 runs: {e}"))?;
+        server
+            .create_bucket(S3_BUCKET)
+            .map_err(|e| format!("S3 runs: {e}"))?;
+        let store = server
+            .store(S3_BUCKET)
+            .map_err(|e| format!("S3 runs: {e}"))?;
+        upload_once(&store, Path::new(&testdata_dir()), "testdata").await?;
+        Ok(Self {
+            _server: server,
+            store,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The mirror of one file's run: its own local directory and prefix, and the fixtures.
+    fn mirror(&self, local: &Path) -> S3Mirror {
+        // Same-length prefixes: no URL is the beginning of another.
+        let prefix = format!("run-{:04}", self.next.fetch_add(1, Ordering::Relaxed));
+        let roots = vec![
+            Root {
+                local: local.to_path_buf(),
+                url: format!("s3://{S3_BUCKET}/{prefix}"),
+                prefix,
+                changes: true,
+            },
+            Root {
+                local: PathBuf::from(testdata_dir()),
+                url: format!("s3://{S3_BUCKET}/testdata"),
+                prefix: "testdata".into(),
+                changes: false,
+            },
+        ];
+        S3Mirror::new(Arc::clone(&self.store), roots)
+    }
+}
+
+/// The bucket of the S3 runs.
+const S3_BUCKET: &str = "slt";
+
+/// The variable that stands for `$__TEST_DIR__` in S3 runs (a directory the mirror knows).
+const S3_LOCAL_DIR_VAR: &str = "LAKESCAN_S3_LOCAL_DIR";
+
 /// Runs (or completes) one file in its own session and runner.
-async fn run_file(file: &Path, preload: Preload, mode: Mode) -> Outcome {
-    let result = match mode {
-        Mode::Check => check_file(file, preload).await,
-        Mode::Complete => complete_file(file).await,
+async fn run_file(file: &Path, variant: Variant, s3: Option<Arc<S3Run>>, mode: Mode) -> Outcome {
+    let result = match (mode, s3) {
+        (Mode::Check, Some(s3)) => check_file_on_s3(file, &s3).await,
+        (Mode::Check, None) => check_file(file, variant).await,
+        (Mode::Complete, _) => complete_file(file).await,
     };
-    let suffix = match preload {
-        Preload::Default => "",
-        Preload::Off => " (preload off)",
+    let suffix = match variant {
+        Variant::Default => "",
+        Variant::PreloadOff => " (preload off)",
+        Variant::S3 => " (on S3)",
     };
     Outcome {
         name: format!("{}{suffix}", file_name(file)),
@@ -250,14 +339,20 @@ async fn run_file(file: &Path, preload: Preload, mode: Mode) -> Outcome {
     }
 }
 
-/// A runner over a fresh session, with `$TESTDATA` set and our validators.
+/// A runner over a fresh session, with `$TESTDATA` set and our validators; its lakescan
+/// tables are read through `mirror` when there is one.
 fn new_runner(
     file: &Path,
-    preload: Preload,
+    variant: Variant,
+    mirror: Option<Arc<S3Mirror>>,
 ) -> Result<Runner<LakescanDb, impl sqllogictest::MakeConnection<Conn = LakescanDb>>, String> {
     let ctx = new_session_context()
         .map_err(|e| format!("{}: cannot create session: {e}", file.display()))?;
-    if preload == Preload::Off {
+    if let Some(mirror) = &mirror {
+        let url = url::Url::parse(&format!("s3://{S3_BUCKET}")).map_err(|e| e.to_string())?;
+        ctx.register_object_store(&url, mirror.store());
+    }
+    if variant == Variant::PreloadOff {
         ctx.state_ref()
             .write()
             .config_mut()
@@ -266,7 +361,10 @@ fn new_runner(
             .map_err(|e| format!("{}: cannot turn preload off: {e}", file.display()))?;
     }
     let mut runner = Runner::new(move || {
-        let db = LakescanDb::new(ctx.clone());
+        let mut db = LakescanDb::new(ctx.clone());
+        if let Some(mirror) = &mirror {
+            db = db.with_mirror(Arc::clone(mirror));
+        }
         async move { Ok::<_, DbError>(db) }
     });
     runner.set_var("TESTDATA".to_string(), testdata_dir());
@@ -278,9 +376,37 @@ fn new_runner(
 }
 
 /// Runs every record of `file` (up to a `halt`), collecting all failures.
-async fn check_file(file: &Path, preload: Preload) -> Result<(), String> {
+async fn check_file(file: &Path, variant: Variant) -> Result<(), String> {
     let records = parse_file::<sqllogictest::DefaultColumnType>(file).map_err(|e| e.to_string())?;
-    let mut runner = new_runner(file, preload)?;
+    let runner = new_runner(file, variant, None)?;
+    run_records(runner, records).await
+}
+
+/// Runs `file` with its lakescan tables on S3: `$__TEST_DIR__` becomes a local directory the
+/// mirror uploads (see `lakescan_sqllogictest::s3`).
+async fn check_file_on_s3(file: &Path, s3: &S3Run) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let text = text.replace("__TEST_DIR__", S3_LOCAL_DIR_VAR);
+    let records = parse_with_name::<sqllogictest::DefaultColumnType>(&text, file_name(file))
+        .map_err(|e| e.to_string())?;
+    let local = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let local_path = local.path().canonicalize().map_err(|e| e.to_string())?;
+    let mirror = Arc::new(s3.mirror(&local_path));
+    let mut runner = new_runner(file, Variant::S3, Some(mirror))?;
+    // `skipif s3` / `onlyif s3` mark records that differ on an object store.
+    runner.add_label("s3");
+    runner.set_var(
+        S3_LOCAL_DIR_VAR.to_string(),
+        local_path.to_string_lossy().into_owned(),
+    );
+    run_records(runner, records).await
+}
+
+/// Runs `records` (up to a `halt`), collecting all failures.
+async fn run_records<M: sqllogictest::MakeConnection<Conn = LakescanDb>>(
+    mut runner: Runner<LakescanDb, M>,
+    records: Vec<Record<sqllogictest::DefaultColumnType>>,
+) -> Result<(), String> {
     let colorize = std::io::stdout().is_terminal();
     let mut failures = Vec::new();
     for record in records {
@@ -301,7 +427,7 @@ async fn check_file(file: &Path, preload: Preload) -> Result<(), String> {
 
 /// Rewrites the expected output of `file` with what the records produce now.
 async fn complete_file(file: &Path) -> Result<(), String> {
-    let mut runner = new_runner(file, Preload::Default)?;
+    let mut runner = new_runner(file, Variant::Default, None)?;
     let result = runner
         .update_test_file(
             file,

@@ -20,8 +20,8 @@ use datafusion::common::{Result, exec_err, plan_err};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::CreateExternalTable;
 use futures::TryStreamExt;
-use object_store::ObjectStore;
 use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::async_reader::ParquetObjectReader;
 
@@ -189,6 +189,7 @@ impl HiveTableBuilder {
         self.store
             .register_for(location.get_url(), state.runtime_env())?;
         let store = state.runtime_env().object_store(location.object_store())?;
+        check_not_an_object(&store, &location, &self.location).await?;
         let keys: Vec<String> = self
             .partition_columns
             .iter()
@@ -238,6 +239,26 @@ pub fn parse_location(location: &str) -> Result<ListingTableUrl> {
         }
     }
     Ok(url)
+}
+
+/// An object store has no directories: a location that names an object (a file) is an
+/// error, as a local file is ([`parse_location`]). An empty prefix is an empty table.
+async fn check_not_an_object(
+    store: &Arc<dyn ObjectStore>,
+    location: &ListingTableUrl,
+    written: &str,
+) -> Result<()> {
+    let key = location.prefix().as_ref().trim_end_matches('/');
+    if location.scheme() == "file" || key.is_empty() {
+        return Ok(());
+    }
+    match store.head(&Path::from(key)).await {
+        Ok(_) => plan_err!(
+            "HIVE table location '{written}' does not exist or is not a directory: it is an \
+             object (a file); a HIVE table's LOCATION is the directory of its files"
+        ),
+        Err(_) => Ok(()),
+    }
 }
 
 async fn resolve_partition_types(

@@ -313,7 +313,7 @@ pub async fn upload_dir(
             async move {
                 let bytes = tokio::fs::read(&file).await?;
                 store
-                    .put(&ObjectPath::from(key), PutPayload::from(bytes))
+                    .put(&object_path(&key), PutPayload::from(bytes))
                     .await?;
                 Ok::<_, Error>(())
             }
@@ -322,6 +322,12 @@ pub async fn upload_dir(
         .try_collect::<Vec<_>>()
         .await?;
     Ok(count)
+}
+
+/// The object path of `key` exactly as written: a file named `k=a%2Fb` (a Hive writer's
+/// escaped partition value) is the key `k=a%2Fb`, not `k=a%252Fb`.
+pub fn object_path(key: &str) -> ObjectPath {
+    ObjectPath::parse(key).unwrap_or_else(|_| ObjectPath::from(key))
 }
 
 /// The key of `file` (under `root`) below `prefix`.

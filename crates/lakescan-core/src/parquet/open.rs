@@ -385,9 +385,15 @@ pub fn file_error(path: &str, e: ParquetError) -> DataFusionError {
 /// Wraps an error met while reading a file's footer: the metadata is unreadable, or (an
 /// external error) the object could not be fetched.
 pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
-    let hint = match &e {
-        ParquetError::External(_) => "",
-        _ => " (the file is truncated, its footer is corrupt, or it is not a Parquet file)",
+    let fetch_failed = match &e {
+        ParquetError::External(inner) => {
+            inner.is::<object_store::Error>() || inner.is::<ObjectChanged>()
+        }
+        _ => false,
+    };
+    let hint = match fetch_failed {
+        true => "",
+        false => " (the file is truncated, its footer is corrupt, or it is not a Parquet file)",
     };
     exec_datafusion_err!(
         "cannot read the footer (file metadata) of Parquet file '{path}': {e}{hint}"
