@@ -30,6 +30,7 @@ use datafusion::physical_plan::metrics::{
 /// | `splits_stopped_dynamic_filter` | splits stopped while they streamed: a dynamic filter that changed meanwhile rejects their constants (seed §12.3) |
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
+/// | `requests_get`                  | GET requests of data files (footers and column chunks; object stores only) |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection (time in the reader's polls, not waiting for I/O; also `elapsed_compute`) |
 /// | `time_loading_deletes`          | reading delete files and building their key sets         |
@@ -81,6 +82,8 @@ pub struct LakeScanMetrics {
     pub rows_removed_dynamic_filter: Count,
     /// See the table above.
     pub bytes_read: Count,
+    /// See the table above (registered only for object stores: [`Self::with_requests`]).
+    pub requests_get: Count,
     /// See the table above.
     pub time_opening: Time,
     /// See the table above.
@@ -118,6 +121,7 @@ impl LakeScanMetrics {
             splits_stopped_dynamic_filter: count("splits_stopped_dynamic_filter"),
             rows_removed_dynamic_filter: count("rows_removed_dynamic_filter"),
             bytes_read: count("bytes_read"),
+            requests_get: Count::new(),
             time_opening: time("time_opening"),
             time_reading: time("time_reading"),
             time_loading_deletes: time("time_loading_deletes"),
@@ -126,6 +130,13 @@ impl LakeScanMetrics {
 }
 
 impl LakeScanMetrics {
+    /// Shows `requests_get` in `set` too: the scan reads from an object store (local files
+    /// make no requests, and their plans do not show the metric).
+    pub fn with_requests(mut self, set: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        self.requests_get = MetricBuilder::new(set).counter("requests_get", partition);
+        self
+    }
+
     /// Runs `future` (the reader producing a batch), adding the time spent in its polls to
     /// `time_reading` and `elapsed_compute`: the decoding it does when its bytes are there,
     /// not the time it waits for them.

@@ -109,6 +109,37 @@ async fn hive_table_on_s3_by_options_gives_the_local_rows() {
     .await
 }
 
+/// What S3 bills: a file smaller than the footer read (64 KiB) costs one GET, footer and
+/// column chunks together; the metric shows only for object stores.
+#[tokio::test]
+async fn a_small_file_costs_one_get() {
+    bounded(async {
+        let (server, _dir, _) = hive_on_s3().await;
+        let ctx = hive_session(&server).await;
+        let plan = rows(&ctx, &format!("EXPLAIN ANALYZE {HIVE_QUERY}"))
+            .await
+            .unwrap();
+        let scan = plan.lines().find(|l| l.contains("LakeScanExec")).unwrap();
+        assert!(scan.contains("splits_total=3"), "{scan}");
+        assert!(scan.contains("requests_get=3,"), "{scan}");
+        let local = session();
+        let dir = tempfile::tempdir().unwrap();
+        let table = write_hive_table(dir.path()).await;
+        local
+            .sql(&format!(
+                "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '{}' PARTITIONED BY (region)",
+                table.display()
+            ))
+            .await
+            .unwrap();
+        let plan = rows(&local, &format!("EXPLAIN ANALYZE {HIVE_QUERY}"))
+            .await
+            .unwrap();
+        assert!(!plan.contains("requests_get"), "{plan}");
+    })
+    .await
+}
+
 #[tokio::test]
 async fn hive_table_on_a_store_the_application_registered() {
     bounded(async {

@@ -389,7 +389,10 @@ impl ExecutionPlan for LakeScanExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let store = context.runtime_env().object_store(&self.store_url)?;
-        let metrics = LakeScanMetrics::new(&self.metrics, partition);
+        let mut metrics = LakeScanMetrics::new(&self.metrics, partition);
+        if self.store_url.as_str() != "file:///" {
+            metrics = metrics.with_requests(&self.metrics, partition);
+        }
         if partition == 0 {
             let planning = |name: &'static str, v: usize| {
                 MetricBuilder::new(&self.metrics)

@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use object_store::{GetOptions, ObjectStoreExt};
 use object_store::{OBJECT_STORE_COALESCE_DEFAULT, coalesce_ranges};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::arrow::async_reader::{AsyncFileReader, ParquetObjectReader};
+use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
@@ -118,6 +118,7 @@ fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> Coun
     let bytes_read = context.metrics.bytes_read.clone();
     CountingReader::open(&context.store, split.file_path(), size, bytes_read)
         .listed_at(split.last_modified())
+        .counting_requests(context.metrics.requests_get.clone())
 }
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
@@ -129,13 +130,13 @@ fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> Coun
 /// from memory, so a small file costs one request.
 ///
 /// A file of the default local store is read directly into reused buffers
-/// ([`LocalFile`]); `inner` serves every other store, except for files the planner listed:
-/// their reads are ranged GETs whose answers tell the object's size and modification time, so
-/// a file that changed since the listing (another size or time) is an error naming it, not a
-/// read of another file's bytes at the old offsets (even with its footer cached).
+/// ([`LocalFile`]). Other stores get ranged GETs (`get_opts`), coalesced as
+/// `ObjectStore::get_ranges` coalesces them and counted; their answers tell the object's size
+/// and modification time, so a file the planner listed that changed since (another size or
+/// time) is an error naming it, not a read of another file's bytes at the old offsets (even
+/// with its footer cached).
 #[derive(Clone)]
 pub struct CountingReader {
-    inner: ParquetObjectReader,
     local: Option<LocalFile>,
     store: Arc<dyn ObjectStore>,
     path: object_store::path::Path,
@@ -143,6 +144,8 @@ pub struct CountingReader {
     listed: Option<DateTime<Utc>>,
     file_size: u64,
     bytes_read: Count,
+    /// GET requests sent to the object store (not to a local file).
+    requests: Count,
     /// The file's last bytes, from `tail.0` on, once the footer was read.
     tail: Option<(u64, Bytes)>,
 }
@@ -156,37 +159,43 @@ impl CountingReader {
         file_size: u64,
         bytes_read: Count,
     ) -> Self {
-        let inner =
-            ParquetObjectReader::new(Arc::clone(store), path.clone()).with_file_size(file_size);
         Self {
-            inner,
             local: LocalFile::of(store, path),
             store: Arc::clone(store),
             path: path.clone(),
             listed: None,
             file_size,
             bytes_read,
+            requests: Count::new(),
             tail: None,
         }
     }
 }
 
 impl CountingReader {
+    /// Counts the GET requests sent to the object store into `requests`.
+    pub fn counting_requests(mut self, requests: Count) -> Self {
+        self.requests = requests;
+        self
+    }
+
     /// The file was listed at `at` with the reader's size: check it is still that file.
     pub fn listed_at(mut self, at: Option<DateTime<Utc>>) -> Self {
         self.listed = at;
         self
     }
 
-    /// `range` of the file from an object store, checked against the listing (when the
-    /// planner listed the file): every answer tells the object's size and modification time.
+    /// `range` of the file from an object store (one GET, counted), checked against the
+    /// listing when the planner listed the file.
     fn fetch_checked(
         &self,
         range: Range<u64>,
     ) -> impl Future<Output = parquet::errors::Result<Bytes>> + Send + 'static {
         let (store, path) = (Arc::clone(&self.store), self.path.clone());
         let (listed, file_size) = (self.listed, self.file_size);
+        let requests = self.requests.clone();
         async move {
+            requests.add(1);
             let external = |e: object_store::Error| ParquetError::External(Box::new(e));
             let options = GetOptions {
                 range: Some(range.into()),
@@ -253,8 +262,7 @@ impl AsyncFileReader for CountingReader {
                 }
                 .boxed()
             }
-            None if self.listed.is_some() => self.fetch_checked(range).boxed(),
-            None => self.inner.get_bytes(range),
+            None => self.fetch_checked(range).boxed(),
         };
         fetch
             .map(move |r| {
@@ -280,8 +288,7 @@ impl AsyncFileReader for CountingReader {
                 let local = local.clone();
                 async move { local.read_ranges(ranges).await }.boxed()
             }
-            None if self.listed.is_some() => self.fetch_ranges_checked(ranges),
-            None => self.inner.get_byte_ranges(ranges),
+            None => self.fetch_ranges_checked(ranges),
         };
         fetch
             .map(move |r| {
@@ -305,7 +312,8 @@ impl AsyncFileReader for CountingReader {
             if self.tail.is_none() && file_size > 0 {
                 // As a one-range `get_byte_ranges`: one request, where a local store's
                 // `get_range` takes two trips to its blocking pool (open, then read).
-                let bytes = self.get_byte_ranges(vec![start..file_size]).await?;
+                let tail = start..file_size;
+                let bytes = self.get_byte_ranges(vec![tail]).await?;
                 let bytes = bytes.into_iter().next().ok_or_else(|| {
                     ParquetError::General(format!("no bytes for range {start}..{file_size}"))
                 })?;
