@@ -115,7 +115,7 @@ impl S3Mirror {
     /// A result cell as the local run shows it: the roots' URLs turned back into local
     /// URLs (`file:///…`, as the hidden `$path` column shows local files).
     ///
-    /// The `requests_get` metric of object-store scans is left out (local scans make no
+    /// The `requests_*` metrics of object-store scans are left out (local scans make no
     /// requests and do not show it; `crates/lakescan/tests/s3.rs` checks its values).
     pub fn localize(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -125,7 +125,8 @@ impl S3Mirror {
                 &format!("file://{}", root.local.to_string_lossy()),
             );
         }
-        without_metric(&out, "requests_get=")
+        let out = without_metric(&out, "requests_get=");
+        without_metric(&out, "requests_retried=")
     }
 
     /// `error` as the local run would show it: the roots' URLs turned back into local paths

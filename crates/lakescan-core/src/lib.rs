@@ -21,6 +21,7 @@
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
 //! | [`opt_in`]    | `parse_opt_in`: `all` or a list of the columns a table shows on request |
 //! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
+//! | [`requests`]  | `CountingConnector`: HTTP requests and retries of a read, for the scan's metrics |
 //! | [`store`]     | `StoreOptions`: a table's object store from `aws.*` options, the session or the environment |
 //! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
 //! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12); scheduling, partitions and preload |
@@ -43,6 +44,7 @@ pub mod metrics;
 pub mod opt_in;
 pub mod parquet;
 pub mod reader;
+pub mod requests;
 pub mod required;
 pub mod scan_spec;
 pub mod scan_statistics;

@@ -31,6 +31,7 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `requests_get`                  | GET requests of data files (footers and column chunks; object stores only) |
+/// | `requests_retried`              | retries of those requests, body resumptions included (object stores whose client counts them: `crate::requests`) |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection (time in the reader's polls, not waiting for I/O; also `elapsed_compute`) |
 /// | `time_loading_deletes`          | reading delete files and building their key sets         |
@@ -84,6 +85,8 @@ pub struct LakeScanMetrics {
     pub bytes_read: Count,
     /// See the table above (registered only for object stores: [`Self::with_requests`]).
     pub requests_get: Count,
+    /// See the table above (registered only for object stores: [`Self::with_requests`]).
+    pub requests_retried: Count,
     /// See the table above.
     pub time_opening: Time,
     /// See the table above.
@@ -122,6 +125,7 @@ impl LakeScanMetrics {
             rows_removed_dynamic_filter: count("rows_removed_dynamic_filter"),
             bytes_read: count("bytes_read"),
             requests_get: Count::new(),
+            requests_retried: Count::new(),
             time_opening: time("time_opening"),
             time_reading: time("time_reading"),
             time_loading_deletes: time("time_loading_deletes"),
@@ -134,6 +138,7 @@ impl LakeScanMetrics {
     /// make no requests, and their plans do not show the metric).
     pub fn with_requests(mut self, set: &ExecutionPlanMetricsSet, partition: usize) -> Self {
         self.requests_get = MetricBuilder::new(set).counter("requests_get", partition);
+        self.requests_retried = MetricBuilder::new(set).counter("requests_retried", partition);
         self
     }
 

@@ -39,6 +39,8 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::{ObjectStore, RetryConfig};
 use url::Url;
 
+use crate::requests::CountingConnector;
+
 /// The prefix of the options that configure a table's S3 client.
 pub const AWS_PREFIX: &str = "aws.";
 
@@ -162,7 +164,10 @@ impl StoreOptions {
                 }
             }
         }
-        let store = builder.with_retry(retry).build().map_err(|e| {
+        let builder = builder
+            .with_retry(retry)
+            .with_http_connector(CountingConnector);
+        let store = builder.build().map_err(|e| {
             // object_store's builder errors name keys and URLs, not secret values.
             plan_datafusion_err!("cannot configure the S3 client of bucket '{bucket}': {e}")
         })?;

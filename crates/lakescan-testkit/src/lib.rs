@@ -16,6 +16,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
+use lakescan_core::requests::CountingConnector;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
@@ -224,7 +225,8 @@ impl S3Server {
         )
     }
 
-    /// A client of `bucket` on this server: 3 retries with short backoffs, 1 s per request.
+    /// A client of `bucket` on this server: 3 retries with short backoffs, 1 s per request,
+    /// requests counted for the scans' `requests_retried` (lakescan's `CountingConnector`).
     pub fn builder(&self, bucket: &str) -> AmazonS3Builder {
         let retry = RetryConfig {
             backoff: BackoffConfig {
@@ -249,6 +251,7 @@ impl S3Server {
                     .with_allow_http(true)
                     .with_timeout(Duration::from_secs(1)),
             )
+            .with_http_connector(CountingConnector)
     }
 
     /// [`Self::builder`], built.

@@ -122,6 +122,7 @@ async fn a_small_file_costs_one_get() {
         let scan = plan.lines().find(|l| l.contains("LakeScanExec")).unwrap();
         assert!(scan.contains("splits_total=3"), "{scan}");
         assert!(scan.contains("requests_get=3,"), "{scan}");
+        assert!(scan.contains("requests_retried=0,"), "{scan}");
         let local = session();
         let dir = tempfile::tempdir().unwrap();
         let table = write_hive_table(dir.path()).await;
@@ -240,6 +241,37 @@ async fn transient_faults_are_retried_and_the_rows_are_identical() {
         }
         let stats = server.stats().unwrap();
         assert!(!stats.contains("\"injected\": 0"), "{stats}");
+    })
+    .await
+}
+
+/// Retries show in the scan's metrics: two 503s on the first ranged GET, one more request
+/// each.
+#[tokio::test]
+async fn retries_appear_in_the_scans_metrics() {
+    bounded(async {
+        let (server, _dir, _) = hive_on_s3().await;
+        let ctx = hive_session(&server).await;
+        let sql = format!("EXPLAIN ANALYZE {HIVE_QUERY}");
+        // Planned first: footers read while planning do not take the faults.
+        let plan = ctx
+            .sql(&sql)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        server
+            .arm(&Fault::status(503).times(2).on("GET").ranged())
+            .unwrap();
+        let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+            .await
+            .unwrap();
+        server.disarm().unwrap();
+        let out = pretty_format_batches(&batches).unwrap().to_string();
+        let scan = out.lines().find(|l| l.contains("LakeScanExec")).unwrap();
+        assert!(scan.contains("requests_retried=2,"), "{scan}");
+        assert!(scan.contains("requests_get=3,"), "{scan}");
     })
     .await
 }

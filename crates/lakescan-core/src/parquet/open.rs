@@ -27,6 +27,7 @@ use super::field_ids::rename_by_field_id;
 use super::footer_cache::{FooterCache, PageIndex};
 use super::local_file::LocalFile;
 use crate::reader::SplitContext;
+use crate::requests::Attempts;
 use crate::split::FileSplit;
 
 /// `LoadFooter`: opens the file and reads its metadata (and the page index when the split
@@ -118,7 +119,10 @@ fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> Coun
     let bytes_read = context.metrics.bytes_read.clone();
     CountingReader::open(&context.store, split.file_path(), size, bytes_read)
         .listed_at(split.last_modified())
-        .counting_requests(context.metrics.requests_get.clone())
+        .counting_requests(
+            context.metrics.requests_get.clone(),
+            context.metrics.requests_retried.clone(),
+        )
 }
 
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
@@ -146,6 +150,8 @@ pub struct CountingReader {
     bytes_read: Count,
     /// GET requests sent to the object store (not to a local file).
     requests: Count,
+    /// Retries of those requests (stores built with `crate::requests::CountingConnector`).
+    retried: Count,
     /// The file's last bytes, from `tail.0` on, once the footer was read.
     tail: Option<(u64, Bytes)>,
 }
@@ -167,15 +173,18 @@ impl CountingReader {
             file_size,
             bytes_read,
             requests: Count::new(),
+            retried: Count::new(),
             tail: None,
         }
     }
 }
 
 impl CountingReader {
-    /// Counts the GET requests sent to the object store into `requests`.
-    pub fn counting_requests(mut self, requests: Count) -> Self {
+    /// Counts the GET requests sent to the object store into `requests`, and their retries
+    /// into `retried`.
+    pub fn counting_requests(mut self, requests: Count, retried: Count) -> Self {
         self.requests = requests;
+        self.retried = retried;
         self
     }
 
@@ -193,27 +202,42 @@ impl CountingReader {
     ) -> impl Future<Output = parquet::errors::Result<Bytes>> + Send + 'static {
         let (store, path) = (Arc::clone(&self.store), self.path.clone());
         let (listed, file_size) = (self.listed, self.file_size);
-        let requests = self.requests.clone();
+        let (requests, retried) = (self.requests.clone(), self.retried.clone());
         async move {
             requests.add(1);
-            let external = |e: object_store::Error| ParquetError::External(Box::new(e));
-            let options = GetOptions {
-                range: Some(range.into()),
-                ..GetOptions::default()
-            };
-            let got = store.get_opts(&path, options).await.map_err(external)?;
-            if let Some(listed) = listed {
-                let (size, modified) = (got.meta.size, got.meta.last_modified);
-                // Listings and GET answers agree to the second.
-                if size != file_size || modified.timestamp() != listed.timestamp() {
-                    return Err(ParquetError::External(Box::new(ObjectChanged {
-                        listed: (file_size, listed),
-                        now: (size, modified),
-                    })));
-                }
-            }
-            got.bytes().await.map_err(external)
+            let attempts = Attempts::default();
+            let read = attempts.count(Self::get_checked(store, path, range, listed, file_size));
+            let bytes = read.await;
+            retried.add(attempts.retries());
+            bytes
         }
+    }
+
+    /// One ranged GET of `path`, checked against the listing when there is one.
+    async fn get_checked(
+        store: Arc<dyn ObjectStore>,
+        path: object_store::path::Path,
+        range: Range<u64>,
+        listed: Option<DateTime<Utc>>,
+        file_size: u64,
+    ) -> parquet::errors::Result<Bytes> {
+        let external = |e: object_store::Error| ParquetError::External(Box::new(e));
+        let options = GetOptions {
+            range: Some(range.into()),
+            ..GetOptions::default()
+        };
+        let got = store.get_opts(&path, options).await.map_err(external)?;
+        if let Some(listed) = listed {
+            let (size, modified) = (got.meta.size, got.meta.last_modified);
+            // Listings and GET answers agree to the second.
+            if size != file_size || modified.timestamp() != listed.timestamp() {
+                return Err(ParquetError::External(Box::new(ObjectChanged {
+                    listed: (file_size, listed),
+                    now: (size, modified),
+                })));
+            }
+        }
+        got.bytes().await.map_err(external)
     }
 
     /// `ranges` from an object store, checked against the listing, coalesced the way
