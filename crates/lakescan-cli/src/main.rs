@@ -77,6 +77,11 @@ enum Command {
         /// Number of rows to generate (for tests and experiments).
         #[arg(long, hide = true, default_value_t = demo::DEFAULT_ROWS)]
         rows: usize,
+
+        /// Also read the Hive table from S3: a local S3 server (moto, `pip install
+        /// 'moto[server]'`) on 127.0.0.1, started and stopped by the demo.
+        #[arg(long)]
+        s3: bool,
     },
 }
 
@@ -101,9 +106,14 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli, matches: &ArgMatches) -> CliResult<ExitCode> {
     let runtime = Runtime::new().map_err(|e| CliError::io("cannot start tokio runtime", e))?;
-    if let Some(Command::Demo { dir, rows }) = &cli.command {
+    if let Some(Command::Demo { dir, rows, s3 }) = &cli.command {
         let dir = dir.clone().unwrap_or_else(DemoOptions::default_dir);
-        runtime.block_on(demo::run(&DemoOptions { dir, rows: *rows }))?;
+        let options = DemoOptions {
+            dir,
+            rows: *rows,
+            s3: *s3,
+        };
+        runtime.block_on(demo::run(&options))?;
         return Ok(ExitCode::SUCCESS);
     }
     let runner = Runner::new(cli.format, cli.quiet)?;
@@ -196,7 +206,7 @@ mod tests {
         let cli = Cli::try_parse_from(["lakescan", "demo", "/tmp/x", "--rows", "10"])
             .unwrap_or_else(|e| panic!("{e}"));
         match cli.command {
-            Some(Command::Demo { dir, rows }) => {
+            Some(Command::Demo { dir, rows, .. }) => {
                 assert_eq!(dir, Some(PathBuf::from("/tmp/x")));
                 assert_eq!(rows, 10);
             }

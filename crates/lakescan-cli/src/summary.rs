@@ -38,6 +38,8 @@ pub struct ScanSummary {
     pub scan_output_rows: Option<usize>,
     /// Bytes read from storage.
     pub bytes_read: Option<usize>,
+    /// GET requests and their retries (object stores only).
+    pub requests: Option<(usize, usize)>,
     /// Rows removed by Iceberg deletes: position deletes, deletion vectors, equality deletes.
     pub rows_deleted: [Option<usize>; 3],
 }
@@ -86,6 +88,11 @@ impl ScanSummary {
         add_to(&mut self.rows_removed_by_residual, residual);
         add_to(&mut self.scan_output_rows, metrics.output_rows());
         add_to(&mut self.bytes_read, count_metric(metrics, "bytes_read"));
+        if let Some(gets) = count_metric(metrics, "requests_get") {
+            let retried = count_metric(metrics, "requests_retried").unwrap_or(0);
+            let (g, r) = self.requests.unwrap_or((0, 0));
+            self.requests = Some((g + gets, r + retried));
+        }
         let deletes = [
             "rows_deleted_position",
             "rows_deleted_vector",
@@ -159,6 +166,9 @@ impl fmt::Display for SummaryDisplay<'_> {
                 "  rows deleted      : {position} by position deletes, {vector} by deletion \
                  vectors (never decoded), {equality} by equality deletes"
             )?;
+        }
+        if let Some((gets, retried)) = s.requests {
+            writeln!(f, "  GET requests      : {gets} ({retried} retried)")?;
         }
         writeln!(
             f,

@@ -153,6 +153,34 @@ fn demo_prints_queries_and_pruning_summaries() {
     );
 }
 
+/// `demo --s3`: the same table and answers from a local S3 server, with its requests.
+#[test]
+fn demo_on_s3_gives_the_local_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo_dir = dir.path().join("warehouse");
+    let output = lakescan(&["demo", demo_dir.to_str().unwrap(), "--rows", "5000", "--s3"]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("LOCATION 's3://demo/sales/'"), "{text}");
+    let (local, s3) = text.split_once("-- On S3").expect("an S3 part");
+    // The answers are the same (LIMIT without ORDER BY may pick other rows: up to it).
+    let answers = |part: &str| -> Vec<String> {
+        let before_limit = part.split("LIMIT 5;").next().unwrap();
+        before_limit
+            .lines()
+            .filter(|l| l.starts_with('|') && !l.contains("---"))
+            .map(str::to_string)
+            .collect()
+    };
+    let s3 = s3.split("-- Iceberg").next().unwrap();
+    assert_eq!(
+        answers(local.split("-- Iceberg").next().unwrap()),
+        answers(s3)
+    );
+    assert!(s3.contains("GET requests      :"), "{s3}");
+    assert!(!local.contains("GET requests"), "{local}");
+}
+
 /// As in `datafusion-cli`: `SHOW TABLES`, `SHOW ALL` with every `lakescan.*` setting (and
 /// its description when verbose), `DESCRIBE t`.
 #[test]
