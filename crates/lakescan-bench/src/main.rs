@@ -22,6 +22,7 @@ mod planning;
 mod report;
 mod results;
 mod rss;
+mod s3;
 mod tpch;
 
 use std::path::{Path, PathBuf};
@@ -104,6 +105,14 @@ struct Args {
     /// RSS as JSON (run as a child process).
     #[arg(long, hide = true)]
     rss_probe: Option<String>,
+    /// Run the S3 cases instead (`full_scan`, `tpch_q6`, `small_partition`, `small_files`,
+    /// `iceberg_pos`): lakescan and DataFusion over a local moto S3 server (`pip install
+    /// 'moto[server]'`), with requests and bytes.
+    #[arg(long)]
+    s3: bool,
+    /// Latency added to every S3 request (with --s3).
+    #[arg(long, default_value_t = 20)]
+    s3_latency_ms: u64,
     /// Internal: generate the data set and exit (run as a child process).
     #[arg(long, hide = true)]
     prepare_data: bool,
@@ -190,6 +199,22 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         );
     }
     let dataset = data::ensure(&cache, &layout, args.smoke)?;
+    if args.s3 {
+        let rows = s3::run(
+            &dataset,
+            &cases,
+            args.runs,
+            args.threads,
+            args.s3_latency_ms,
+        )
+        .await?;
+        println!("{}", s3::render(&rows, args.s3_latency_ms, args.runs));
+        if let Some(path) = &args.json {
+            std::fs::write(path, serde_json::to_string_pretty(&s3::to_json(&rows))?)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        return Ok(());
+    }
     let mut peers: Vec<(Engine, Peer)> = vec![];
     for &engine in &engines {
         let peer = match engine {

@@ -116,3 +116,64 @@ fn smoke_run_checks_every_engine_on_every_case() {
     );
     assert!(stdout.contains("| case | engine |"), "{stdout}");
 }
+
+/// `lakescan-bench --smoke --s3 --runs 1`: the S3 cases on a local moto server (started and
+/// stopped by the benchmark), with the requests each engine made as the server counted them.
+/// Requests are counted, never timed, here: lakescan makes no more GETs than DataFusion in
+/// any case, and at most one more LIST (it lists at every query, DataFusion 54 keeps a
+/// session's listings); `small_files` costs it one GET per file, DataFusion two.
+#[test]
+fn s3_smoke_run_counts_requests() {
+    let json = std::env::temp_dir().join(format!(
+        "lakescan-bench-s3-smoke-{}.json",
+        std::process::id()
+    ));
+    let output = Command::new(env!("CARGO_BIN_EXE_lakescan-bench"))
+        .args(["--smoke", "--s3", "--runs", "1", "--json"])
+        .arg(&json)
+        .output()
+        .expect("run lakescan-bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "lakescan-bench --smoke --s3 failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let rows: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    let rows = rows.as_array().expect("a list");
+    let row = |case: &str, engine: &str| {
+        rows.iter()
+            .find(|r| r["case"] == case && r["engine"] == engine)
+            .unwrap_or_else(|| panic!("no row for {case} / {engine}:\n{stdout}"))
+    };
+    let count = |r: &serde_json::Value, key: &str| r[key].as_u64().expect(key);
+    for case in ["full_scan", "tpch_q6", "small_files", "small_partition"] {
+        let (lake, df) = (row(case, "lakescan"), row(case, "datafusion"));
+        assert_eq!(lake["rows"], df["rows"], "{case}");
+        assert!(
+            count(lake, "requests_get") <= count(df, "requests_get"),
+            "{case}: GETs\n{stdout}"
+        );
+        assert!(
+            count(lake, "requests_list") <= count(df, "requests_list") + 1,
+            "{case}: LISTs\n{stdout}"
+        );
+    }
+    let files = 2000;
+    assert_eq!(
+        count(row("small_files", "lakescan"), "requests_get"),
+        files,
+        "{stdout}"
+    );
+    assert_eq!(
+        count(row("small_files", "datafusion"), "requests_get"),
+        2 * files,
+        "{stdout}"
+    );
+    assert!(
+        count(row("iceberg_pos", "lakescan"), "rows") == 1,
+        "{stdout}"
+    );
+}

@@ -13,18 +13,19 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
-use datafusion::common::{Result, exec_err, plan_err};
+use datafusion::common::{Result, exec_datafusion_err, plan_datafusion_err, plan_err};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::CreateExternalTable;
 use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-use parquet::arrow::async_reader::ParquetObjectReader;
 
+use lakescan_core::parquet::footer_cache::{FooterCache, PageIndex};
+use lakescan_core::parquet::open::file_metadata;
+use lakescan_core::split::FileSplit;
 use lakescan_core::store::StoreOptions;
 
 use crate::hash::{BucketingVersion, StringHashing};
@@ -189,7 +190,6 @@ impl HiveTableBuilder {
         self.store
             .register_for(location.get_url(), state.runtime_env())?;
         let store = state.runtime_env().object_store(location.object_store())?;
-        check_not_an_object(&store, &location, &self.location).await?;
         let keys: Vec<String> = self
             .partition_columns
             .iter()
@@ -199,7 +199,22 @@ impl HiveTableBuilder {
             resolve_partition_types(&store, &location, self.partition_columns).await?;
         let mut data_columns = self.columns;
         if data_columns.is_empty() {
-            data_columns = infer_data_columns(&store, &location, &keys, &self.location).await?;
+            let footers =
+                FooterCache::new(state.runtime_env().cache_manager.get_file_metadata_cache());
+            let inferred = infer_data_columns(&store, &location, &keys, &footers).await;
+            // No data files: the location may name an object (a file) rather than a
+            // directory, which deserves its own message.
+            if inferred.is_err() {
+                check_not_an_object(&store, &location, &self.location).await?;
+            }
+            data_columns = inferred.map_err(|e| match e {
+                InferError::NoFiles => plan_datafusion_err!(
+                    "cannot infer the schema of HIVE table at '{}': it has no data files; \
+                     declare the columns",
+                    self.location
+                ),
+                InferError::Failed(e) => e,
+            })?;
             if state
                 .config_options()
                 .execution
@@ -208,6 +223,8 @@ impl HiveTableBuilder {
             {
                 data_columns = data_columns.into_iter().map(as_view_type).collect();
             }
+        } else {
+            check_not_an_object(&store, &location, &self.location).await?;
         }
         HiveTable::try_new(
             self.name,
@@ -296,35 +313,57 @@ async fn resolve_partition_types(
 }
 
 /// Data columns from the footer of the first data file (partition keys removed).
+/// Why the columns could not be inferred.
+enum InferError {
+    /// The location holds no data file.
+    NoFiles,
+    /// Listing or reading the first file failed.
+    Failed(datafusion::error::DataFusionError),
+}
+
+/// The columns of the first data file (in path order), its footer read by lakescan's reader
+/// and kept in the session's footer cache: the first query's planner finds it there.
 async fn infer_data_columns(
     store: &Arc<dyn ObjectStore>,
     location: &ListingTableUrl,
     keys: &[String],
-    display: &str,
-) -> Result<Vec<Field>> {
-    let files: Vec<object_store::ObjectMeta> =
-        store.list(Some(location.prefix())).try_collect().await?;
+    footers: &FooterCache,
+) -> std::result::Result<Vec<Field>, InferError> {
+    let files: Vec<object_store::ObjectMeta> = store
+        .list(Some(location.prefix()))
+        .try_collect()
+        .await
+        .map_err(|e| InferError::Failed(e.into()))?;
     let first = files
         .iter()
         .filter(|m| is_visible(&m.location, location.prefix()))
         .min_by(|a, b| a.location.cmp(&b.location));
     let Some(first) = first else {
-        return plan_err!(
-            "cannot infer the schema of HIVE table at '{display}': it has no data files; declare the columns"
-        );
+        return Err(InferError::NoFiles);
     };
-    let mut reader = ParquetObjectReader::new(Arc::clone(store), first.location.clone())
-        .with_file_size(first.size);
-    let metadata = match ArrowReaderMetadata::load_async(&mut reader, Default::default()).await {
-        Ok(m) => m,
-        Err(e) => {
-            return exec_err!(
+    let split = FileSplit::builder(first.location.clone(), first.size)
+        .last_modified(first.last_modified)
+        .build()
+        .map_err(InferError::Failed)?;
+    // With its page index: filtered scans want it, and it usually lies in the footer read.
+    let metadata = file_metadata(Arc::clone(store), &split, footers, PageIndex::Wanted)
+        .await
+        .map_err(|e| {
+            InferError::Failed(exec_datafusion_err!(
                 "cannot infer schema from '{}': not a readable Parquet file: {e}",
                 first.location
-            );
-        }
-    };
-    let schema: &Schema = metadata.schema();
+            ))
+        })?;
+    let schema = parquet::arrow::parquet_to_arrow_schema(
+        metadata.file_metadata().schema_descr(),
+        metadata.file_metadata().key_value_metadata(),
+    )
+    .map_err(|e| {
+        InferError::Failed(exec_datafusion_err!(
+            "cannot infer schema from '{}': {e}",
+            first.location
+        ))
+    })?;
     Ok(schema
         .fields()
         .iter()

@@ -125,6 +125,57 @@ pub struct Lister {
     /// Time to live of the kept listings (zero: none kept).
     ttl: Duration,
     cached: AtomicUsize,
+    /// Every object under the table's root, sorted by path, when one recursive listing
+    /// serves the whole table ([`Snapshot`]).
+    snapshot: Option<Snapshot>,
+}
+
+/// Every object under a table's root from one recursive listing: what an object store
+/// answers in one request per 1 000 objects, where listing level by level costs one request
+/// per directory. Used when no partition filter can prune a directory (all are listed
+/// anyway); [`Lister::children`] and [`Lister::files`] are then answered from it.
+struct Snapshot {
+    /// Sorted by location.
+    objects: Vec<ObjectMeta>,
+}
+
+impl Snapshot {
+    /// The objects strictly under `dir`.
+    fn under(&self, dir: &Path) -> &[ObjectMeta] {
+        let prefix = format!("{}/", dir.as_ref());
+        let prefix = prefix.trim_start_matches('/');
+        let start = self
+            .objects
+            .partition_point(|o| o.location.as_ref() < prefix);
+        let len = self.objects[start..]
+            .iter()
+            .take_while(|o| o.location.as_ref().starts_with(prefix))
+            .count();
+        &self.objects[start..start + len]
+    }
+
+    /// The subdirectories of `dir`, as `list_with_delimiter` gives them; a visible file
+    /// directly in `dir` is a [`FileAmongPartitions`] error.
+    fn children(&self, dir: &Path) -> object_store::Result<Vec<Path>> {
+        let mut dirs: Vec<Path> = vec![];
+        for object in self.under(dir) {
+            let Some(relative) = object.location.prefix_match(dir) else {
+                continue;
+            };
+            let parts: Vec<_> = relative.collect();
+            match parts.as_slice() {
+                [] => {}
+                [_file] => FileAmongPartitions::check(&object.location, object.size, "lakescan")?,
+                [first, ..] => {
+                    let child = dir.clone().join(first.clone());
+                    if dirs.last() != Some(&child) {
+                        dirs.push(child);
+                    }
+                }
+            }
+        }
+        Ok(dirs)
+    }
 }
 
 impl Lister {
@@ -141,7 +192,17 @@ impl Lister {
             memory: memory.clone(),
             ttl: Duration::ZERO,
             cached: AtomicUsize::new(0),
+            snapshot: None,
         }
+    }
+
+    /// Lists everything under `root` in one recursive listing and answers this table
+    /// listing from it ([`Snapshot`]).
+    async fn with_snapshot(mut self, root: &Path) -> object_store::Result<Self> {
+        let mut objects: Vec<ObjectMeta> = self.store.list(Some(root)).try_collect().await?;
+        objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
+        self.snapshot = Some(Snapshot { objects });
+        Ok(self)
     }
 
     /// Messages name paths under `url` (the store's URL) as users write them.
@@ -190,6 +251,9 @@ impl Lister {
         if let Some(Listed::Children(dirs)) = self.kept(dir) {
             return Ok(dirs);
         }
+        if let Some(snapshot) = &self.snapshot {
+            return snapshot.children(dir).map(Arc::new);
+        }
         // Stamped before the request: a file added while it runs may be missing from it.
         let at = Instant::now();
         let dirs = match &self.local {
@@ -210,6 +274,9 @@ impl Lister {
     async fn files(&self, dir: &Path) -> object_store::Result<Arc<Vec<ObjectMeta>>> {
         if let Some(Listed::Files(files)) = self.kept(dir) {
             return Ok(files);
+        }
+        if let Some(snapshot) = &self.snapshot {
+            return Ok(Arc::new(snapshot.under(dir).to_vec()));
         }
         let at = Instant::now();
         let files: Vec<ObjectMeta> = match &self.local {
@@ -244,6 +311,11 @@ impl PartitionFilters {
             })
             .collect();
         Self { schema, filters }
+    }
+
+    /// Whether there is no filter (nothing can be pruned while listing).
+    pub fn is_empty(&self) -> bool {
+        self.filters.is_empty()
     }
 
     /// Partition columns.
@@ -310,7 +382,8 @@ const CONCURRENT_LISTS: usize = 32;
 /// Lists `root` for partition keys `keys`, pruning with `filters`. The default local store
 /// is listed in one go, on this thread or as one task on the blocking pool
 /// ([`INLINE_LISTING`]); any other store one request per directory, the directories of one
-/// level concurrently.
+/// level concurrently, or, when no filter can prune, in one recursive listing
+/// ([`Snapshot`]).
 pub async fn list_table(
     lister: Lister,
     root: &Path,
@@ -318,6 +391,12 @@ pub async fn list_table(
     filters: &PartitionFilters,
 ) -> Result<Listing> {
     let Some(local) = lister.local.clone() else {
+        // Nothing to prune and nothing kept: every directory would be listed, so one
+        // recursive listing of the root is fewer requests (one per 1 000 objects).
+        let lister = match filters.is_empty() && lister.ttl.is_zero() && !keys.is_empty() {
+            true => lister.with_snapshot(root).await?,
+            false => lister,
+        };
         return list_levels(&lister, root, keys, filters).await;
     };
     let memory = lister.memory.clone();
@@ -577,6 +656,58 @@ mod tests {
             2,
         );
         assert!(listings.iter().all(|l| *l == expected), "{listings:?}");
+    }
+
+    /// With nothing to prune, an object store is listed in one recursive request; the
+    /// listing is the one directory by directory gives (here: with the listing cache on,
+    /// which lists level by level), hidden files and markers skipped, a file among the
+    /// partitions an error.
+    #[tokio::test]
+    async fn one_recursive_listing_lists_what_level_by_level_lists() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        for key in [
+            "t/a=1/b=x/f1.parquet",
+            "t/a=1/b=x/_SUCCESS",
+            "t/a=1/b=y/.f2.crc",
+            "t/a=1/b=y/f2.parquet",
+            "t/a=2/b=x/f3.parquet",
+            "t/a=2/_temporary/0/f4.parquet",
+            "t/_SUCCESS",
+            "t0/a=9/b=x/other.parquet",
+        ] {
+            store.put(&Path::from(key), "x".into()).await.unwrap();
+        }
+        let schema = partition_schema(&[
+            ("a".to_string(), DataType::Int32),
+            ("b".to_string(), DataType::Utf8),
+        ]);
+        let filters = PartitionFilters::new(schema, vec![]);
+        let keys = ["a".to_string(), "b".to_string()];
+        let root = Path::from("t");
+        let mut listings = vec![];
+        for ttl in [Duration::ZERO, Duration::from_secs(60)] {
+            let lister = Lister::new(&store, &ListingMemory::new()).with_ttl(ttl);
+            let listing = list_table(lister, &root, &keys, &filters).await.unwrap();
+            listings.push(summary(&listing));
+        }
+        assert_eq!(listings[0], listings[1]);
+        assert_eq!(
+            listings[0].0,
+            [
+                "t/a=1/b=x/f1.parquet [Some(\"1\"), Some(\"x\")]",
+                "t/a=1/b=y/f2.parquet [Some(\"1\"), Some(\"y\")]",
+                "t/a=2/b=x/f3.parquet [Some(\"2\"), Some(\"x\")]",
+            ]
+        );
+        store
+            .put(&Path::from("t/a=2/stray.parquet"), "x".into())
+            .await
+            .unwrap();
+        let lister = Lister::new(&store, &ListingMemory::new());
+        let err = list_table(lister, &root, &keys, &filters)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("t/a=2/stray.parquet"), "{err}");
     }
 
     #[tokio::test]

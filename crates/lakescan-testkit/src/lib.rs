@@ -127,6 +127,36 @@ impl Fault {
     }
 }
 
+/// What a server answered, as counted by it (every attempt, retries included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requests {
+    /// GETs of objects (ranged or whole).
+    pub get: u64,
+    /// HEADs.
+    pub head: u64,
+    /// LISTs (GETs of a bucket).
+    pub list: u64,
+    /// Bytes of the GET answers (LIST answers included).
+    pub get_bytes: u64,
+}
+
+impl Requests {
+    /// All requests.
+    pub fn total(&self) -> u64 {
+        self.get + self.head + self.list
+    }
+
+    /// What was answered since `before`.
+    pub fn since(&self, before: &Requests) -> Requests {
+        Requests {
+            get: self.get - before.get,
+            head: self.head - before.head,
+            list: self.list - before.list,
+            get_bytes: self.get_bytes - before.get_bytes,
+        }
+    }
+}
+
 /// moto's S3 on `127.0.0.1`, started by a test and stopped when dropped.
 #[derive(Debug)]
 pub struct S3Server {
@@ -208,10 +238,33 @@ impl S3Server {
         self.control("POST", &format!("/_latency?ms={ms}"))
     }
 
-    /// The server's counters as JSON: requests by method, faults injected.
+    /// The server's counters as JSON: requests by kind, bytes of GET answers, faults
+    /// injected.
     pub fn stats(&self) -> Result<String, Error> {
         let (_, body) = self.request("GET", "/_stats")?;
         Ok(body)
+    }
+
+    /// The server's request counters.
+    pub fn requests(&self) -> Result<Requests, Error> {
+        let json = self.stats()?;
+        let number = |key: &str| -> u64 {
+            let Some(at) = json.find(&format!("\"{key}\": ")) else {
+                return 0;
+            };
+            json[at + key.len() + 4..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap_or(0)
+        };
+        Ok(Requests {
+            get: number("GET"),
+            head: number("HEAD"),
+            list: number("LIST"),
+            get_bytes: number("bytes"),
+        })
     }
 
     /// The `OPTIONS` of a `CREATE EXTERNAL TABLE` that reaches this server, with a small
@@ -376,6 +429,11 @@ mod tests {
         assert_eq!(&got[..], b"hello");
         let stats = server.stats().unwrap();
         assert!(stats.contains("\"injected\": 2"), "{stats}");
+        let counted = server.requests().unwrap();
+        assert_eq!(counted.get, 3, "{stats}");
+        assert!(counted.get_bytes >= 5, "{stats}");
+        store.list(None).try_collect::<Vec<_>>().await.unwrap();
+        assert_eq!(server.requests().unwrap().since(&counted).list, 1);
         // A permanent 403 is an error.
         server.arm(&Fault::status(403).times(100)).unwrap();
         assert!(store.head(&path).await.is_err());

@@ -8,7 +8,8 @@ Control routes (plain HTTP, no signature):
          K = 503 | 500 | 429 | 403 | delay | truncate; the next N matching requests get it
   DELETE /_fault                      disarm
   POST   /_latency?ms=N               add N ms before every S3 request (0: none)
-  GET    /_stats                      JSON: requests by method, injected faults
+  GET    /_stats                      JSON: requests by kind (GET, HEAD, LIST, PUT, …), bytes
+                                      of GET answers, injected faults
 """
 import json, logging, os, sys, threading, time
 from urllib.parse import parse_qs
@@ -25,7 +26,7 @@ moto_app = DomainDispatcherApplication(create_backend_app)
 lock = threading.Lock()
 fault = {}
 latency = {"ms": 0}
-stats = {"requests": {}, "injected": 0}
+stats = {"requests": {}, "bytes": 0, "injected": 0}
 
 ERRORS = {
     "503": ("503 Service Unavailable", "SlowDown"),
@@ -35,10 +36,20 @@ ERRORS = {
 }
 
 
+def request_kind(environ):
+    """GET, HEAD, PUT, … and LIST: a GET of a bucket (ListObjects)."""
+    method = environ["REQUEST_METHOD"]
+    bucket_only = environ.get("PATH_INFO", "").strip("/").count("/") == 0
+    if method == "GET" and ("list-type" in environ.get("QUERY_STRING", "") or bucket_only):
+        return "LIST"
+    return method
+
+
 def take_fault(environ):
     with lock:
         method = environ["REQUEST_METHOD"]
-        stats["requests"][method] = stats["requests"].get(method, 0) + 1
+        kind = request_kind(environ)
+        stats["requests"][kind] = stats["requests"].get(kind, 0) + 1
         f = fault
         if not f or f["count"] <= 0:
             return None
@@ -83,7 +94,7 @@ def app(environ, start_response):
         time.sleep(latency["ms"] / 1000.0)
     f = take_fault(environ)
     if f is None:
-        return moto_app(environ, start_response)
+        return moto_app(environ, counting(environ, start_response))
     kind = f["kind"]
     if kind in ERRORS:
         status, code = ERRORS[kind]
@@ -104,6 +115,21 @@ def app(environ, start_response):
         start_response(captured["status"], captured["headers"])
         return [data[: len(data) // 2]]
     raise ValueError(kind)
+
+
+def counting(environ, start_response):
+    """start_response, adding the Content-Length of GET answers to the byte count."""
+    if environ["REQUEST_METHOD"] != "GET":
+        return start_response
+
+    def wrapped(status, headers, exc_info=None):
+        for name, value in headers:
+            if name.lower() == "content-length":
+                with lock:
+                    stats["bytes"] += int(value)
+        return start_response(status, headers, exc_info)
+
+    return wrapped
 
 
 def watch_stdin():

@@ -101,10 +101,12 @@ impl PartitionState {
         Ok(None)
     }
 
-    /// Starts preparing the following splits on their own tasks, up to the limit.
+    /// Starts preparing the following splits of this partition's own list on their own
+    /// tasks, up to the limit (splits of other lists are taken only when this partition has
+    /// nothing to read: [`Self::prepare_here`]).
     fn preload(&mut self) -> Result<()> {
         while self.preloads.tasks.len() < self.preloads.limit {
-            let Some(split) = self.queue.pop(self.partition)? else {
+            let Some(split) = self.queue.pop_own(self.partition)? else {
                 break;
             };
             if let Some(pending) = self.source.start(split)? {

@@ -122,6 +122,18 @@ impl SplitQueue {
     /// The next split of `partition`: from its own list, then (stealing) from the end of
     /// the list with the most splits left. Splits are shared, not copied.
     pub(super) fn pop(&self, partition: usize) -> Result<Option<Arc<FileSplit>>> {
+        self.next_of(partition, true)
+    }
+
+    /// The next split of `partition`'s own list, never another's: what a partition preloads
+    /// while it still reads. (Preloading a stolen split would take it from a partition that
+    /// has not started yet, and one partition would read both in turn: on an object store
+    /// that doubles the query's time.)
+    pub(super) fn pop_own(&self, partition: usize) -> Result<Option<Arc<FileSplit>>> {
+        self.next_of(partition, false)
+    }
+
+    fn next_of(&self, partition: usize, steal: bool) -> Result<Option<Arc<FileSplit>>> {
         let mut s = self.lock()?;
         if s.remaining == Some(0) {
             return Ok(None);
@@ -136,7 +148,7 @@ impl SplitQueue {
             s.cursors[partition].0 += 1;
             return Ok(Some(Arc::clone(&self.lists[partition][next])));
         }
-        if self.scheduling == SplitScheduling::StaticLists {
+        if !steal || self.scheduling == SplitScheduling::StaticLists {
             return Ok(None);
         }
         let victim = (0..s.cursors.len())
@@ -211,6 +223,17 @@ mod tests {
         assert_eq!(popped(&queue, 0).as_deref(), Some("f1"));
         assert_eq!(popped(&queue, 1), None);
         assert!(queue.pop(2).is_err(), "no partition 2");
+    }
+
+    #[test]
+    fn preloading_takes_only_the_partitions_own_splits() {
+        let lists = lists_of(vec![splits(&[1]), splits(&[1])]);
+        let queue = SplitQueue::new(lists, SplitScheduling::WorkStealing, None);
+        let name = |s: Option<Arc<FileSplit>>| s.map(|s| s.file_name().to_string());
+        assert_eq!(name(queue.pop(0).unwrap()).as_deref(), Some("f0"));
+        // Partition 0 preloads while reading f0: partition 1's split stays its own.
+        assert_eq!(name(queue.pop_own(0).unwrap()), None);
+        assert_eq!(name(queue.pop(1).unwrap()).as_deref(), Some("f0"));
     }
 
     #[test]

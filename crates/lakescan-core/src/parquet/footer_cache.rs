@@ -9,12 +9,18 @@
 //! kept: a file rewritten under the same name and size (a table deleted and written again
 //! by a writer with fixed file names) would otherwise be read with another file's footer.
 //! A footer cached without its page index serves a split that wants the index only when
-//! the file has none.
+//! the file has none. An object-store file smaller than the footer read (64 KiB) is kept
+//! whole with its footer: the first read of it (`CREATE`'s schema, the planner's statistics)
+//! also serves the scan, one GET per file.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::datasource::physical_plan::parquet::metadata::CachedParquetMetaData;
-use datafusion::execution::cache::cache_manager::{CachedFileMetadataEntry, FileMetadataCache};
+use datafusion::execution::cache::cache_manager::{
+    CachedFileMetadataEntry, FileMetadata, FileMetadataCache,
+};
 use object_store::ObjectMeta;
 use parquet::file::metadata::ParquetMetaData;
 
@@ -53,6 +59,16 @@ impl FooterCache {
     /// The footer of `split`'s file, when one is kept for this version of it (with its page
     /// index when `page_index` and the file has one).
     pub fn get(&self, split: &FileSplit, page_index: PageIndex) -> Option<Arc<ParquetMetaData>> {
+        self.get_with_file(split, page_index).map(|(m, _)| m)
+    }
+
+    /// [`Self::get`], with the file's bytes when the whole file was kept with its footer (a
+    /// file smaller than the footer read: its one GET serves planning and scan).
+    pub fn get_with_file(
+        &self,
+        split: &FileSplit,
+        page_index: PageIndex,
+    ) -> Option<(Arc<ParquetMetaData>, Option<Bytes>)> {
         // The cache is keyed by path: a split in a store of its own could meet another
         // store's file of that path.
         if split.store().is_some() {
@@ -63,22 +79,34 @@ impl FooterCache {
         if entry.meta.size != split.file_size() || entry.meta.last_modified != modified {
             return None;
         }
-        let cached = entry
-            .file_metadata
-            .as_any()
-            .downcast_ref::<CachedParquetMetaData>()?;
+        let any = entry.file_metadata.as_any();
+        let (cached, file) = match any.downcast_ref::<CachedFooter>() {
+            Some(footer) => (&footer.parquet, Some(footer.file.clone())),
+            None => (any.downcast_ref::<CachedParquetMetaData>()?, None),
+        };
         let metadata = Arc::clone(cached.parquet_metadata());
         let has_index = metadata.column_index().is_some() && metadata.offset_index().is_some();
         let served = match page_index {
             PageIndex::NotWanted => true,
             PageIndex::Wanted => has_index || !file_has_page_index(&metadata),
         };
-        served.then_some(metadata)
+        served.then_some((metadata, file))
     }
 
     /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
     /// knows the file's modification time.
     pub fn put(&self, split: &FileSplit, size: u64, metadata: Arc<ParquetMetaData>) {
+        self.put_with_file(split, size, metadata, None)
+    }
+
+    /// [`Self::put`], keeping `file` (the whole file's bytes) with the footer.
+    pub fn put_with_file(
+        &self,
+        split: &FileSplit,
+        size: u64,
+        metadata: Arc<ParquetMetaData>,
+        file: Option<Bytes>,
+    ) {
         let (Some(last_modified), None) = (split.last_modified(), split.store()) else {
             return;
         };
@@ -89,9 +117,35 @@ impl FooterCache {
             e_tag: None,
             version: None,
         };
-        let entry =
-            CachedFileMetadataEntry::new(meta, Arc::new(CachedParquetMetaData::new(metadata)));
-        self.0.put(split.file_path(), entry);
+        let parquet = CachedParquetMetaData::new(metadata);
+        let kept: Arc<dyn FileMetadata> = match file.filter(|f| f.len() as u64 == size) {
+            Some(file) => Arc::new(CachedFooter { parquet, file }),
+            None => Arc::new(parquet),
+        };
+        self.0
+            .put(split.file_path(), CachedFileMetadataEntry::new(meta, kept));
+    }
+}
+
+/// A small file's footer with the file's bytes (counted in the cache's memory limit).
+struct CachedFooter {
+    parquet: CachedParquetMetaData,
+    file: Bytes,
+}
+
+impl FileMetadata for CachedFooter {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn memory_size(&self) -> usize {
+        self.parquet.memory_size() + self.file.len()
+    }
+
+    fn extra_info(&self) -> HashMap<String, String> {
+        let mut info = self.parquet.extra_info();
+        info.insert("file_bytes_kept".into(), self.file.len().to_string());
+        info
     }
 }
 

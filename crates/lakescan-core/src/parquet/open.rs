@@ -40,14 +40,23 @@ pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result
     let options = ArrowReaderOptions::new().with_page_index_policy(page_index.policy());
     let mut reader = counting_reader(&context, &split, split.file_size());
     let cache = context.metadata_cache.clone().map(FooterCache::new);
-    let mut metadata = match cache.as_ref().and_then(|c| c.get(&split, page_index)) {
-        Some(kept) => ArrowReaderMetadata::try_new(kept, options.clone())
-            .map_err(|e| footer_error(split.display_path(), e))?,
+    let kept = cache
+        .as_ref()
+        .and_then(|c| c.get_with_file(&split, page_index));
+    let mut metadata = match kept {
+        Some((kept, file)) => {
+            if let Some(file) = file {
+                reader = reader.with_whole_file(file);
+            }
+            ArrowReaderMetadata::try_new(kept, options.clone())
+                .map_err(|e| footer_error(split.display_path(), e))?
+        }
         None => {
             let (loaded, size) = read_footer(&split, &context, &mut reader, &options).await?;
             check_footer(split.display_path(), loaded.metadata(), size)?;
             if let Some(c) = &cache {
-                c.put(&split, size, Arc::clone(loaded.metadata()));
+                let file = reader.whole_file();
+                c.put_with_file(&split, size, Arc::clone(loaded.metadata()), file);
             }
             loaded
         }
@@ -82,7 +91,12 @@ pub async fn file_metadata(
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
     check_footer(split.display_path(), &metadata, split.file_size())?;
-    cache.put(split, split.file_size(), Arc::clone(&metadata));
+    cache.put_with_file(
+        split,
+        split.file_size(),
+        Arc::clone(&metadata),
+        reader.whole_file(),
+    );
     Ok(metadata)
 }
 
@@ -256,6 +270,27 @@ impl CountingReader {
             .await
         }
         .boxed()
+    }
+
+    /// The whole file, when its tail read covered it (a file smaller than the footer read)
+    /// and it came from an object store, where the read is a request worth keeping (a local
+    /// file is read again, and a removed one is an error naming it).
+    pub fn whole_file(&self) -> Option<Bytes> {
+        if self.local.is_some() {
+            return None;
+        }
+        match &self.tail {
+            Some((0, bytes)) if bytes.len() as u64 == self.file_size => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+
+    /// Serves every read from `file`, the whole file's bytes (kept with its footer).
+    pub fn with_whole_file(mut self, file: Bytes) -> Self {
+        if file.len() as u64 == self.file_size {
+            self.tail = Some((0, file));
+        }
+        self
     }
 
     /// `range` from the kept tail, when it lies inside it.
