@@ -124,7 +124,7 @@ async fn hive_table_on_s3_by_options_gives_the_local_rows() {
     .await
 }
 
-/// What S3 bills: a file smaller than the footer read (64 KiB) costs one GET, footer and
+/// What S3 bills: a file smaller than the footer read (512 KiB) costs one GET, footer and
 /// column chunks together, however it is first read — by `CREATE` (the schema of the first
 /// file), by the planner (statistics) or by the scan — and the later steps use that read.
 /// The metric shows only for object stores.

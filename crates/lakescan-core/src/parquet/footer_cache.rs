@@ -9,7 +9,7 @@
 //! kept: a file rewritten under the same name and size (a table deleted and written again
 //! by a writer with fixed file names) would otherwise be read with another file's footer.
 //! A footer cached without its page index serves a split that wants the index only when
-//! the file has none. An object-store file smaller than the footer read (64 KiB) is kept
+//! the file has none. An object-store file smaller than the footer read (512 KiB) is kept
 //! whole with its footer: the first read of it (`CREATE`'s schema, the planner's statistics)
 //! also serves the scan, one GET per file.
 

@@ -142,7 +142,8 @@ fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> Coun
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
 /// count into the same counter.
 ///
-/// The footer is read with the last [`FOOTER_HINT`] bytes of the file in one request, and
+/// The footer is read with the last [`FOOTER_HINT`] bytes of the file (local) or
+/// [`REMOTE_FOOTER_HINT`] (object stores) in one request, and
 /// those bytes are kept: later reads inside them (the page index, and every column chunk of
 /// a file smaller than the hint — the common small-file case of Hive tables) are served
 /// from memory, so a small file costs one request.
@@ -272,6 +273,14 @@ impl CountingReader {
         .boxed()
     }
 
+    /// How many bytes the footer read fetches from the end of the file.
+    fn footer_hint(&self) -> usize {
+        match self.local {
+            Some(_) => FOOTER_HINT,
+            None => REMOTE_FOOTER_HINT,
+        }
+    }
+
     /// The whole file, when its tail read covered it (a file smaller than the footer read)
     /// and it came from an object store, where the read is a request worth keeping (a local
     /// file is read again, and a removed one is an error naming it).
@@ -367,7 +376,8 @@ impl AsyncFileReader for CountingReader {
         let file_size = self.file_size;
         async move {
             // The tail, fetched (and counted) once and kept for the reads that follow.
-            let start = file_size.saturating_sub(FOOTER_HINT as u64);
+            let hint = self.footer_hint();
+            let start = file_size.saturating_sub(hint as u64);
             if self.tail.is_none() && file_size > 0 {
                 // As a one-range `get_byte_ranges`: one request, where a local store's
                 // `get_range` takes two trips to its blocking pool (open, then read).
@@ -378,7 +388,7 @@ impl AsyncFileReader for CountingReader {
                 })?;
                 self.tail = Some((start, bytes));
             }
-            let mut reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
+            let mut reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(hint));
             if let Some(o) = options {
                 reader = reader
                     .with_column_index_policy(o.column_index_policy())
@@ -392,8 +402,13 @@ impl AsyncFileReader for CountingReader {
     }
 }
 
-/// Bytes fetched from the end of the file in one request: footer and usually page index.
+/// Bytes fetched from the end of a local file in one read: footer and usually page index.
 const FOOTER_HINT: usize = 64 * 1024;
+
+/// Bytes fetched from the end of an object-store file in one request: a round trip costs
+/// more than the bytes, and the page index of a large file often lies beyond 64 KiB (SF1
+/// `lineitem`: one GET more per file). DataFusion's `metadata_size_hint` default.
+const REMOTE_FOOTER_HINT: usize = 512 * 1024;
 
 /// Checks what reading trusts in the footer of the file at `path` (`file_size` bytes), so a
 /// corrupt footer is an error naming the file rather than a panic or a read of the wrong
