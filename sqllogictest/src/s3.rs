@@ -126,6 +126,7 @@ impl S3Mirror {
             );
         }
         let out = without_metric(&out, "requests_get=");
+        let out = without_metric(&out, "requests_planning=");
         without_metric(&out, "requests_retried=")
     }
 

@@ -20,8 +20,9 @@ use object_store::client::{
 use object_store::{ClientOptions, Result};
 
 tokio::task_local! {
-    /// The attempts of the read the current task is doing.
-    static ATTEMPTS: Count;
+    /// The attempts of the reads the current task is doing, innermost last (a footer read
+    /// inside a planning step counts for both).
+    static ATTEMPTS: Vec<Count>;
 }
 
 /// The HTTP requests of one read.
@@ -29,9 +30,12 @@ tokio::task_local! {
 pub struct Attempts(Count);
 
 impl Attempts {
-    /// Runs `read`, counting the HTTP requests it sends through a [`CountingConnector`].
+    /// Runs `read`, counting the HTTP requests it sends through a [`CountingConnector`]
+    /// (into the enclosing reads' attempts too).
     pub async fn count<F: Future>(&self, read: F) -> F::Output {
-        ATTEMPTS.scope(self.0.clone(), read).await
+        let mut counts = ATTEMPTS.try_with(Vec::clone).unwrap_or_default();
+        counts.push(self.0.clone());
+        ATTEMPTS.scope(counts, read).await
     }
 
     /// How many requests were sent.
@@ -66,7 +70,7 @@ struct CountingService {
 impl HttpService for CountingService {
     async fn call(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         // Outside a counted read (listing, planning) there is nothing to count into.
-        let _ = ATTEMPTS.try_with(|attempts| attempts.add(1));
+        let _ = ATTEMPTS.try_with(|counts| counts.iter().for_each(|c| c.add(1)));
         self.inner.execute(request).await
     }
 }
@@ -78,12 +82,17 @@ mod tests {
     #[tokio::test]
     async fn attempts_count_inside_their_read_only() {
         let attempts = Attempts::default();
+        let inner = Attempts::default();
         attempts
             .count(async {
-                ATTEMPTS.with(|a| a.add(3));
+                ATTEMPTS.with(|a| a.iter().for_each(|c| c.add(3)));
+                inner
+                    .count(async { ATTEMPTS.with(|a| a.iter().for_each(|c| c.add(1))) })
+                    .await;
             })
             .await;
-        assert_eq!((attempts.sent(), attempts.retries()), (3, 2));
+        assert_eq!((attempts.sent(), attempts.retries()), (4, 3));
+        assert_eq!(inner.sent(), 1, "a nested read counts for both");
         // Outside: no read to count into, and no panic.
         assert!(ATTEMPTS.try_with(|_| ()).is_err());
         assert_eq!(Attempts::default().retries(), 0);

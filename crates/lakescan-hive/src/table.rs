@@ -23,6 +23,7 @@ use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
 use lakescan_core::parquet::footer_cache::PageIndex;
+use lakescan_core::requests::Attempts;
 use lakescan_core::scan_statistics::{
     FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
 };
@@ -399,10 +400,24 @@ impl TableProvider for HiveTable {
             None => BucketFilter::default(),
         };
         let used_hidden = self.used_hidden(projection, &conjuncts);
-        let planned = self
-            .plan_splits(state, &partition_filters, &bucket_filter, &used_hidden)
+        // The requests of listing and footers (stores that count them: `core::requests`).
+        let attempts = Attempts::default();
+        let (mut planned, statistics) = attempts
+            .count(async {
+                let planned = self
+                    .plan_splits(state, &partition_filters, &bucket_filter, &used_hidden)
+                    .await?;
+                let statistics = self.statistics(state, &planned, &conjuncts).await?;
+                Ok::<_, datafusion::error::DataFusionError>((planned, statistics))
+            })
             .await?;
-        let statistics = self.statistics(state, &planned, &conjuncts).await?;
+        // Object stores only (local listings and reads make no requests).
+        if self.store_url.as_str() != "file:///" {
+            planned
+                .stats
+                .extra
+                .push(("requests_planning", attempts.sent()));
+        }
         let mut handle = self.handle.clone();
         handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));
         if let (true, Some(b)) = (planned.factory.converts(), &self.bucketing) {

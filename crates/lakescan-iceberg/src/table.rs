@@ -28,6 +28,7 @@ use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
 use lakescan_core::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedIds};
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
+use lakescan_core::requests::Attempts;
 use lakescan_core::scan_statistics::{RowCount, ScanStatistics};
 use lakescan_core::split::{AdapterKey, FileSplit, SplitValue};
 
@@ -415,14 +416,21 @@ impl IcebergTable {
         handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));
         handle.stage_columns = StageColumns::missing_allowed(key_columns);
         let assignments = Assignments::new(projection.cloned().unwrap_or(all));
+        let mut extra = vec![
+            ("manifests_total", counts.manifests_total),
+            ("manifests_pruned", counts.manifests_pruned),
+            ("data_files_total", counts.data_files_total),
+            ("data_files_pruned", counts.data_files_pruned),
+            ("delete_files_total", counts.delete_files_total),
+        ];
+        // Object stores only (local reads make no requests; their plans do not show it).
+        if let Some(requests) = counts.requests
+            && self.metadata_store.as_str() != "file:///"
+        {
+            extra.push(("requests_planning", requests));
+        }
         let stats = PlanningStats {
-            extra: vec![
-                ("manifests_total", counts.manifests_total),
-                ("manifests_pruned", counts.manifests_pruned),
-                ("data_files_total", counts.data_files_total),
-                ("data_files_pruned", counts.data_files_pruned),
-                ("delete_files_total", counts.delete_files_total),
-            ],
+            extra,
             ..PlanningStats::default()
         };
         PlannedScan {
@@ -640,7 +648,9 @@ impl TableProvider for IcebergTable {
             }),
             ..self.planner(runtime)
         };
-        let plan = planner.plan(self.snapshot.as_ref()).await?;
+        let attempts = Attempts::default();
+        let mut plan = attempts.count(planner.plan(self.snapshot.as_ref())).await?;
+        plan.counts.requests = Some(attempts.sent());
         let splits = self.splits(plan.files, self.split_size(state))?;
         let scan = FileScan {
             handle: &self.handle,

@@ -145,9 +145,13 @@ async fn a_small_file_costs_one_get() {
             assert_eq!((paid.get, paid.head), (3, 0), "{plan}");
             let scan = plan.lines().find(|l| l.contains("LakeScanExec")).unwrap();
             assert!(scan.contains("splits_total=3"), "{scan}");
-            // CREATE read the first file; the planner the others, or the scan.
-            let scanned = if statistics { 0 } else { 2 };
+            // CREATE read the first file; the planner the others (with its LIST), or the scan.
+            let (planning, scanned) = if statistics { (3, 0) } else { (1, 2) };
             assert!(scan.contains(&format!("requests_get={scanned},")), "{scan}");
+            assert!(
+                scan.contains(&format!("requests_planning={planning},")),
+                "{scan}"
+            );
             assert!(scan.contains("requests_retried=0,"), "{scan}");
         }
         let local = session();

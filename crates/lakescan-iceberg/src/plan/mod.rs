@@ -97,6 +97,9 @@ pub struct PlanCounts {
     pub data_files_pruned: usize,
     /// Live delete files in the manifests read.
     pub delete_files_total: usize,
+    /// HTTP requests planning sent (manifest list and manifests), when they were counted
+    /// (`lakescan_core::requests`; stores without the counting connector count none).
+    pub requests: Option<usize>,
 }
 
 /// What a planning pass produced.
