@@ -6,7 +6,7 @@
 //! HIVE|ICEBERG` reads the bucket: its local paths become `s3://` URLs. Results and errors
 //! show the local paths again, so the expected output is the same file's.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -57,7 +57,7 @@ impl S3Mirror {
     /// of files removed since.
     pub async fn sync(&self) -> Result<()> {
         let mut uploaded = self.uploaded.lock().await;
-        let mut seen = Vec::new();
+        let mut seen = HashSet::new();
         for root in self.roots.iter().filter(|r| r.changes) {
             if !root.local.exists() {
                 continue;
@@ -67,7 +67,7 @@ impl S3Mirror {
             for file in files {
                 let meta = std::fs::metadata(&file)?;
                 let stamp = (meta.len(), meta.modified()?);
-                seen.push(file.clone());
+                seen.insert(file.clone());
                 if uploaded.get(&file) == Some(&stamp) {
                     continue;
                 }
@@ -81,7 +81,7 @@ impl S3Mirror {
         }
         let removed: Vec<PathBuf> = uploaded
             .keys()
-            .filter(|f| !seen.contains(f))
+            .filter(|f| !seen.contains(*f))
             .cloned()
             .collect();
         for file in removed {

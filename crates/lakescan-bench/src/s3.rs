@@ -207,11 +207,23 @@ fn bench_store(server: &S3Server) -> Result<Arc<dyn ObjectStore>> {
 }
 
 /// The table a case reads.
-fn table_of(case: &str) -> &'static str {
-    match case {
-        "small_files" | "small_partition" => "small",
-        "iceberg_pos" => "lineitem_ice_pos",
-        _ => "lineitem",
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum S3Table {
+    /// The flat `lineitem` files.
+    Lineitem,
+    /// The 2 000 small files in 40 partitions.
+    Small,
+    /// The Iceberg table with position deletes (lakescan only).
+    IcebergPos,
+}
+
+impl S3Table {
+    fn of(case: &str) -> Self {
+        match case {
+            "small_files" | "small_partition" => S3Table::Small,
+            "iceberg_pos" => S3Table::IcebergPos,
+            _ => S3Table::Lineitem,
+        }
     }
 }
 
@@ -225,38 +237,37 @@ async fn session(
 ) -> Result<SessionContext> {
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(threads));
     ctx.register_object_store(&Url::parse(&format!("s3://{BUCKET}"))?, Arc::clone(store));
-    let lineitem = s3_url(&dataset.flat_lineitem());
-    let small = s3_url(&dataset.small_files());
-    let statements = match engine {
+    let format = match engine {
         S3Engine::Lakescan => {
             lakescan::register(&ctx)?;
+            "HIVE"
+        }
+        S3Engine::DataFusion => "PARQUET",
+    };
+    let create = match (S3Table::of(case), engine) {
+        (S3Table::Lineitem, _) => format!(
+            "CREATE EXTERNAL TABLE lineitem STORED AS {format} LOCATION '{}'",
+            s3_url(&dataset.flat_lineitem())
+        ),
+        (S3Table::Small, _) => format!(
+            "CREATE EXTERNAL TABLE small (k BIGINT, x DOUBLE, p INT) STORED AS {format} \
+             LOCATION '{}' PARTITIONED BY (p)",
+            s3_url(&dataset.small_files())
+        ),
+        (S3Table::IcebergPos, S3Engine::Lakescan) => {
             // The Iceberg metadata names local absolute paths: serve them from the bucket
             // (the keys are those paths).
             ctx.register_object_store(&Url::parse("file:///")?, Arc::clone(store));
-            vec![
-                format!("CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION '{lineitem}'"),
-                format!(
-                    "CREATE EXTERNAL TABLE small (k BIGINT, x DOUBLE, p INT) STORED AS HIVE \
-                     LOCATION '{small}' PARTITIONED BY (p)"
-                ),
-                format!(
-                    "CREATE EXTERNAL TABLE lineitem_ice_pos STORED AS ICEBERG LOCATION '{}/'",
-                    dataset.iceberg_table(pos_variant()?).display()
-                ),
-            ]
-        }
-        S3Engine::DataFusion => vec![
-            format!("CREATE EXTERNAL TABLE lineitem STORED AS PARQUET LOCATION '{lineitem}'"),
             format!(
-                "CREATE EXTERNAL TABLE small (k BIGINT, x DOUBLE, p INT) STORED AS PARQUET \
-                 LOCATION '{small}' PARTITIONED BY (p)"
-            ),
-        ],
+                "CREATE EXTERNAL TABLE lineitem_ice_pos STORED AS ICEBERG LOCATION '{}/'",
+                dataset.iceberg_table(pos_variant()?).display()
+            )
+        }
+        (S3Table::IcebergPos, S3Engine::DataFusion) => {
+            bail!("{case}: DataFusion has no Iceberg table")
+        }
     };
-    let wanted = format!("TABLE {} ", table_of(case));
-    for sql in statements.into_iter().filter(|s| s.contains(&wanted)) {
-        ctx.sql(&sql).await?.collect().await?;
-    }
+    ctx.sql(&create).await?.collect().await?;
     Ok(ctx)
 }
 

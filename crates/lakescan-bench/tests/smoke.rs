@@ -6,25 +6,36 @@
 
 use std::process::Command;
 
-#[test]
-fn smoke_run_checks_every_engine_on_every_case() {
+/// Runs `lakescan-bench --smoke --runs 1 <extra> --json …`; its JSON rows and its stdout.
+/// (A test helper: a failure here fails the test.)
+#[allow(clippy::expect_used)]
+fn run_smoke(name: &str, extra: &[&str]) -> (Vec<serde_json::Value>, String) {
     let json =
-        std::env::temp_dir().join(format!("lakescan-bench-smoke-{}.json", std::process::id()));
+        std::env::temp_dir().join(format!("lakescan-bench-{name}-{}.json", std::process::id()));
     let output = Command::new(env!("CARGO_BIN_EXE_lakescan-bench"))
-        .args(["--smoke", "--runs", "1", "--json"])
+        .args(["--smoke", "--runs", "1"])
+        .args(extra)
+        .arg("--json")
         .arg(&json)
         .output()
         .expect("run lakescan-bench");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "lakescan-bench --smoke failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        "lakescan-bench --smoke {extra:?} failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
     let text = std::fs::read_to_string(&json).expect("json written");
     let _ = std::fs::remove_file(&json);
-    let rows: serde_json::Value = serde_json::from_str(&text).expect("valid json");
-    let rows = rows.as_array().expect("a list");
+    let serde_json::Value::Array(rows) = serde_json::from_str(&text).expect("valid json") else {
+        panic!("the JSON is not a list: {text}");
+    };
+    (rows, stdout)
+}
+
+#[test]
+fn smoke_run_checks_every_engine_on_every_case() {
+    let (rows, stdout) = run_smoke("smoke", &[]);
     let cases = [
         "full_scan",
         "selective",
@@ -124,25 +135,7 @@ fn smoke_run_checks_every_engine_on_every_case() {
 /// session's listings); `small_files` costs it one GET per file, DataFusion two.
 #[test]
 fn s3_smoke_run_counts_requests() {
-    let json = std::env::temp_dir().join(format!(
-        "lakescan-bench-s3-smoke-{}.json",
-        std::process::id()
-    ));
-    let output = Command::new(env!("CARGO_BIN_EXE_lakescan-bench"))
-        .args(["--smoke", "--s3", "--runs", "1", "--json"])
-        .arg(&json)
-        .output()
-        .expect("run lakescan-bench");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "lakescan-bench --smoke --s3 failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
-    let text = std::fs::read_to_string(&json).expect("json written");
-    let _ = std::fs::remove_file(&json);
-    let rows: serde_json::Value = serde_json::from_str(&text).expect("valid json");
-    let rows = rows.as_array().expect("a list");
+    let (rows, stdout) = run_smoke("s3-smoke", &["--s3"]);
     let row = |case: &str, engine: &str| {
         rows.iter()
             .find(|r| r["case"] == case && r["engine"] == engine)

@@ -159,15 +159,16 @@ impl Snapshot {
     fn children(&self, dir: &Path) -> object_store::Result<Vec<Path>> {
         let mut dirs: Vec<Path> = vec![];
         for object in self.under(dir) {
-            let Some(relative) = object.location.prefix_match(dir) else {
+            let Some(mut relative) = object.location.prefix_match(dir) else {
                 continue;
             };
-            let parts: Vec<_> = relative.collect();
-            match parts.as_slice() {
-                [] => {}
-                [_file] => FileAmongPartitions::check(&object.location, object.size, "lakescan")?,
-                [first, ..] => {
-                    let child = dir.clone().join(first.clone());
+            match (relative.next(), relative.next()) {
+                (None, _) => {}
+                (Some(_file), None) => {
+                    FileAmongPartitions::check(&object.location, object.size, "lakescan")?
+                }
+                (Some(first), Some(_)) => {
+                    let child = dir.clone().join(first);
                     if dirs.last() != Some(&child) {
                         dirs.push(child);
                     }

@@ -32,6 +32,12 @@ fn session() -> SessionContext {
     ctx
 }
 
+/// The `LakeScanExec` line of an `EXPLAIN ANALYZE` output.
+fn scan_line(plan: &str) -> &str {
+    let line = plan.lines().find(|l| l.contains("LakeScanExec"));
+    line.unwrap_or_else(|| panic!("no LakeScanExec in\n{plan}"))
+}
+
 async fn rows(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<String> {
     let batches = ctx.sql(sql).await?.collect().await?;
     Ok(pretty_format_batches(&batches)?.to_string())
@@ -143,7 +149,7 @@ async fn a_small_file_costs_one_get() {
                 .unwrap();
             let paid = server.requests().unwrap().since(&before);
             assert_eq!((paid.get, paid.head), (3, 0), "{plan}");
-            let scan = plan.lines().find(|l| l.contains("LakeScanExec")).unwrap();
+            let scan = scan_line(&plan);
             assert!(scan.contains("splits_total=3"), "{scan}");
             // CREATE read the first file; the planner the others (with its LIST), or the scan.
             let (planning, scanned) = if statistics { (3, 0) } else { (1, 2) };
@@ -300,7 +306,7 @@ async fn retries_appear_in_the_scans_metrics() {
             .unwrap();
         server.disarm().unwrap();
         let out = pretty_format_batches(&batches).unwrap().to_string();
-        let scan = out.lines().find(|l| l.contains("LakeScanExec")).unwrap();
+        let scan = scan_line(&out);
         assert!(scan.contains("requests_retried=2,"), "{scan}");
         // The first file came whole with CREATE's schema read.
         assert!(scan.contains("requests_get=2,"), "{scan}");
