@@ -72,16 +72,23 @@ pub async fn run(options: &DemoOptions) -> CliResult<()> {
     for query in demo_queries(rows) {
         run_query(&ctx, &query).await?;
     }
-    if options.s3 {
-        run_on_s3(&dir, rows).await?;
+    let server = match options.s3 {
+        true => Some(S3Server::start().map_err(|e| CliError::Invalid(format!("--s3: {e}")))?),
+        false => None,
+    };
+    if let Some(server) = &server {
+        run_on_s3(&dir, rows, server).await?;
     }
-    crate::demo_iceberg::run(&dir).await
+    crate::demo_iceberg::run(&dir, None).await?;
+    if let Some(server) = &server {
+        crate::demo_iceberg::run(&dir, Some(server)).await?;
+    }
+    Ok(())
 }
 
-/// The same table and queries from S3: moto on 127.0.0.1 (stopped when this returns), the
-/// table uploaded to bucket `demo`, created with `aws.*` options.
-async fn run_on_s3(dir: &Path, rows: usize) -> CliResult<()> {
-    let server = S3Server::start().map_err(|e| CliError::Invalid(format!("--s3: {e}")))?;
+/// The same table and queries from S3: `server` is moto on 127.0.0.1 (stopped when the demo
+/// ends), the table uploaded to bucket `demo`, created with `aws.*` options.
+async fn run_on_s3(dir: &Path, rows: usize, server: &S3Server) -> CliResult<()> {
     let bucket = "demo";
     server
         .create_bucket(bucket)

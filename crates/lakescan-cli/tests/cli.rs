@@ -179,6 +179,26 @@ fn demo_on_s3_gives_the_local_answers() {
     );
     assert!(s3.contains("GET requests      :"), "{s3}");
     assert!(!local.contains("GET requests"), "{local}");
+    // The Iceberg table and its catalog's warehouse on S3: the local answers, no secret shown.
+    let (local_iceberg, s3_iceberg) = text
+        .split_once("-- Iceberg:")
+        .and_then(|(_, rest)| rest.split_once("-- Iceberg on S3"))
+        .expect("a local and an S3 Iceberg part");
+    assert!(
+        s3_iceberg.contains("aws.secret_access_key=***"),
+        "{s3_iceberg}"
+    );
+    let table_rows = |part: &str| -> Vec<String> {
+        part.lines()
+            .filter(|l| l.starts_with('|') && !l.contains("---"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(table_rows(local_iceberg), table_rows(s3_iceberg));
+    assert!(
+        table_rows(s3_iceberg).iter().any(|l| l.contains("| 739 ")),
+        "{s3_iceberg}"
+    );
 }
 
 /// As in `datafusion-cli`: `SHOW TABLES`, `SHOW ALL` with every `lakescan.*` setting (and

@@ -33,6 +33,8 @@ fn err(e: impl std::fmt::Display) -> DataFusionError {
 #[derive(Debug)]
 pub struct TableWriter {
     root: PathBuf,
+    /// The table's location as its metadata records it, when not `root` itself.
+    location: Option<String>,
     io: FileIO,
     version: FormatVersion,
     /// Every schema of the table, the current one last (ids 0, 1, …).
@@ -90,6 +92,7 @@ impl TableWriter {
         );
         let mut writer = Self {
             root,
+            location: None,
             io: FileIO::new_with_fs(),
             version: FormatVersion::V2,
             schemas: vec![schema],
@@ -208,6 +211,43 @@ impl TableWriter {
         &self.root
     }
 
+    /// Records `location` (`s3://bucket/wh/db/t`) as the table's location in its metadata,
+    /// and the paths of the files written under the directory as paths under it: for a table
+    /// written here and uploaded there. Set it before writing the first file.
+    pub fn with_location(mut self, location: &str) -> Self {
+        self.location = Some(location.trim_end_matches('/').to_string());
+        self
+    }
+
+    /// How the metadata records the local file `local`.
+    fn recorded(&self, local: &Path) -> String {
+        match (&self.location, local.strip_prefix(&self.root)) {
+            (Some(location), Ok(inside)) => {
+                let parts: Vec<_> = inside
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect();
+                if parts.is_empty() {
+                    location.clone()
+                } else {
+                    format!("{location}/{}", parts.join("/"))
+                }
+            }
+            _ => local.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// The local file a path recorded by [`Self::recorded`] names.
+    fn local_of(&self, recorded: &str) -> PathBuf {
+        match &self.location {
+            Some(location) => match recorded.strip_prefix(location.as_str()) {
+                Some(inside) => self.root.join(inside.trim_start_matches('/')),
+                None => PathBuf::from(recorded),
+            },
+            None => PathBuf::from(recorded),
+        }
+    }
+
     /// Writes `columns` (name, field id, values) as a Parquet file with field ids.
     fn write_parquet(&mut self, columns: Vec<(&str, i32, ArrayRef)>) -> Result<(String, u64, u64)> {
         self.files_written += 1;
@@ -236,7 +276,7 @@ impl TableWriter {
         writer.write(&batch).map_err(err)?;
         writer.close().map_err(err)?;
         let size = std::fs::metadata(&path).map_err(err)?.len();
-        Ok((path.to_string_lossy().into_owned(), size, rows))
+        Ok((self.recorded(&path), size, rows))
     }
 
     /// A data file holding `columns`.
@@ -402,9 +442,10 @@ impl TableWriter {
             .join("data")
             .join(format!("dv{:03}.puffin", self.files_written));
         std::fs::write(&path, &puffin).map_err(err)?;
+        let recorded = self.recorded(&path);
         self.described(
             DataContentType::PositionDeletes,
-            path.to_string_lossy().into_owned(),
+            recorded,
             DataFileFormat::Puffin,
             bitmap.len(),
             puffin.len() as u64,
@@ -438,9 +479,10 @@ impl TableWriter {
                     .unwrap_or(first.data_page_offset())
             })
             .collect();
+        let recorded = self.recorded(path);
         self.described(
             DataContentType::Data,
-            path.to_string_lossy().into_owned(),
+            recorded,
             DataFileFormat::Parquet,
             rows,
             size,
@@ -497,7 +539,7 @@ impl TableWriter {
                 rewritten.push(manifest);
                 continue;
             }
-            let bytes = std::fs::read(&manifest.manifest_path).map_err(err)?;
+            let bytes = std::fs::read(self.local_of(&manifest.manifest_path)).map_err(err)?;
             let (entries, _) = Manifest::parse_avro(&bytes).map_err(err)?.into_parts();
             let live: Vec<_> = entries
                 .iter()
@@ -517,10 +559,8 @@ impl TableWriter {
             let path = self
                 .path()
                 .join("metadata")
-                .join(format!("m-{seq}-rewritten-{}.avro", rewritten.len()))
-                .to_string_lossy()
-                .into_owned();
-            let output = self.io.new_output(path).map_err(err)?;
+                .join(format!("m-{seq}-rewritten-{}.avro", rewritten.len()));
+            let output = self.io.new_output(path.to_string_lossy()).map_err(err)?;
             let builder = ManifestWriterBuilder::new(
                 output,
                 Some(snapshot_id),
@@ -550,6 +590,7 @@ impl TableWriter {
                 }
             }
             let mut new = writer.write_manifest_file().await.map_err(err)?;
+            new.manifest_path = self.recorded(&path);
             new.sequence_number = seq;
             new.min_sequence_number = manifest.min_sequence_number;
             rewritten.push(new);
@@ -608,12 +649,10 @@ impl TableWriter {
         let list = self
             .path()
             .join("metadata")
-            .join(format!("snap-{snapshot_id}.avro"))
-            .to_string_lossy()
-            .into_owned();
+            .join(format!("snap-{snapshot_id}.avro"));
         let out = self
             .io
-            .new_output(&list)
+            .new_output(list.to_string_lossy())
             .map_err(err)?
             .writer()
             .await
@@ -633,7 +672,7 @@ impl TableWriter {
         self.snapshots.push(Committed {
             id: snapshot_id,
             sequence_number: seq,
-            manifest_list: list,
+            manifest_list: self.recorded(&list),
             timestamp_ms: 1_700_000_000_000 + seq * 1000,
             schema_id: self.schema().schema_id(),
             row_ids: (self.version == FormatVersion::V3)
@@ -672,10 +711,8 @@ impl TableWriter {
         let path = self
             .path()
             .join("metadata")
-            .join(format!("m-{seq}-{kind}-{spec_id}.avro"))
-            .to_string_lossy()
-            .into_owned();
-        let output = self.io.new_output(path).map_err(err)?;
+            .join(format!("m-{seq}-{kind}-{spec_id}.avro"));
+        let output = self.io.new_output(path.to_string_lossy()).map_err(err)?;
         let builder = ManifestWriterBuilder::new(
             output,
             Some(snapshot_id),
@@ -693,6 +730,7 @@ impl TableWriter {
             writer.add_file(f, seq).map_err(err)?;
         }
         let mut manifest = writer.write_manifest_file().await.map_err(err)?;
+        manifest.manifest_path = self.recorded(&path);
         if self.version != FormatVersion::V1 {
             manifest.sequence_number = seq;
             manifest.min_sequence_number = seq;
@@ -758,7 +796,7 @@ impl TableWriter {
         let mut metadata = serde_json::json!({
             "format-version": version,
             "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
-            "location": self.path().to_string_lossy(),
+            "location": self.recorded(self.path()),
             "last-updated-ms": last.timestamp_ms,
             "last-column-id": last_column_id,
             "current-schema-id": self.schema().schema_id(),
@@ -790,6 +828,6 @@ impl TableWriter {
             .join("metadata")
             .join(format!("v{}.metadata.json", self.snapshots.len()));
         std::fs::write(&path, serde_json::to_vec_pretty(&metadata).map_err(err)?).map_err(err)?;
-        Ok(path.to_string_lossy().into_owned())
+        Ok(self.recorded(&path))
     }
 }

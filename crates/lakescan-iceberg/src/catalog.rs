@@ -6,10 +6,18 @@
 //! | `memory://?warehouse=/abs/wh`                   | an in-memory catalog (tables registered from Rust live as long as the session) |
 //! | `http://host:port/prefix[?warehouse=…&token=…&credential=…]`, `https://…` | a REST catalog; query parameters are passed as catalog properties |
 //!
-//! Catalog metadata (namespaces, table pointers, metadata files) is read through the `iceberg`
-//! crate's own I/O, with its local-file-system storage: metadata files must be local paths
-//! (`file://` or absolute). The tables' data, manifest and delete files are read through the
-//! session's `object_store` registry, like `STORED AS ICEBERG` tables.
+//! The warehouse can be a local directory or any location the session has an object store
+//! for: `sqlite:///abs/catalog.db?warehouse=s3://bucket/wh`. `aws.*` query parameters
+//! configure its S3 client the way `aws.*` table options do (`core::store::StoreOptions`):
+//! `…&aws.endpoint=http://127.0.0.1:9000&aws.allow_http=true`; without them the store is the
+//! one the application registered, or one from the `AWS_*` environment. Values are used as
+//! written (not percent-decoded). Messages show the URI with the values of secret parameters
+//! (names with `key`, `secret`, `token`, `credential` or `password`) replaced by `***`.
+//!
+//! Catalog metadata (namespaces, table pointers, metadata files) is read and written through
+//! the `iceberg` crate's file IO over the session's object stores ([`crate::catalog_io`]); the
+//! tables' manifests, delete files and data files through the same stores, like
+//! `STORED AS ICEBERG` tables: one client per bucket.
 //!
 //! Namespaces and table names are listed when the catalog is registered; a table's metadata is
 //! loaded when a query names it (its current snapshot then).
@@ -21,12 +29,14 @@ use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use datafusion::common::{DataFusionError, Result, plan_err};
 use datafusion::execution::SessionState;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::SessionContext;
-use iceberg::io::LocalFsStorageFactory;
 use iceberg::{Catalog, CatalogBuilder, NamespaceIdent, TableIdent};
 use lakescan_core::config::LakeScanOptions;
+use lakescan_core::store::StoreOptions;
 use parking_lot::RwLock;
 
+use crate::catalog_io::ObjectStoreStorageFactory;
 use crate::metadata::{parse_metadata, select_snapshot};
 use crate::metadata_columns::MetadataSelection;
 use crate::metadata_tables::{MetadataTableKind, metadata_table_of};
@@ -39,10 +49,35 @@ fn iceberg_error(what: &str, e: iceberg::Error) -> DataFusionError {
     DataFusionError::External(format!("Iceberg catalog: {what}: {e}").into())
 }
 
-/// Connects to the catalog at `uri` (see the module docs), named `name`.
-pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
+/// Query parameters whose values are secrets: keys, tokens, credentials, passwords.
+fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["key", "secret", "token", "credential", "password"]
+        .iter()
+        .any(|word| key.contains(word))
+}
+
+/// `uri` with the values of secret parameters replaced by `***`, for messages.
+pub fn shown_uri(uri: &str) -> String {
+    let Some((base, query)) = uri.split_once('?') else {
+        return uri.to_string();
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret(k) => format!("{k}=***"),
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{base}?{}", params.join("&"))
+}
+
+/// Connects to the catalog at `uri` (see the module docs), named `name`. Its file IO goes
+/// through `runtime`'s object stores; a store that `aws.*` parameters configure is registered
+/// there for the warehouse's bucket.
+pub async fn connect(name: &str, uri: &str, runtime: &RuntimeEnv) -> Result<Arc<dyn Catalog>> {
     let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
-    let mut props: HashMap<String, String> = query
+    let params: HashMap<String, String> = query
         .split('&')
         .filter(|kv| !kv.is_empty())
         .map(|kv| {
@@ -50,7 +85,25 @@ pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
             (k.to_string(), v.to_string())
         })
         .collect();
-    let local = Arc::new(LocalFsStorageFactory);
+    let (store_options, mut props) = StoreOptions::split(&params)?;
+    let shown = shown_uri(uri);
+    let uri = shown.as_str();
+    if let Some(warehouse) = props.get("warehouse").filter(|w| w.contains("://")) {
+        let location = url::Url::parse(warehouse).map_err(|e| {
+            datafusion::common::plan_datafusion_err!(
+                "Iceberg catalog URI '{uri}': the warehouse '{warehouse}' is not a URL: {e}"
+            )
+        })?;
+        store_options.register_for(&location, runtime)?;
+    } else if !store_options.is_empty() {
+        return plan_err!(
+            "Iceberg catalog URI '{uri}': aws.* parameters configure the store of an s3:// \
+             warehouse, and this catalog names none"
+        );
+    }
+    let storage = Arc::new(ObjectStoreStorageFactory::new(Arc::clone(
+        &runtime.object_store_registry,
+    )));
     if let Some(file) = base.strip_prefix("sqlite://") {
         if file.is_empty() || !file.starts_with('/') {
             return plan_err!(
@@ -66,7 +119,7 @@ pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
             .uri(format!("sqlite:{file}?mode=rwc"))
             .warehouse_location(warehouse)
             .props(props)
-            .with_storage_factory(local)
+            .with_storage_factory(Arc::clone(&storage) as _)
             .load(name, HashMap::new())
             .await
             .map_err(|e| iceberg_error(&format!("cannot open '{uri}'"), e))?;
@@ -83,7 +136,7 @@ pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
             );
         }
         let catalog = iceberg::memory::MemoryCatalogBuilder::default()
-            .with_storage_factory(local)
+            .with_storage_factory(Arc::clone(&storage) as _)
             .load(name, props)
             .await
             .map_err(|e| iceberg_error(&format!("cannot create '{uri}'"), e))?;
@@ -92,7 +145,7 @@ pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
     if base.starts_with("http://") || base.starts_with("https://") {
         props.insert("uri".into(), base.to_string());
         let catalog = iceberg_catalog_rest::RestCatalogBuilder::default()
-            .with_storage_factory(local)
+            .with_storage_factory(Arc::clone(&storage) as _)
             .load(name, props)
             .await
             .map_err(|e| iceberg_error(&format!("cannot connect to '{uri}'"), e))?;
@@ -106,7 +159,7 @@ pub async fn connect(name: &str, uri: &str) -> Result<Arc<dyn Catalog>> {
 
 /// Connects to the catalog at `uri` and registers it in `ctx` as catalog `name`.
 pub async fn register_catalog(ctx: &SessionContext, name: &str, uri: &str) -> Result<()> {
-    let catalog = connect(name, uri).await?;
+    let catalog = connect(name, uri, &ctx.runtime_env()).await?;
     let provider = IcebergCatalogProvider::try_new(catalog, view_types(ctx))
         .await?
         .with_session(ctx.state_weak_ref());

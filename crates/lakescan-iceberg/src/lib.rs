@@ -6,6 +6,7 @@
 //! |--------------|----------------------------------------------------------------------|
 //! | [`factory`]  | `STORED AS ICEBERG` and [`IcebergTableBuilder`]                      |
 //! | [`catalog`]  | Iceberg catalogs (SQLite, memory, REST) as DataFusion catalogs       |
+//! | [`catalog_io`] | the catalogs' file IO over the session's object stores              |
 //! | [`options`]  | `OPTIONS (…)`: time travel, split size, relative paths               |
 //! | [`metadata`] | finding and parsing the metadata file; choosing the snapshot         |
 //! | [`paths`]    | paths written in metadata → object store + path                      |
@@ -27,6 +28,7 @@
 //! members, columns of v3 `variant`/`geometry`/`geography` type.
 
 pub mod catalog;
+pub mod catalog_io;
 pub mod changelog;
 pub mod deletes;
 pub mod factory;

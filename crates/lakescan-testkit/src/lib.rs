@@ -267,15 +267,39 @@ impl S3Server {
         })
     }
 
-    /// The `OPTIONS` of a `CREATE EXTERNAL TABLE` that reaches this server, with a small
-    /// retry budget (3 retries, 1 s per request).
+    /// The `aws.*` options (key, value) of a client of this server, with a small retry
+    /// budget (3 retries, 1 s per request).
+    pub fn options(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("aws.access_key_id", ACCESS_KEY_ID.to_string()),
+            ("aws.secret_access_key", SECRET_ACCESS_KEY.to_string()),
+            ("aws.region", REGION.to_string()),
+            ("aws.endpoint", self.endpoint()),
+            ("aws.allow_http", "true".to_string()),
+            ("aws.max_retries", "3".to_string()),
+            ("aws.retry_timeout", "20s".to_string()),
+            ("aws.timeout", "1s".to_string()),
+        ]
+    }
+
+    /// [`Self::options`] as the `OPTIONS` of a `CREATE EXTERNAL TABLE`.
     pub fn sql_options(&self) -> String {
-        format!(
-            "'aws.access_key_id' '{ACCESS_KEY_ID}', 'aws.secret_access_key' '{SECRET_ACCESS_KEY}', \
-             'aws.region' '{REGION}', 'aws.endpoint' '{}', 'aws.allow_http' 'true', \
-             'aws.max_retries' '3', 'aws.retry_timeout' '20s', 'aws.timeout' '1s'",
-            self.endpoint()
-        )
+        let pairs: Vec<String> = self
+            .options()
+            .into_iter()
+            .map(|(k, v)| format!("'{k}' '{v}'"))
+            .collect();
+        pairs.join(", ")
+    }
+
+    /// [`Self::options`] as the query parameters of an Iceberg catalog URI (`k=v&…`).
+    pub fn uri_params(&self) -> String {
+        let pairs: Vec<String> = self
+            .options()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        pairs.join("&")
     }
 
     /// A client of `bucket` on this server: 3 retries with short backoffs, 1 s per request,

@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use arrow::util::pretty::pretty_format_batches;
@@ -243,6 +244,131 @@ async fn iceberg_table_on_s3_with_deletes_and_time_travel_gives_the_local_rows()
         }
         assert_ne!(results[0][0], results[0][2], "time travel shows other rows");
         assert_eq!(results[0], results[1]);
+    })
+    .await
+}
+
+/// An Iceberg table of 6 rows at `location`, written under `dir` with rows `id` 2 and 5
+/// deleted by a position delete; the metadata file's path as recorded (under `location`).
+async fn write_iceberg_table(dir: &Path, location: &str) -> String {
+    use arrow::array::{ArrayRef, Int64Array};
+    use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
+
+    let schema = Schema::builder()
+        .with_fields(vec![Arc::new(NestedField::required(
+            1,
+            "id",
+            Type::Primitive(PrimitiveType::Long),
+        ))])
+        .build()
+        .unwrap();
+    let mut table = lakescan_iceberg_writer::TableWriter::new(dir, schema)
+        .unwrap()
+        .with_location(location);
+    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5, 6]));
+    let file = table.data_file(vec![("id", 1, ids)]).unwrap();
+    let path = file.file_path().to_string();
+    assert!(path.starts_with(location), "{path}");
+    table.commit(vec![file], vec![]).await.unwrap();
+    let deletes = table
+        .position_delete_file(vec![(path.as_str(), 1), (path.as_str(), 4)])
+        .unwrap();
+    table.commit(vec![], vec![deletes]).await.unwrap()
+}
+
+/// The SQLite catalog with an `s3://` warehouse: the catalog reads and writes its metadata
+/// files on S3 through the session's client (configured by `aws.*` URI parameters), and its
+/// tables read manifests, deletes and data through the same client.
+#[tokio::test]
+async fn sqlite_catalog_with_an_s3_warehouse() {
+    use std::collections::HashMap;
+
+    use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
+    use iceberg::{NamespaceIdent, TableCreation, TableIdent};
+    use lakescan::iceberg::catalog::{connect, register_catalog};
+
+    bounded(async {
+        let server = S3Server::start().unwrap();
+        server.create_bucket("lake").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("orders");
+        let metadata = write_iceberg_table(&local, "s3://lake/wh/db/orders").await;
+        upload_dir(&server.store("lake").unwrap(), &local, "wh/db/orders")
+            .await
+            .unwrap();
+        let db = dir.path().join("catalog.db");
+        let uri = format!(
+            "sqlite://{}?warehouse=s3://lake/wh&{}",
+            db.display(),
+            server.uri_params()
+        );
+
+        let ctx = session();
+        let catalog = connect("ice", &uri, &ctx.runtime_env()).await.unwrap();
+        let ns = NamespaceIdent::new("db".into());
+        catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
+        catalog
+            .register_table(&TableIdent::new(ns.clone(), "orders".into()), metadata)
+            .await
+            .unwrap();
+        // A table the catalog creates: its first metadata file is written to the warehouse.
+        let schema = Schema::builder()
+            .with_fields(vec![Arc::new(NestedField::optional(
+                1,
+                "x",
+                Type::Primitive(PrimitiveType::Int),
+            ))])
+            .build()
+            .unwrap();
+        let creation = TableCreation::builder()
+            .name("fresh".into())
+            .schema(schema)
+            .build();
+        let fresh = catalog.create_table(&ns, creation).await.unwrap();
+        let written = fresh.metadata_location().unwrap().to_string();
+        assert!(
+            written.starts_with("s3://lake/wh/db/fresh/metadata/"),
+            "{written}"
+        );
+        let key = ObjectPath::from(written.trim_start_matches("s3://lake/"));
+        let store = server.store("lake").unwrap();
+        assert!(store.head(&key).await.is_ok(), "{written} is on S3");
+
+        // Another session reaches the same catalog file and the same warehouse.
+        let ctx = session();
+        register_catalog(&ctx, "ice", &uri).await.unwrap();
+        let out = rows(&ctx, "SELECT id FROM ice.db.orders ORDER BY id")
+            .await
+            .unwrap();
+        let ids: Vec<&str> = out
+            .lines()
+            .skip(3)
+            .filter_map(|l| l.strip_prefix("| "))
+            .map(|l| l.trim_end_matches(" |").trim())
+            .collect();
+        assert_eq!(ids, ["1", "3", "4", "6"]);
+        let out = rows(&ctx, "SELECT count(*) AS n FROM ice.db.fresh")
+            .await
+            .unwrap();
+        assert!(out.contains("| 0 |"), "{out}");
+
+        // Secrets in the URI never show in its errors.
+        let bad = format!("sqlite://relative.db?{}", server.uri_params());
+        let err = connect("x", &bad, &ctx.runtime_env())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("aws.secret_access_key=***"), "{err}");
+        assert!(!err.contains(SECRET_ACCESS_KEY), "{err}");
+        let err = connect(
+            "x",
+            &format!("sqlite://{}?aws.nope=1", db.display()),
+            &ctx.runtime_env(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("aws.nope"), "{err}");
     })
     .await
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array};
 use arrow::util::pretty::pretty_format_batches;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::SessionContext;
 use iceberg::{NamespaceIdent, TableIdent};
 use lakescan_iceberg::catalog::{IcebergCatalogProvider, connect, register_catalog};
@@ -32,7 +33,7 @@ async fn sqlite_catalog() -> (crate::fixture::Fixture, String) {
     let (t, metadata) = fixture_table().await;
     let db = t.path().join("catalog.db");
     let uri = format!("sqlite://{}", db.display());
-    let catalog = connect("ice", &uri).await.unwrap();
+    let catalog = connect("ice", &uri, &RuntimeEnv::default()).await.unwrap();
     let ns = NamespaceIdent::new("db".into());
     catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
     catalog
@@ -95,7 +96,7 @@ async fn catalog_tables_take_metadata_columns_from_the_session() {
 async fn memory_catalog_and_bad_uris() {
     let (t, metadata) = fixture_table().await;
     let uri = format!("memory://?warehouse={}", t.path().display());
-    let catalog = connect("mem", &uri).await.unwrap();
+    let catalog = connect("mem", &uri, &RuntimeEnv::default()).await.unwrap();
     let ns = NamespaceIdent::new("ns".into());
     catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
     catalog
@@ -111,13 +112,19 @@ async fn memory_catalog_and_bad_uris() {
     let out = rows(&ctx, "SELECT count(*) AS n FROM mem.ns.t").await;
     assert_eq!(column(&out), ["3"]);
 
-    let err = connect("x", "ftp://nowhere").await.unwrap_err().to_string();
+    let err = connect("x", "ftp://nowhere", &RuntimeEnv::default())
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("sqlite:///path.db"), "{err}");
-    let err = connect("x", "sqlite://relative.db")
+    let err = connect("x", "sqlite://relative.db", &RuntimeEnv::default())
         .await
         .unwrap_err()
         .to_string();
     assert!(err.contains("absolute"), "{err}");
-    let err = connect("x", "memory://").await.unwrap_err().to_string();
+    let err = connect("x", "memory://", &RuntimeEnv::default())
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("warehouse"), "{err}");
 }
