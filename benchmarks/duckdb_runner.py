@@ -17,6 +17,10 @@ Then one command per line, each answered by one line:
         runs `COPY (sql) TO out (FORMAT parquet)`; the harness reads the file back and
         compares it with lakescan's result
         -> {"ok": true}
+    {"op": "exec", "sql": "CREATE VIEW ..."}
+        runs a statement without a result (setup the harness times: the S3 peer's views,
+        whose binding lists and reads a footer), timed in this process
+        -> {"ok": true, "seconds": 0.012}
     {"op": "run", "sql": "..."}
         runs the query once, timed in this process with time.perf_counter from
         `con.sql(sql)` until the last batch of `to_arrow_reader()` was consumed: like the
@@ -39,6 +43,8 @@ Extension files of the installed `duckdb-ext-avro` / `duckdb-ext-iceberg` packag
 {"avro": "/abs/avro.duckdb_extension", "iceberg": "/abs/iceberg.duckdb_extension"}, load avro
 first; exits 1 with a message when a package or its file for this DuckDB is missing):
     python3 benchmarks/duckdb_runner.py --iceberg-extensions
+and of `duckdb-ext-httpfs` (the S3 peer of `lakescan-bench --s3`), {"httpfs": path}:
+    python3 benchmarks/duckdb_runner.py --httpfs-extension
 """
 
 import json
@@ -75,10 +81,16 @@ def _peak_rss_bytes(reset_ok):
 def iceberg_extensions():
     """The `.duckdb_extension` files shipped by the `duckdb-ext-avro` and `duckdb-ext-iceberg`
     packages for this DuckDB version: {"avro": path, "iceberg": path} (load avro first)."""
+    return extension_files(("avro", "iceberg"))
+
+
+def extension_files(names):
+    """The `.duckdb_extension` files of the `duckdb-ext-<name>` packages for this DuckDB
+    version: {name: path}."""
     import importlib.metadata
 
     found = {}
-    for name in ("avro", "iceberg"):
+    for name in names:
         package = f"duckdb-ext-{name}"
         try:
             dist = importlib.metadata.distribution(package)
@@ -162,6 +174,10 @@ def serve():
             if op == "check":
                 check(con, cmd["sql"], cmd["out"])
                 reply = {"ok": True}
+            elif op == "exec":
+                start = time.perf_counter()
+                con.execute(cmd["sql"])
+                reply = {"ok": True, "seconds": time.perf_counter() - start}
             elif op == "run":
                 seconds, peak, rows = run_once(con, cmd["sql"])
                 reply = {"ok": True, "seconds": seconds, "peak_rss_bytes": peak, "rows": rows}
@@ -204,9 +220,12 @@ def standalone(path):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--spec":
         standalone(sys.argv[2])
-    elif len(sys.argv) == 2 and sys.argv[1] == "--iceberg-extensions":
+    elif len(sys.argv) == 2 and sys.argv[1] in ("--iceberg-extensions", "--httpfs-extension"):
         try:
-            print(json.dumps(iceberg_extensions()))
+            if sys.argv[1] == "--iceberg-extensions":
+                print(json.dumps(iceberg_extensions()))
+            else:
+                print(json.dumps(extension_files(("httpfs",))))
         except RuntimeError as e:
             print(f"duckdb_runner.py: {e}", file=sys.stderr)
             sys.exit(1)

@@ -7,11 +7,12 @@
 #   * the `duckdb` and `pyarrow` Python packages (the DuckDB peer, driven by
 #     benchmarks/duckdb_runner.py, which streams DuckDB's results as Arrow batches)
 #   * the Iceberg DuckDB peer: a virtual environment (default ~/.venvs/lakescan-bench-iceberg,
-#     ICEBERG_VENV=... to move it) with duckdb==1.4.4, duckdb-ext-iceberg and duckdb-ext-avro
-#     ==1.4.4.20260205 (the DuckDB iceberg/avro extensions as PyPI wheels; the runner LOADs
+#     ICEBERG_VENV=... to move it) with duckdb==1.4.4, duckdb-ext-iceberg, duckdb-ext-avro and
+#     duckdb-ext-httpfs ==1.4.4.20260205 (DuckDB extensions as PyPI wheels; the runner LOADs
 #     their files with allow_unsigned_extensions, nothing is downloaded at query time) and
 #     pyarrow. Its python is <venv>/bin/python; `<venv>/bin/python
-#     benchmarks/duckdb_runner.py --iceberg-extensions` prints the two extension files.
+#     benchmarks/duckdb_runner.py --iceberg-extensions` prints the iceberg/avro extension
+#     files, `--httpfs-extension` the httpfs one (DuckDB's S3 peer of `lakescan-bench --s3`).
 #   * the iceberg-datafusion peer: benchmarks/iceberg-datafusion-peer (iceberg-rust's
 #     iceberg-datafusion 0.10.1 on DataFusion 53, its own Cargo workspace outside lakescan's),
 #     built in release into ICEBERG_PEER_TARGET (default
@@ -70,18 +71,19 @@ import sys
 from importlib.metadata import version
 import pyarrow  # noqa: F401
 ok = version("duckdb") == sys.argv[1] and all(
-    version(f"duckdb-ext-{name}") == sys.argv[2] for name in ("iceberg", "avro")
+    version(f"duckdb-ext-{name}") == sys.argv[2] for name in ("iceberg", "avro", "httpfs")
 )
 sys.exit(0 if ok else 1)
 PY
 then
   :
 else
-  echo "installing duckdb ${ICEBERG_DUCKDB_VERSION}, duckdb-ext-iceberg/avro ${DUCKDB_EXT_VERSION} and pyarrow into $ICEBERG_VENV ..."
+  echo "installing duckdb ${ICEBERG_DUCKDB_VERSION}, duckdb-ext-iceberg/avro/httpfs ${DUCKDB_EXT_VERSION} and pyarrow into $ICEBERG_VENV ..."
   "$ICEBERG_VENV/bin/python" -m pip install --quiet \
     "duckdb==${ICEBERG_DUCKDB_VERSION}" \
     "duckdb-ext-iceberg==${DUCKDB_EXT_VERSION}" \
     "duckdb-ext-avro==${DUCKDB_EXT_VERSION}" \
+    "duckdb-ext-httpfs==${DUCKDB_EXT_VERSION}" \
     pyarrow
 fi
 echo "iceberg DuckDB peer python: $ICEBERG_VENV/bin/python"

@@ -106,7 +106,8 @@ struct Args {
     #[arg(long, hide = true)]
     rss_probe: Option<String>,
     /// Run the S3 cases instead (`full_scan`, `tpch_q6`, `small_partition`, `small_files`,
-    /// `iceberg_pos`): lakescan and DataFusion over a local moto S3 server (`pip install
+    /// `iceberg_pos`): lakescan, DataFusion and (when benchmarks/setup.sh installed its httpfs
+    /// package in the Iceberg venv) DuckDB over a local moto S3 server (`pip install
     /// 'moto[server]'`), with requests and bytes.
     #[arg(long)]
     s3: bool,
@@ -177,7 +178,8 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         .unwrap_or_else(peer::default_iceberg_datafusion);
     let mut skipped = vec![];
     let mut available = vec![];
-    for engine in engines {
+    // `--s3` runs its own engines (DuckDB's S3 peer is probed there).
+    for engine in engines.into_iter().filter(|_| !args.s3) {
         let probed = match engine {
             Engine::DuckDb => Peer::probe_duckdb(&args.python),
             Engine::DuckDbIceberg => Peer::probe_duckdb_iceberg(&iceberg_python),
@@ -200,12 +202,25 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
     }
     let dataset = data::ensure(&cache, &layout, args.smoke)?;
     if args.s3 {
+        // DuckDB's S3 peer needs the Iceberg venv's httpfs package: required when --engines
+        // names duckdb, else skipped with the reason.
+        let duckdb = match Peer::probe_duckdb_s3(&iceberg_python) {
+            Ok(()) => Some(iceberg_python.as_path()),
+            Err(e) if args.engines.iter().any(|e| e == "duckdb") => {
+                return Err(e.context("--s3 --engines duckdb"));
+            }
+            Err(e) => {
+                eprintln!("skipping DuckDB on S3: {e:#} (pass --engines duckdb to require it)");
+                None
+            }
+        };
         let rows = s3::run(
             &dataset,
             &cases,
             args.runs,
             args.threads,
             args.s3_latency_ms,
+            duckdb,
         )
         .await?;
         println!("{}", s3::render(&rows, args.s3_latency_ms, args.runs));

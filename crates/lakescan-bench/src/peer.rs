@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `duckdb` | `benchmarks/duckdb_runner.py` with the `duckdb` package, views over `read_parquet` |
 //! | `duckdb-iceberg` | the same runner in the Iceberg venv (`duckdb==1.4.4` with the `duckdb-ext-avro` and `duckdb-ext-iceberg` extension files loaded unsigned), views over `iceberg_scan` |
+//! | `duckdb` on S3 (`--s3`) | the same runner in the Iceberg venv with the `duckdb-ext-httpfs` extension file, views over `read_parquet('s3://…')`, an S3 secret for the local server |
 //! | `iceberg-datafusion` | `benchmarks/iceberg-datafusion-peer` (iceberg-rust's `iceberg-datafusion` 0.10.1 on DataFusion 53), built by `benchmarks/setup.sh` |
 
 use std::io::{BufRead, BufReader, Write};
@@ -128,6 +129,21 @@ impl Peer {
         Self::start(cmd, &config)
     }
 
+    /// Fails with a hint when the Iceberg venv lacks DuckDB's httpfs extension package.
+    pub fn probe_duckdb_s3(python: &Path) -> Result<()> {
+        httpfs_extension(python).map(|_| ())
+    }
+
+    /// DuckDB with httpfs, reading S3 through `secret` (a `CREATE SECRET` statement); the
+    /// views are made by the harness ([`Self::exec`]), timed.
+    pub fn duckdb_s3(python: &Path, threads: usize, secret: &str) -> Result<Self> {
+        let httpfs = httpfs_extension(python)?;
+        let mut cmd = Command::new(python);
+        cmd.args(["-c", RUNNER]);
+        let config = json!({ "threads": threads, "setup": [secret], "extensions": [httpfs] });
+        Self::start(cmd, &config)
+    }
+
     /// Fails with a hint when the iceberg-datafusion peer binary is missing.
     pub fn probe_iceberg_datafusion(binary: &Path) -> Result<()> {
         if !binary.is_file() {
@@ -203,6 +219,15 @@ impl Peer {
         Ok(())
     }
 
+    /// Runs the statement `sql` (no result), timed in the child.
+    pub fn exec(&mut self, sql: &str) -> Result<Duration> {
+        let reply = self.call(&json!({ "op": "exec", "sql": sql }))?;
+        let seconds = reply["seconds"]
+            .as_f64()
+            .ok_or_else(|| anyhow!("no seconds in {reply}"))?;
+        Ok(Duration::from_secs_f64(seconds))
+    }
+
     /// Runs `sql` once, timed in the child.
     pub fn run(&mut self, sql: &str) -> Result<PeerRun> {
         let reply = self.call(&json!({ "op": "run", "sql": sql }))?;
@@ -238,23 +263,38 @@ fn python_imports(python: &str, imports: &str) -> Result<()> {
     }
 }
 
-/// The avro and iceberg extension files of the venv's `duckdb-ext-*` packages.
-fn iceberg_extensions(python: &Path) -> Result<(String, String)> {
+/// What `duckdb_runner.py <flag>` prints: the extension files of the venv's `duckdb-ext-*`
+/// packages, as JSON (`what` names them in the error when they are missing).
+fn extension_files(python: &Path, flag: &str, what: &str) -> Result<Value> {
     let out = Command::new(python)
-        .args(["-c", RUNNER, "--iceberg-extensions"])
-        .stderr(Stdio::inherit())
+        .args(["-c", RUNNER, flag])
         .output()
         .with_context(|| format!("cannot run {}; {SETUP_HINT}", python.display()))?;
     if !out.status.success() {
         bail!(
-            "{} cannot find DuckDB's iceberg extension files; {SETUP_HINT} (or pass \
+            "{} cannot find DuckDB's {what} extension files ({}); {SETUP_HINT} (or pass \
              --iceberg-python)",
-            python.display()
+            python.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let found: Value = serde_json::from_slice(&out.stdout)?;
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// The avro and iceberg extension files of the venv's `duckdb-ext-*` packages.
+fn iceberg_extensions(python: &Path) -> Result<(String, String)> {
+    let found = extension_files(python, "--iceberg-extensions", "iceberg")?;
     match (found["avro"].as_str(), found["iceberg"].as_str()) {
         (Some(a), Some(i)) => Ok((a.to_string(), i.to_string())),
         _ => bail!("unexpected answer of --iceberg-extensions: {found}"),
+    }
+}
+
+/// The httpfs extension file of the venv's `duckdb-ext-httpfs` package.
+fn httpfs_extension(python: &Path) -> Result<String> {
+    let found = extension_files(python, "--httpfs-extension", "httpfs")?;
+    match found["httpfs"].as_str() {
+        Some(path) => Ok(path.to_string()),
+        None => bail!("unexpected answer of --httpfs-extension: {found}"),
     }
 }

@@ -1,5 +1,6 @@
 //! `--s3`: scan cases over S3, lakescan against DataFusion's `ListingTable` on the same
-//! objects: time, requests (GET, HEAD, LIST) and bytes, as the server counted them.
+//! objects (and DuckDB's `httpfs` when `benchmarks/setup.sh` installed it): time, requests
+//! (GET, HEAD, LIST) and bytes, as the server counted them.
 //!
 //! The server is moto on 127.0.0.1 (`lakescan_testkit::S3Server`, started and stopped here)
 //! with an added latency per request (`--s3-latency-ms`, 20 by default: a far region). The
@@ -11,13 +12,25 @@
 //! and data files all come from S3 (DataFusion has no Iceberg table: `iceberg_pos` is
 //! lakescan's alone).
 //!
+//! DuckDB (`duckdb-ext-httpfs` 1.4.4 in the Iceberg venv, loaded from its PyPI wheel: nothing
+//! is downloaded at run time) reads the Hive tables through `read_parquet('s3://…')` views
+//! with an S3 secret for the server; a new DuckDB process per run, its view creation (which
+//! lists and reads a footer to bind) and query timed inside it. It has no Iceberg table here
+//! (the table's metadata names local paths).
+//!
 //! `LAKESCAN_BENCH_S3_EXPLAIN=1` prints each run's `CREATE` and query times and its plan with
 //! metrics on stderr.
 //!
-//! Every run is a cold session (no footer or listing cache): what a new session pays for
-//! the query, its `CREATE EXTERNAL TABLE`s included (DataFusion reads the footers there to
-//! infer the schema and keeps them for the query; lakescan reads them while planning). Time
-//! and requests cover both; the requests of the query alone are shown too.
+//! Every run is a cold session: what a new session pays for the query, its `CREATE EXTERNAL
+//! TABLE`s included (DataFusion reads the footers there to infer the schema and keeps them
+//! for the query; lakescan reads them while planning). Time and requests cover both; the
+//! requests of the query alone are shown too.
+//!
+//! Listings: DataFusion's `ListingTable` keeps a table's listing without expiry by default
+//! (its `list_files_cache`), so its query does not list again after `CREATE` (nor see files
+//! added since). lakescan lists every query by default; `lakescan+listing_cache` is lakescan
+//! with `lakescan.listing_cache_ttl_seconds = 600`, which serves the query from the listing
+//! `CREATE` made: the like-for-like of DataFusion's default.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,13 +38,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use lakescan_testkit::{Requests, S3Server, upload_dir};
+use lakescan_testkit::{ACCESS_KEY_ID, REGION, Requests, S3Server, SECRET_ACCESS_KEY, upload_dir};
 use object_store::{ClientOptions, ObjectStore};
 use url::Url;
 
 use crate::cases::Case;
 use crate::data::Dataset;
 use crate::engines::{ConsumeOn, run_sql_on};
+use crate::peer::Peer;
 
 /// The bucket of the benchmark.
 const BUCKET: &str = "bench";
@@ -50,8 +64,13 @@ pub const S3_CASES: [&str; 5] = [
 pub enum S3Engine {
     /// lakescan's `STORED AS HIVE|ICEBERG` tables.
     Lakescan,
+    /// lakescan keeping listings for 600 s (`lakescan.listing_cache_ttl_seconds`), Hive
+    /// tables only.
+    LakescanListingCache,
     /// DataFusion's `ListingTable` (`STORED AS PARQUET`).
     DataFusion,
+    /// DuckDB's `httpfs` (`read_parquet` views).
+    DuckDb,
 }
 
 impl S3Engine {
@@ -59,8 +78,15 @@ impl S3Engine {
     pub fn name(self) -> &'static str {
         match self {
             S3Engine::Lakescan => "lakescan",
+            S3Engine::LakescanListingCache => "lakescan+listing_cache",
             S3Engine::DataFusion => "datafusion",
+            S3Engine::DuckDb => "duckdb",
         }
+    }
+
+    /// Whether this is lakescan (either form).
+    fn is_lakescan(self) -> bool {
+        matches!(self, S3Engine::Lakescan | S3Engine::LakescanListingCache)
     }
 }
 
@@ -82,14 +108,26 @@ pub struct S3Row {
     pub rows: usize,
 }
 
+/// One run's measures: time of `CREATE` and query, requests before, after `CREATE` and
+/// after the query, rows.
+struct Measured {
+    elapsed: Duration,
+    before: Requests,
+    created: Requests,
+    after: Requests,
+    rows: usize,
+}
+
 /// Uploads the tables, then runs `cases` `runs` times per engine with `latency_ms` added to
-/// every request.
+/// every request; DuckDB too when `duckdb_python` (a Python with `duckdb-ext-httpfs`) is
+/// given.
 pub async fn run(
     dataset: &Dataset,
     cases: &[Case],
     runs: usize,
     threads: usize,
     latency_ms: u64,
+    duckdb_python: Option<&Path>,
 ) -> Result<Vec<S3Row>> {
     let server = S3Server::start().map_err(|e| anyhow::anyhow!("--s3: {e}"))?;
     server
@@ -107,39 +145,29 @@ pub async fn run(
         .map_err(|e| anyhow::anyhow!("--s3: {e}"))?;
     let mut rows = vec![];
     for case in cases.iter().filter(|c| S3_CASES.contains(&c.name)) {
-        for engine in [S3Engine::Lakescan, S3Engine::DataFusion] {
-            if case.iceberg && engine == S3Engine::DataFusion {
+        for engine in [
+            S3Engine::Lakescan,
+            S3Engine::LakescanListingCache,
+            S3Engine::DataFusion,
+            S3Engine::DuckDb,
+        ] {
+            if case.iceberg && engine != S3Engine::Lakescan {
                 continue;
             }
+            let duckdb = match (engine, duckdb_python) {
+                (S3Engine::DuckDb, None) => continue,
+                (S3Engine::DuckDb, Some(python)) => Some(python),
+                _ => None,
+            };
             let mut times = vec![];
             let mut first: Option<(Requests, Requests, usize)> = None;
-            let counted = || server.requests().map_err(|e| anyhow::anyhow!("{e}"));
             for _ in 0..runs.max(1) {
-                let before = counted()?;
-                let started = Instant::now();
-                let ctx = session(engine, dataset, &store, threads, case.name).await?;
-                let created = counted()?;
-                let created_at = started.elapsed();
-                let run = run_sql_on(&ctx, &case.sql, ConsumeOn::Partitions)
-                    .await
-                    .with_context(|| format!("{} on S3 with {}", case.name, engine.name()))?;
-                times.push(started.elapsed());
-                if std::env::var_os("LAKESCAN_BENCH_S3_EXPLAIN").is_some() {
-                    let shown =
-                        datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(
-                            run.plan.as_ref(),
-                        )
-                        .indent(true)
-                        .to_string();
-                    eprintln!(
-                        "{} {}: create {created_at:?}, query {:?}\n{shown}",
-                        case.name,
-                        engine.name(),
-                        run.elapsed
-                    );
-                }
-                let after = counted()?;
-                first.get_or_insert((after.since(&before), after.since(&created), run.rows));
+                let m = match duckdb {
+                    Some(python) => duckdb_run(&server, python, dataset, threads, case)?,
+                    None => rust_run(&server, engine, dataset, &store, threads, case).await?,
+                };
+                times.push(m.elapsed);
+                first.get_or_insert((m.after.since(&m.before), m.after.since(&m.created), m.rows));
             }
             times.sort();
             let (requests, query_requests, rows_returned) = first.unwrap_or_default();
@@ -157,21 +185,112 @@ pub async fn run(
     Ok(rows)
 }
 
-/// Both engines return as many rows for every case.
+fn counted(server: &S3Server) -> Result<Requests> {
+    server.requests().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// One cold run of lakescan or DataFusion.
+async fn rust_run(
+    server: &S3Server,
+    engine: S3Engine,
+    dataset: &Dataset,
+    store: &Arc<dyn ObjectStore>,
+    threads: usize,
+    case: &Case,
+) -> Result<Measured> {
+    let before = counted(server)?;
+    let started = Instant::now();
+    let ctx = session(engine, dataset, store, threads, case.name).await?;
+    let created = counted(server)?;
+    let created_at = started.elapsed();
+    let run = run_sql_on(&ctx, &case.sql, ConsumeOn::Partitions)
+        .await
+        .with_context(|| format!("{} on S3 with {}", case.name, engine.name()))?;
+    let elapsed = started.elapsed();
+    if std::env::var_os("LAKESCAN_BENCH_S3_EXPLAIN").is_some() {
+        let shown = datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(
+            run.plan.as_ref(),
+        )
+        .indent(true)
+        .to_string();
+        eprintln!(
+            "{} {}: create {created_at:?}, query {:?}\n{shown}",
+            case.name,
+            engine.name(),
+            run.elapsed
+        );
+    }
+    Ok(Measured {
+        elapsed,
+        before,
+        created,
+        after: counted(server)?,
+        rows: run.rows,
+    })
+}
+
+/// One cold run of DuckDB: a new process, its view over the case's table and the query, both
+/// timed inside it (the process's start and the extension's load make no request and are
+/// not counted).
+fn duckdb_run(
+    server: &S3Server,
+    python: &Path,
+    dataset: &Dataset,
+    threads: usize,
+    case: &Case,
+) -> Result<Measured> {
+    let endpoint = server.endpoint();
+    let secret = format!(
+        "CREATE SECRET bench (TYPE s3, KEY_ID '{ACCESS_KEY_ID}', SECRET '{SECRET_ACCESS_KEY}', \
+         REGION '{REGION}', ENDPOINT '{}', URL_STYLE 'path', USE_SSL false)",
+        endpoint.trim_start_matches("http://")
+    );
+    let view = match S3Table::of(case.name) {
+        S3Table::Lineitem => format!(
+            "CREATE VIEW lineitem AS SELECT * FROM read_parquet('{}*.parquet')",
+            s3_url(&dataset.flat_lineitem())
+        ),
+        S3Table::Small => format!(
+            "CREATE VIEW small AS SELECT k, x, CAST(p AS INTEGER) AS p FROM \
+             read_parquet('{}*/*.parquet', hive_partitioning = true)",
+            s3_url(&dataset.small_files())
+        ),
+        S3Table::IcebergPos => bail!("{}: DuckDB has no Iceberg table on S3 here", case.name),
+    };
+    let mut peer = Peer::duckdb_s3(python, threads, &secret)?;
+    let before = counted(server)?;
+    let create = peer
+        .exec(&view)
+        .with_context(|| format!("{} on S3 with duckdb: {view}", case.name))?;
+    let created = counted(server)?;
+    let run = peer
+        .run(&case.sql)
+        .with_context(|| format!("{} on S3 with duckdb", case.name))?;
+    Ok(Measured {
+        elapsed: create + run.elapsed,
+        before,
+        created,
+        after: counted(server)?,
+        rows: run.rows,
+    })
+}
+
+/// Every engine returns as many rows for every case.
 fn check_rows(rows: &[S3Row]) -> Result<()> {
     for r in rows.iter().filter(|r| r.engine == S3Engine::DataFusion) {
-        let lake = rows
+        for lake in rows
             .iter()
-            .find(|l| l.case == r.case && l.engine == S3Engine::Lakescan);
-        if let Some(lake) = lake
-            && lake.rows != r.rows
+            .filter(|l| l.case == r.case && l.engine != S3Engine::DataFusion)
         {
-            bail!(
-                "{} on S3: lakescan returned {} rows, DataFusion {}",
-                r.case,
-                lake.rows,
-                r.rows
-            );
+            if lake.rows != r.rows {
+                bail!(
+                    "{} on S3: {} returned {} rows, DataFusion {}",
+                    r.case,
+                    lake.engine.name(),
+                    lake.rows,
+                    r.rows
+                );
+            }
         }
     }
     Ok(())
@@ -238,11 +357,16 @@ async fn session(
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(threads));
     ctx.register_object_store(&Url::parse(&format!("s3://{BUCKET}"))?, Arc::clone(store));
     let format = match engine {
-        S3Engine::Lakescan => {
+        S3Engine::Lakescan | S3Engine::LakescanListingCache => {
             lakescan::register(&ctx)?;
+            if engine == S3Engine::LakescanListingCache {
+                ctx.sql("SET lakescan.listing_cache_ttl_seconds = 600")
+                    .await?;
+            }
             "HIVE"
         }
         S3Engine::DataFusion => "PARQUET",
+        S3Engine::DuckDb => bail!("DuckDB runs in its own process"),
     };
     let create = match (S3Table::of(case), engine) {
         (S3Table::Lineitem, _) => format!(
@@ -263,8 +387,8 @@ async fn session(
                 dataset.iceberg_table(pos_variant()?).display()
             )
         }
-        (S3Table::IcebergPos, S3Engine::DataFusion) => {
-            bail!("{case}: DataFusion has no Iceberg table")
+        (S3Table::IcebergPos, _) => {
+            bail!("{case}: only lakescan's default session runs the Iceberg table")
         }
     };
     ctx.sql(&create).await?.collect().await?;
@@ -286,7 +410,7 @@ pub fn render(rows: &[S3Row], latency_ms: u64, runs: usize) -> String {
     };
     for r in rows {
         let (time_ratio, request_ratio) = match peer(r) {
-            Some(p) if r.engine == S3Engine::Lakescan => (
+            Some(p) if r.engine != S3Engine::DataFusion => (
                 format!("{:.2}", r.median.as_secs_f64() / p.median.as_secs_f64()),
                 format!(
                     "{:.2}",
@@ -308,21 +432,37 @@ pub fn render(rows: &[S3Row], latency_ms: u64, runs: usize) -> String {
             r.requests.get_bytes as f64 / (1024.0 * 1024.0),
         ));
     }
+    let duck = |r: &S3Row| {
+        rows.iter()
+            .find(|d| d.case == r.case && d.engine == S3Engine::DuckDb)
+    };
     out.push_str("\nTargets on S3:\n");
-    for r in rows.iter().filter(|r| r.engine == S3Engine::Lakescan) {
+    for r in rows.iter().filter(|r| r.engine.is_lakescan()) {
         let Some(p) = peer(r) else { continue };
         let time = r.median.as_secs_f64() / p.median.as_secs_f64();
         let limit = if r.case == "small_files" { 0.5 } else { 1.0 };
         let met = |ok: bool| if ok { "MET" } else { "MISSED" };
         out.push_str(&format!(
-            "- {} {}: requests {} vs DataFusion {} (target ≤)\n- {} {}: time {time:.2} x DataFusion (target ≤ {limit:.1})\n",
+            "- {} {} ({}): requests {} vs DataFusion {} (target ≤)\n- {} {} ({}): time {time:.2} x DataFusion (target ≤ {limit:.1})\n",
             met(r.requests.total() <= p.requests.total()),
             r.case,
+            r.engine.name(),
             r.requests.total(),
             p.requests.total(),
             met(time <= limit),
             r.case,
+            r.engine.name(),
         ));
+        if let Some(d) = duck(r) {
+            out.push_str(&format!(
+                "- (no target) {} ({}): time {:.2} x DuckDB, requests {} vs DuckDB {}\n",
+                r.case,
+                r.engine.name(),
+                r.median.as_secs_f64() / d.median.as_secs_f64(),
+                r.requests.total(),
+                d.requests.total(),
+            ));
+        }
     }
     out
 }

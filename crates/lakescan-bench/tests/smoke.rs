@@ -153,6 +153,17 @@ fn s3_smoke_run_counts_requests() {
             count(lake, "requests_list") <= count(df, "requests_list") + 1,
             "{case}: LISTs\n{stdout}"
         );
+        // Keeping listings as DataFusion does, lakescan makes no more GETs, LISTs or
+        // requests in all (a declared table's CREATE makes one HEAD: is the location an
+        // object?).
+        let keeping = row(case, "lakescan+listing_cache");
+        assert_eq!(keeping["rows"], df["rows"], "{case}");
+        for kind in ["requests_get", "requests_list", "requests"] {
+            assert!(
+                count(keeping, kind) <= count(df, kind),
+                "{case}: {kind} keeping listings\n{stdout}"
+            );
+        }
     }
     let files = 2000;
     assert_eq!(

@@ -40,6 +40,8 @@ pub struct ScanSummary {
     pub bytes_read: Option<usize>,
     /// GET requests and their retries (object stores only).
     pub requests: Option<(usize, usize)>,
+    /// Planning's requests: all, listings, `HEAD`s (object stores only).
+    pub planning_requests: Option<[usize; 3]>,
     /// Rows removed by Iceberg deletes: position deletes, deletion vectors, equality deletes.
     pub rows_deleted: [Option<usize>; 3],
 }
@@ -92,6 +94,12 @@ impl ScanSummary {
             let retried = count_metric(metrics, "requests_retried").unwrap_or(0);
             let (g, r) = self.requests.unwrap_or((0, 0));
             self.requests = Some((g + gets, r + retried));
+        }
+        if let Some(sent) = count_metric(metrics, "requests_planning") {
+            let list = count_metric(metrics, "requests_list").unwrap_or(0);
+            let head = count_metric(metrics, "requests_head").unwrap_or(0);
+            let [s, l, h] = self.planning_requests.unwrap_or_default();
+            self.planning_requests = Some([s + sent, l + list, h + head]);
         }
         let deletes = [
             "rows_deleted_position",
@@ -169,6 +177,12 @@ impl fmt::Display for SummaryDisplay<'_> {
         }
         if let Some((gets, retried)) = s.requests {
             writeln!(f, "  GET requests      : {gets} ({retried} retried)")?;
+        }
+        if let Some([sent, list, head]) = s.planning_requests {
+            writeln!(
+                f,
+                "  planning requests : {sent} ({list} LIST, {head} HEAD, the rest GET)"
+            )?;
         }
         writeln!(
             f,

@@ -32,6 +32,8 @@ use datafusion::physical_plan::metrics::{
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `requests_get`                  | GET requests of data files (footers and column chunks; object stores only) |
 /// | `requests_planning`             | HTTP requests of the scan's planning: listing and footers (Hive), manifest list and manifests (Iceberg); object stores whose client counts them (`crate::requests`), retries included |
+/// | `requests_list`                 | of those, listings (Hive; a scan lists only while it plans) |
+/// | `requests_head`                 | of those, `HEAD` requests                                |
 /// | `requests_retried`              | retries of those requests, body resumptions included (object stores whose client counts them: `crate::requests`) |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection (time in the reader's polls, not waiting for I/O; also `elapsed_compute`) |

@@ -12,6 +12,7 @@
 //! Undeclared partition column types are inferred from the directory values.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow::datatypes::{DataType, Field};
 use async_trait::async_trait;
@@ -19,10 +20,10 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{Result, exec_datafusion_err, plan_datafusion_err, plan_err};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::CreateExternalTable;
-use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
+use lakescan_core::config::LakeScanOptions;
 use lakescan_core::parquet::footer_cache::{FooterCache, PageIndex};
 use lakescan_core::parquet::open::file_metadata;
 use lakescan_core::split::FileSplit;
@@ -30,7 +31,9 @@ use lakescan_core::store::StoreOptions;
 
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
-use crate::listing::{Lister, ListingMemory, PartitionFilters, list_table, partition_schema};
+use crate::listing::{
+    Lister, ListingMemory, PartitionFilters, list_table, list_whole, partition_schema,
+};
 use crate::options::{BucketingOptions, HiveOptions, RowIdOptions};
 use crate::partition::infer_type;
 use crate::table::HiveTable;
@@ -195,13 +198,24 @@ impl HiveTableBuilder {
             .iter()
             .map(|(k, _)| k.clone())
             .collect();
+        // On an object store, what is inferred comes from one recursive listing, kept for
+        // the next queries of a session that keeps listings (`keep_whole_listing`).
+        let infers_types = self.partition_columns.iter().any(|(_, t)| t.is_none());
+        let whole = match location.scheme() != "file" && (infers_types || self.columns.is_empty()) {
+            true => {
+                let at = Instant::now();
+                Some((at, list_whole(&store, location.prefix()).await?))
+            }
+            false => None,
+        };
+        let listed = whole.as_ref().map(|(_, objects)| objects);
         let partition_columns =
-            resolve_partition_types(&store, &location, self.partition_columns).await?;
+            resolve_partition_types(&store, &location, self.partition_columns, listed).await?;
         let mut data_columns = self.columns;
         if data_columns.is_empty() {
             let footers =
                 FooterCache::new(state.runtime_env().cache_manager.get_file_metadata_cache());
-            let inferred = infer_data_columns(&store, &location, &keys, &footers).await;
+            let inferred = infer_data_columns(&store, &location, &keys, &footers, listed).await;
             // No data files: the location may name an object (a file) rather than a
             // directory, which deserves its own message.
             if inferred.is_err() {
@@ -226,13 +240,19 @@ impl HiveTableBuilder {
         } else {
             check_not_an_object(&store, &location, &self.location).await?;
         }
-        HiveTable::try_new(
+        let table = HiveTable::try_new(
             self.name,
             location,
             data_columns,
             partition_columns,
             &self.options,
-        )
+        )?;
+        // Kept only for a session that keeps listings (the cache is opt-in).
+        let keeps = LakeScanOptions::from_config(state.config_options()).listing_cache_ttl_seconds;
+        if let Some((at, objects)) = whole.filter(|_| keeps > 0) {
+            table.keep_listing(at, objects);
+        }
+        Ok(table)
     }
 }
 
@@ -278,10 +298,13 @@ async fn check_not_an_object(
     }
 }
 
+/// The declared partition types, and the undeclared ones inferred from the directories
+/// (from `listed`, every object under the location, when given).
 async fn resolve_partition_types(
     store: &Arc<dyn ObjectStore>,
     location: &ListingTableUrl,
     columns: Vec<(String, Option<DataType>)>,
+    listed: Option<&Arc<Vec<ObjectMeta>>>,
 ) -> Result<Vec<(String, DataType)>> {
     if columns.iter().all(|(_, t)| t.is_some()) {
         return Ok(columns
@@ -294,7 +317,11 @@ async fn resolve_partition_types(
     let utf8: Vec<(String, DataType)> = keys.iter().map(|k| (k.clone(), DataType::Utf8)).collect();
     let no_filters = PartitionFilters::new(partition_schema(&utf8), vec![]);
     // Inference lists once, at CREATE: no cache.
-    let lister = Lister::new(store, &ListingMemory::new()).shown_under(&location.object_store());
+    let mut lister =
+        Lister::new(store, &ListingMemory::new()).shown_under(&location.object_store());
+    if let Some(objects) = listed {
+        lister = lister.with_objects(Arc::clone(objects));
+    }
     let listing = list_table(lister, location.prefix(), &keys, &no_filters).await?;
     Ok(columns
         .into_iter()
@@ -312,7 +339,6 @@ async fn resolve_partition_types(
         .collect())
 }
 
-/// Data columns from the footer of the first data file (partition keys removed).
 /// Why the columns could not be inferred.
 enum InferError {
     /// The location holds no data file.
@@ -321,39 +347,64 @@ enum InferError {
     Failed(datafusion::error::DataFusionError),
 }
 
+/// Footers an unpartitioned table's `CREATE` on an object store reads together with the
+/// first: every query opens every file of such a table (its footer prunes it or its row
+/// groups), and read together they cost `CREATE` one round trip where the first query's
+/// planner would pay another. A partitioned table's files wait for its queries (partition
+/// filters may skip them).
+const FOOTERS_READ_AT_CREATE: usize = 32;
+
 /// The columns of the first data file (in path order), its footer read by lakescan's reader
-/// and kept in the session's footer cache: the first query's planner finds it there.
+/// and kept in the session's footer cache: the first query's planner finds it there (with up
+/// to [`FOOTERS_READ_AT_CREATE`] others when `listed` is an unpartitioned table's listing).
 async fn infer_data_columns(
     store: &Arc<dyn ObjectStore>,
     location: &ListingTableUrl,
     keys: &[String],
     footers: &FooterCache,
+    listed: Option<&Arc<Vec<ObjectMeta>>>,
 ) -> std::result::Result<Vec<Field>, InferError> {
-    let files: Vec<object_store::ObjectMeta> = store
-        .list(Some(location.prefix()))
-        .try_collect()
-        .await
-        .map_err(|e| InferError::Failed(e.into()))?;
-    let first = files
+    let files = match listed {
+        Some(objects) => Arc::clone(objects),
+        None => list_whole(store, location.prefix())
+            .await
+            .map_err(|e| InferError::Failed(e.into()))?,
+    };
+    let mut visible: Vec<&ObjectMeta> = files
         .iter()
         .filter(|m| is_visible(&m.location, location.prefix()))
-        .min_by(|a, b| a.location.cmp(&b.location));
-    let Some(first) = first else {
+        .collect();
+    visible.sort_unstable_by(|a, b| a.location.cmp(&b.location));
+    let Some(first) = visible.first().copied() else {
         return Err(InferError::NoFiles);
     };
-    let split = FileSplit::builder(first.location.clone(), first.size)
-        .last_modified(first.last_modified)
-        .build()
-        .map_err(InferError::Failed)?;
-    // With its page index: filtered scans want it, and it usually lies in the footer read.
-    let metadata = file_metadata(Arc::clone(store), &split, footers, PageIndex::Wanted)
-        .await
-        .map_err(|e| {
-            InferError::Failed(exec_datafusion_err!(
-                "cannot infer schema from '{}': not a readable Parquet file: {e}",
-                first.location
-            ))
-        })?;
+    let read = |meta: &ObjectMeta| {
+        let split = FileSplit::builder(meta.location.clone(), meta.size)
+            .last_modified(meta.last_modified)
+            .build();
+        let store = Arc::clone(store);
+        async move {
+            // With its page index: filtered scans want it, and it usually lies in the footer
+            // read.
+            file_metadata(store, &split?, footers, PageIndex::Wanted).await
+        }
+    };
+    let others = match keys.is_empty() && listed.is_some() {
+        true => &visible[1..visible.len().min(FOOTERS_READ_AT_CREATE)],
+        false => &[][..],
+    };
+    // The others only fill the footer cache: a file that cannot be read is the error of the
+    // query that reads it, naming it.
+    let (metadata, _) = futures::join!(
+        read(first),
+        futures::future::join_all(others.iter().map(|m| read(m)))
+    );
+    let metadata = metadata.map_err(|e| {
+        InferError::Failed(exec_datafusion_err!(
+            "cannot infer schema from '{}': not a readable Parquet file: {e}",
+            first.location
+        ))
+    })?;
     let schema = parquet::arrow::parquet_to_arrow_schema(
         metadata.file_metadata().schema_descr(),
         metadata.file_metadata().key_value_metadata(),

@@ -136,10 +136,17 @@ pub struct Lister {
 /// anyway); [`Lister::children`] and [`Lister::files`] are then answered from it.
 struct Snapshot {
     /// Sorted by location.
-    objects: Vec<ObjectMeta>,
+    objects: Arc<Vec<ObjectMeta>>,
 }
 
 impl Snapshot {
+    fn new(mut objects: Arc<Vec<ObjectMeta>>) -> Self {
+        if !objects.is_sorted_by(|a, b| a.location <= b.location) {
+            Arc::make_mut(&mut objects).sort_unstable_by(|a, b| a.location.cmp(&b.location));
+        }
+        Self { objects }
+    }
+
     /// The objects strictly under `dir`.
     fn under(&self, dir: &Path) -> &[ObjectMeta] {
         let prefix = format!("{}/", dir.as_ref());
@@ -197,13 +204,25 @@ impl Lister {
         }
     }
 
-    /// Lists everything under `root` in one recursive listing and answers this table
-    /// listing from it ([`Snapshot`]).
-    async fn with_snapshot(mut self, root: &Path) -> object_store::Result<Self> {
-        let mut objects: Vec<ObjectMeta> = self.store.list(Some(root)).try_collect().await?;
-        objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
-        self.snapshot = Some(Snapshot { objects });
-        Ok(self)
+    /// Answers this table listing from `objects`, every object under the table's root
+    /// ([`Snapshot`]): no request.
+    pub fn with_objects(mut self, objects: Arc<Vec<ObjectMeta>>) -> Self {
+        self.snapshot = Some(Snapshot::new(objects));
+        self
+    }
+
+    /// The recursive listing of `root` kept as its files ([`keep_whole_listing`]), for a
+    /// partitioned table's [`Snapshot`].
+    fn kept_whole(&self, root: &Path, keys: &[String]) -> Option<Arc<Vec<ObjectMeta>>> {
+        // An unpartitioned table's root listing is its files: `files` serves it.
+        if keys.is_empty() || self.ttl.is_zero() {
+            return None;
+        }
+        let Listed::Files(objects) = self.memory.listings.get(root, self.ttl)? else {
+            return None;
+        };
+        self.cached.fetch_add(1, Ordering::Relaxed);
+        Some(objects)
     }
 
     /// Messages name paths under `url` (the store's URL) as users write them.
@@ -392,11 +411,21 @@ pub async fn list_table(
     filters: &PartitionFilters,
 ) -> Result<Listing> {
     let Some(local) = lister.local.clone() else {
-        // Nothing to prune and nothing kept: every directory would be listed, so one
-        // recursive listing of the root is fewer requests (one per 1 000 objects).
-        let lister = match filters.is_empty() && lister.ttl.is_zero() && !keys.is_empty() {
-            true => lister.with_snapshot(root).await?,
-            false => lister,
+        // Nothing to prune: every directory would be listed, so one recursive listing of
+        // the root is fewer requests (one per 1 000 objects). A session keeping listings
+        // keeps it whole, for its later queries with or without filters.
+        let whole = lister.kept_whole(root, keys);
+        let lister = match whole {
+            Some(objects) => lister.with_objects(objects),
+            None if lister.snapshot.is_none() && filters.is_empty() && !keys.is_empty() => {
+                let at = Instant::now();
+                let objects = list_whole(&lister.store, root).await?;
+                if !lister.ttl.is_zero() {
+                    keep_whole_listing(&lister.memory, root, at, Arc::clone(&objects));
+                }
+                lister.with_objects(objects)
+            }
+            None => lister,
         };
         return list_levels(&lister, root, keys, filters).await;
     };
@@ -421,6 +450,31 @@ pub async fn list_table(
     };
     memory.record_local(started.elapsed());
     listing
+}
+
+/// Every object under `root`, sorted by location: one request per 1 000 objects.
+pub async fn list_whole(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+) -> object_store::Result<Arc<Vec<ObjectMeta>>> {
+    let mut objects: Vec<ObjectMeta> = store.list(Some(root)).try_collect().await?;
+    objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
+    Ok(Arc::new(objects))
+}
+
+/// Keeps `objects`, every object under `root` listed at `at`, as `root`'s recursive listing
+/// in `memory`: a session that keeps listings (`lakescan.listing_cache_ttl_seconds`) serves
+/// a query within the time to live from it, as if the query had listed at `at`. `CREATE`
+/// keeps the listing it inferred the schema from, so the first query does not list again.
+pub fn keep_whole_listing(
+    memory: &ListingMemory,
+    root: &Path,
+    at: Instant,
+    objects: Arc<Vec<ObjectMeta>>,
+) {
+    memory
+        .listings
+        .put(root.clone(), at, Listed::Files(objects));
 }
 
 /// [`list_table`] with `lister`'s requests.

@@ -6,6 +6,10 @@
 //!  query 2 (before t1 + ttl): both served from memory, no request to the store
 //!  query 3 (after):           listed again, kept again
 //! ```
+//! A recursive listing of the whole table (an object store's, made by `CREATE` or by a query
+//! with no partition filter) is kept as the root's [`Listed::Files`]: it then answers every
+//! directory below (`listing::keep_whole_listing`).
+//!
 //! The cache is opt-in and per table: within the time to live a query does not see files
 //! added, removed or rewritten since the listing (as Trino's `hive.file-status-cache` and
 //! DataFusion's `list_files_cache`, which keeps listings without expiry by default). A

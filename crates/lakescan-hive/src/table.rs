@@ -7,7 +7,7 @@
 //! a `LakeScanExec` reads them.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
@@ -111,6 +111,17 @@ impl HiveTable {
             listing_memory: ListingMemory::new(),
             file_sets: FileSetStatistics::default(),
         })
+    }
+
+    /// Keeps `objects`, every object under the location listed at `at` (by `CREATE`), for
+    /// the queries of a session that keeps listings ([`crate::listing::keep_whole_listing`]).
+    pub(crate) fn keep_listing(&self, at: Instant, objects: Arc<Vec<ObjectMeta>>) {
+        crate::listing::keep_whole_listing(
+            &self.listing_memory,
+            self.location.prefix(),
+            at,
+            objects,
+        );
     }
 
     /// The table's location.
@@ -416,7 +427,7 @@ impl TableProvider for HiveTable {
             planned
                 .stats
                 .extra
-                .push(("requests_planning", attempts.sent()));
+                .extend(attempts.tally().planning_metrics());
         }
         let mut handle = self.handle.clone();
         handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));

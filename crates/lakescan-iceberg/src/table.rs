@@ -427,7 +427,7 @@ impl IcebergTable {
         if let Some(requests) = counts.requests
             && self.metadata_store.as_str() != "file:///"
         {
-            extra.push(("requests_planning", requests));
+            extra.extend(requests.planning_metrics());
         }
         let stats = PlanningStats {
             extra,
@@ -650,7 +650,7 @@ impl TableProvider for IcebergTable {
         };
         let attempts = Attempts::default();
         let mut plan = attempts.count(planner.plan(self.snapshot.as_ref())).await?;
-        plan.counts.requests = Some(attempts.sent());
+        plan.counts.requests = Some(attempts.tally());
         let splits = self.splits(plan.files, self.split_size(state))?;
         let scan = FileScan {
             handle: &self.handle,

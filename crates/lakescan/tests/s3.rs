@@ -160,6 +160,9 @@ async fn a_small_file_costs_one_get() {
                 "{scan}"
             );
             assert!(scan.contains("requests_retried=0,"), "{scan}");
+            // Planning's one listing (the table has no partition filter: one recursive LIST).
+            assert!(scan.contains("requests_list=1,"), "{scan}");
+            assert!(scan.contains("requests_head=0,"), "{scan}");
         }
         let local = session();
         let dir = tempfile::tempdir().unwrap();
@@ -175,6 +178,44 @@ async fn a_small_file_costs_one_get() {
             .await
             .unwrap();
         assert!(!plan.contains("requests_get"), "{plan}");
+    })
+    .await
+}
+
+/// `CREATE` infers the partition types and the columns from one recursive LIST. A session
+/// that keeps listings (`lakescan.listing_cache_ttl_seconds`) serves its queries within the
+/// time to live from that listing, as DataFusion's `ListingTable` serves them from its
+/// listing cache; by default every query lists, and sees a file added after `CREATE`.
+#[tokio::test]
+async fn create_lists_once_and_a_session_keeping_listings_reuses_it() {
+    bounded(async {
+        let (server, _dir, expected) = hive_on_s3().await;
+        let store = server.store("lake").unwrap();
+        let count = "SELECT count(*) AS n FROM t";
+        for ttl in [0, 600] {
+            let ctx = session();
+            ctx.sql(&format!("SET lakescan.listing_cache_ttl_seconds = {ttl}"))
+                .await
+                .unwrap();
+            let before = server.requests().unwrap();
+            create_t(&ctx, &server).await;
+            let created = server.requests().unwrap();
+            assert_eq!(created.since(&before).list, 1, "ttl {ttl}");
+            assert_eq!(rows(&ctx, HIVE_QUERY).await.unwrap(), expected);
+            let queried = server.requests().unwrap().since(&created);
+            assert_eq!(queried.list, if ttl == 0 { 1 } else { 0 }, "ttl {ttl}");
+
+            // A file added after CREATE.
+            let added = ObjectPath::from("t/region=eu/added.parquet");
+            store
+                .copy(&ObjectPath::from("t/region=eu/f0.parquet"), &added)
+                .await
+                .unwrap();
+            let out = rows(&ctx, count).await.unwrap();
+            let seen = if ttl == 0 { "| 200 |" } else { "| 150 |" };
+            assert!(out.contains(seen), "ttl {ttl}: {out}");
+            store.delete(&added).await.unwrap();
+        }
     })
     .await
 }

@@ -99,7 +99,7 @@ pub struct PlanCounts {
     pub delete_files_total: usize,
     /// HTTP requests planning sent (manifest list and manifests), when they were counted
     /// (`lakescan_core::requests`; stores without the counting connector count none).
-    pub requests: Option<usize>,
+    pub requests: Option<lakescan_core::requests::Tally>,
 }
 
 /// What a planning pass produced.
