@@ -15,6 +15,7 @@
 //! | [`page_index`]    | page-index pruning → `RowSelection`                             |
 //! | [`row_index`]     | row-index filters → `RowSelection`                              |
 //! | [`row_filter`]    | per-column filters as a parquet `RowFilter`                     |
+//! | [`read_ahead`]    | the next row group fetched while one decodes (object stores)    |
 //! | [`assemble`]      | decoded file batches → batches of `R`                           |
 //! | [`adapt`]         | a decoded column in the table type (pruned members, widening)   |
 //!
@@ -59,6 +60,7 @@ pub mod local_file;
 pub mod open;
 pub mod page_index;
 pub mod plan;
+pub mod read_ahead;
 pub mod row_filter;
 pub mod row_groups;
 pub mod row_index;

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -26,6 +26,7 @@ use super::Opened;
 use super::field_ids::rename_by_field_id;
 use super::footer_cache::{FooterCache, PageIndex};
 use super::local_file::LocalFile;
+use super::read_ahead::ReadAhead;
 use crate::reader::SplitContext;
 use crate::requests::Attempts;
 use crate::split::FileSplit;
@@ -169,6 +170,8 @@ pub struct CountingReader {
     retried: Count,
     /// The file's last bytes, from `tail.0` on, once the footer was read.
     tail: Option<(u64, Bytes)>,
+    /// The next row group fetched while the current one decodes (object stores only).
+    read_ahead: Option<Arc<Mutex<ReadAhead>>>,
 }
 
 impl CountingReader {
@@ -190,6 +193,7 @@ impl CountingReader {
             requests: Count::new(),
             retried: Count::new(),
             tail: None,
+            read_ahead: None,
         }
     }
 }
@@ -207,6 +211,57 @@ impl CountingReader {
     pub fn listed_at(mut self, at: Option<DateTime<Utc>>) -> Self {
         self.listed = at;
         self
+    }
+
+    /// Fetches each row group of `plan` (the ranges it will be asked for, in reading order)
+    /// while the one before decodes ([`ReadAhead`]); a local file is read when asked.
+    pub fn with_read_ahead(mut self, plan: Vec<Vec<Range<u64>>>) -> Self {
+        if self.local.is_none() && plan.len() > 1 {
+            self.read_ahead = Some(Arc::new(Mutex::new(ReadAhead::new(plan))));
+        }
+        self
+    }
+
+    /// How many requests a fetch made ahead answered.
+    pub fn served_ahead(&self) -> usize {
+        self.read_ahead
+            .as_ref()
+            .map_or(0, |a| a.lock().unwrap_or_else(|p| p.into_inner()).served())
+    }
+
+    /// The answer of the fetch made ahead for exactly `ranges`, if there is one; fetches
+    /// the next planned row group ahead.
+    fn served_by_read_ahead(
+        &self,
+        ranges: &[Range<u64>],
+    ) -> Option<BoxFuture<'static, parquet::errors::Result<Vec<Bytes>>>> {
+        let ahead = self.read_ahead.as_ref()?;
+        // Outside a tokio runtime there is nowhere to fetch ahead: read when asked.
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let mut ahead = ahead.lock().unwrap_or_else(|p| p.into_inner());
+        let step = ahead.on_request(ranges);
+        if let Some(next) = step.next {
+            let count = self.bytes_read.clone();
+            let fetch = self.fetch_ranges_checked(next.clone());
+            let task = runtime.spawn(async move {
+                let fetched = fetch.await;
+                if let Ok(parts) = &fetched {
+                    count.add(parts.iter().map(Bytes::len).sum());
+                }
+                fetched
+            });
+            ahead.fetching(next, task);
+        }
+        let task = step.taken?;
+        Some(
+            async move {
+                match task.await {
+                    Ok(fetched) => fetched,
+                    Err(e) => Err(ParquetError::External(Box::new(e))),
+                }
+            }
+            .boxed(),
+        )
     }
 
     /// `range` of the file from an object store (one GET, counted), checked against the
@@ -349,6 +404,10 @@ impl AsyncFileReader for CountingReader {
         let kept: Option<Vec<Bytes>> = ranges.iter().map(|r| self.kept_bytes(r)).collect();
         if let Some(parts) = kept {
             return futures::future::ready(Ok(parts)).boxed();
+        }
+        if let Some(fetched) = self.served_by_read_ahead(&ranges) {
+            // Counted by the fetch made ahead.
+            return fetched;
         }
         let count = self.bytes_read.clone();
         let fetch = match &self.local {

@@ -33,6 +33,7 @@ use super::assemble::{Assembler, GeneratedFilter, PostFilter, ROW_NUMBER_COLUMN}
 use super::deletes::{DeletedApplied, DeletedMask};
 use super::leaves::{FileLeaves, reannotate_maps};
 use super::open::CountingReader;
+use super::read_ahead::chunk_ranges;
 use super::row_filter::{self, ColumnPredicate, ExprPredicate};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
@@ -200,6 +201,16 @@ impl ReadPlan {
             None => in_row_groups,
         };
         let row_groups = chosen.row_groups.clone();
+        // Whole column chunks are read (no selection, no filter in the decoder): the next
+        // row group's can be fetched while one decodes.
+        let reader = match self.selection.is_none() && self.predicates.is_empty() {
+            true => reader.with_read_ahead(chunk_ranges(
+                self.metadata.metadata(),
+                &row_groups,
+                &self.output_mask,
+            )),
+            false => reader,
+        };
         let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, self.metadata)
             .with_row_groups(chosen.row_groups)
             .with_projection(self.output_mask)
