@@ -26,7 +26,7 @@ use super::Opened;
 use super::field_ids::rename_by_field_id;
 use super::footer_cache::{FooterCache, PageIndex};
 use super::local_file::LocalFile;
-use super::read_ahead::ReadAhead;
+use super::read_ahead::{Answer, ReadAhead, UnitFetch};
 use crate::reader::SplitContext;
 use crate::requests::Attempts;
 use crate::split::FileSplit;
@@ -213,8 +213,8 @@ impl CountingReader {
         self
     }
 
-    /// Fetches each row group of `plan` (the ranges it will be asked for, in reading order)
-    /// while the one before decodes ([`ReadAhead`]); a local file is read when asked.
+    /// Fetches the row groups of `plan` (the ranges each will be asked for, in reading order)
+    /// in units, the next while one decodes ([`ReadAhead`]); a local file is read when asked.
     pub fn with_read_ahead(mut self, plan: Vec<Vec<Range<u64>>>) -> Self {
         if self.local.is_none() && plan.len() > 1 {
             self.read_ahead = Some(Arc::new(Mutex::new(ReadAhead::new(plan))));
@@ -229,39 +229,70 @@ impl CountingReader {
             .map_or(0, |a| a.lock().unwrap_or_else(|p| p.into_inner()).served())
     }
 
-    /// The answer of the fetch made ahead for exactly `ranges`, if there is one; fetches
-    /// the next planned row group ahead.
+    /// `ranges` answered by the read-ahead, when they are a planned row group's: from its
+    /// unit, fetched before, ahead or now; the next unit is fetched ahead.
     fn served_by_read_ahead(
         &self,
         ranges: &[Range<u64>],
     ) -> Option<BoxFuture<'static, parquet::errors::Result<Vec<Bytes>>>> {
-        let ahead = self.read_ahead.as_ref()?;
+        let shared = self.read_ahead.as_ref()?;
         // Outside a tokio runtime there is nowhere to fetch ahead: read when asked.
         let runtime = tokio::runtime::Handle::try_current().ok()?;
-        let mut ahead = ahead.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ahead = shared.lock().unwrap_or_else(|p| p.into_inner());
         let step = ahead.on_request(ranges);
-        if let Some(next) = step.next {
-            let count = self.bytes_read.clone();
-            let fetch = self.fetch_ranges_checked(next.clone());
-            let task = runtime.spawn(async move {
-                let fetched = fetch.await;
-                if let Ok(parts) = &fetched {
-                    count.add(parts.iter().map(Bytes::len).sum());
-                }
-                fetched
-            });
-            ahead.fetching(next, task);
+        if let Some((unit, next)) = step.ahead {
+            ahead.fetching(unit, runtime.spawn(self.counted_fetch(next)));
         }
-        let task = step.taken?;
+        drop(ahead);
+        let (unit, position, fetch) = match step.answer {
+            Answer::Off => return None,
+            Answer::Served(bytes) => return Some(futures::future::ready(Ok(bytes)).boxed()),
+            Answer::Unit {
+                unit,
+                position,
+                fetch,
+            } => (unit, position, fetch),
+        };
+        let fetched = match fetch {
+            UnitFetch::Ahead(task) => async move {
+                task.await
+                    .map_err(|e| ParquetError::External(Box::new(e)))?
+            }
+            .boxed(),
+            UnitFetch::Now(unit_ranges) => self.counted_fetch(unit_ranges),
+        };
+        let shared = Arc::clone(shared);
+        let path = self.path.clone();
         Some(
             async move {
-                match task.await {
-                    Ok(fetched) => fetched,
-                    Err(e) => Err(ParquetError::External(Box::new(e))),
-                }
+                let parts = fetched.await?;
+                let mut ahead = shared.lock().unwrap_or_else(|p| p.into_inner());
+                ahead.install(unit, position, parts).ok_or_else(|| {
+                    ParquetError::General(format!(
+                        "reading '{path}' ahead: the bytes fetched for row group position \
+                         {position} do not match its ranges"
+                    ))
+                })
             }
             .boxed(),
         )
+    }
+
+    /// [`Self::fetch_ranges_checked`], its bytes counted.
+    fn counted_fetch(
+        &self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'static, parquet::errors::Result<Vec<Bytes>>> {
+        let count = self.bytes_read.clone();
+        let fetch = self.fetch_ranges_checked(ranges);
+        async move {
+            let fetched = fetch.await;
+            if let Ok(parts) = &fetched {
+                count.add(parts.iter().map(Bytes::len).sum());
+            }
+            fetched
+        }
+        .boxed()
     }
 
     /// `range` of the file from an object store (one GET, counted), checked against the

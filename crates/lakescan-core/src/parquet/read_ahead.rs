@@ -1,25 +1,29 @@
-//! [`ReadAhead`]: on an object store, the next row group's column chunks are fetched while
-//! the current one decodes.
+//! [`ReadAhead`]: on an object store, the row groups of a split are fetched in units of up
+//! to [`UNIT_BYTES`], the next unit while the current one decodes.
 //!
 //! parquet's stream asks for a row group's bytes when it starts decoding it, so on an object
-//! store every row group first waits a round trip, and the request and the decoding never
-//! overlap. When a split reads whole column chunks (no row selection, no filter inside the
-//! decoder), the ranges each row group will ask for are known from the footer (each projected
-//! leaf's `byte_range`, in leaf order, as parquet's `InMemoryRowGroup::fetch_ranges` takes
-//! them):
+//! store every row group first waits a round trip, the request and the decoding never
+//! overlap, and a row group of small column chunks costs a request of its own. When a split
+//! reads whole column chunks (no row selection, no filter inside the decoder), the ranges
+//! each row group will ask for are known from the footer (each projected leaf's
+//! `byte_range`, in leaf order, as parquet's `InMemoryRowGroup::fetch_ranges` takes them).
+//! Consecutive row groups are then grouped into units of at most [`UNIT_BYTES`] (at least one
+//! row group each), fetched with one coalesced request set (ranges less than 1 MiB apart are
+//! one GET):
 //!
 //! ```text
-//!  decoder asks rg 0 ──▶ fetched now;  rg 1 fetched ahead (a task of its own)
-//!  decoder asks rg 1 ──▶ served by the fetch ahead;  rg 2 fetched ahead
-//!  decoder asks anything else ──▶ fetched now; the fetch ahead is cancelled and the split
-//!                                  reads without read-ahead from then on
+//!  decoder asks rg 0 ──▶ unit 0 (rg 0, 1) fetched now; unit 1 (rg 2, 3) fetched ahead
+//!  decoder asks rg 1 ──▶ answered from unit 0
+//!  decoder asks rg 2 ──▶ answered when unit 1 is in; unit 2 fetched ahead
+//!  decoder asks anything else ──▶ fetched as asked; the fetch ahead is cancelled and the
+//!                                  split reads without read-ahead from then on
 //! ```
 //!
-//! One row group ahead: one more row group's bytes in memory per split being read. The
-//! same requests are sent (the same ranges, coalesced the same way); they are only sent
-//! earlier. Written by hand: parquet's stream has no read-ahead (its
-//! `next_row_group` hands whole row groups to the caller, who would then decode outside the
-//! stream and its row filter).
+//! 8 MiB is the range AWS's S3 performance guidelines recommend for ranged GETs (8–16 MB):
+//! large enough that a request's latency is small against its transfer, small enough to
+//! keep two units (the one decoding and the one ahead) in memory per split being read.
+//! Written by hand: parquet's stream has no read-ahead (its `next_row_group` hands whole
+//! row groups to the caller, who would then decode outside the stream and its row filter).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -31,6 +35,9 @@ use tokio::task::JoinHandle;
 
 /// A fetch's answer: the bytes of each range.
 pub type Fetched = parquet::errors::Result<Vec<Bytes>>;
+
+/// The most bytes of consecutive row groups fetched together (see the module docs).
+pub const UNIT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The byte ranges the decoder asks for when it reads `row_groups` (in that order) whole,
 /// with the leaves of `mask`.
@@ -60,30 +67,82 @@ pub fn chunk_ranges(
 /// The read-ahead of one split (see the module docs).
 #[derive(Debug)]
 pub struct ReadAhead {
-    /// The ranges of the row groups not asked for nor fetched yet, in reading order.
-    upcoming: VecDeque<Vec<Range<u64>>>,
-    /// The row group fetched ahead: its ranges and the task fetching them.
-    ahead: Option<(Vec<Range<u64>>, JoinHandle<Fetched>)>,
+    /// The ranges each row group asks for, in reading order.
+    plan: Vec<Vec<Range<u64>>>,
+    /// Row groups (positions in `plan`) fetched together.
+    units: Vec<Range<usize>>,
+    /// The first position of `plan` the decoder may ask for next.
+    cursor: usize,
+    /// The unit fetched last: its number and each of its row groups' bytes, until asked for.
+    current: Option<(usize, VecDeque<Option<Vec<Bytes>>>)>,
+    /// The unit fetched ahead and the task fetching it.
+    ahead: Option<(usize, JoinHandle<Fetched>)>,
     /// The decoder asked for something unplanned: no more read-ahead.
     stopped: bool,
-    /// Requests answered by a fetch made ahead.
+    /// Requests answered without a fetch of their own.
     served: usize,
+}
+
+/// Where the bytes of a request come from.
+#[derive(Debug)]
+pub enum Answer {
+    /// Fetched before, with the unit.
+    Served(Vec<Bytes>),
+    /// With unit `unit`, once `fetch` is done: [`ReadAhead::install`] then answers for the
+    /// row group at `position` of the plan.
+    Unit {
+        /// The unit.
+        unit: usize,
+        /// The row group asked for (its position in the plan).
+        position: usize,
+        /// How the unit's bytes arrive.
+        fetch: UnitFetch,
+    },
+    /// Not planned: fetch what was asked.
+    Off,
+}
+
+/// How a unit's bytes arrive.
+#[derive(Debug)]
+pub enum UnitFetch {
+    /// From the task that fetched it ahead.
+    Ahead(JoinHandle<Fetched>),
+    /// By fetching these ranges now.
+    Now(Vec<Range<u64>>),
 }
 
 /// What to do with one request of the decoder.
 #[derive(Debug)]
 pub struct Step {
-    /// The fetch made ahead for exactly these ranges: its answer is the request's.
-    pub taken: Option<JoinHandle<Fetched>>,
-    /// The ranges to fetch ahead now.
-    pub next: Option<Vec<Range<u64>>>,
+    /// Where its bytes come from.
+    pub answer: Answer,
+    /// A unit to fetch ahead now, and its ranges ([`ReadAhead::fetching`]).
+    pub ahead: Option<(usize, Vec<Range<u64>>)>,
 }
 
 impl ReadAhead {
     /// A read-ahead over the planned requests `plan`, one per row group in reading order.
     pub fn new(plan: Vec<Vec<Range<u64>>>) -> Self {
+        let mut units: Vec<Range<usize>> = vec![];
+        let mut bytes = 0;
+        for (at, ranges) in plan.iter().enumerate() {
+            let size: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+            match units.last_mut() {
+                Some(unit) if bytes + size <= UNIT_BYTES => {
+                    unit.end = at + 1;
+                    bytes += size;
+                }
+                _ => {
+                    units.push(at..at + 1);
+                    bytes = size;
+                }
+            }
+        }
         Self {
-            upcoming: plan.into(),
+            plan,
+            units,
+            cursor: 0,
+            current: None,
             ahead: None,
             stopped: false,
             served: 0,
@@ -92,55 +151,104 @@ impl ReadAhead {
 
     /// The decoder asks for `ranges`.
     pub fn on_request(&mut self, ranges: &[Range<u64>]) -> Step {
-        let none = Step {
-            taken: None,
-            next: None,
+        let off = Step {
+            answer: Answer::Off,
+            ahead: None,
         };
         if self.stopped {
-            return none;
+            return off;
         }
-        let taken = match self.ahead.take() {
-            Some((planned, task)) if planned == ranges => {
-                self.served += 1;
-                Some(task)
-            }
-            Some((_, task)) => {
-                task.abort();
-                self.stop();
-                return none;
-            }
-            None => match self.upcoming.iter().position(|r| r == ranges) {
-                Some(at) => {
-                    self.upcoming.drain(..=at);
-                    None
-                }
-                None => {
-                    self.stop();
-                    return none;
-                }
-            },
+        let Some(at) = (self.cursor..self.plan.len()).find(|&at| self.plan[at] == ranges) else {
+            self.stop();
+            return off;
         };
+        self.cursor = at + 1;
+        let unit = self.units.partition_point(|u| u.end <= at);
+        if let Some((loaded, row_groups)) = &mut self.current
+            && *loaded == unit
+            && let Some(bytes) = row_groups
+                .get_mut(at - self.units[unit].start)
+                .and_then(Option::take)
+        {
+            self.served += 1;
+            return Step {
+                answer: Answer::Served(bytes),
+                ahead: None,
+            };
+        }
+        let fetch = match self.ahead.take() {
+            Some((fetching, task)) if fetching == unit => {
+                self.served += 1;
+                UnitFetch::Ahead(task)
+            }
+            other => {
+                if let Some((_, task)) = other {
+                    task.abort();
+                }
+                UnitFetch::Now(self.unit_ranges(unit))
+            }
+        };
+        let next = unit + 1;
         Step {
-            taken,
-            next: self.upcoming.pop_front(),
+            answer: Answer::Unit {
+                unit,
+                position: at,
+                fetch,
+            },
+            ahead: (next < self.units.len()).then(|| (next, self.unit_ranges(next))),
         }
     }
 
-    /// `task` fetches `ranges` ahead.
-    pub fn fetching(&mut self, ranges: Vec<Range<u64>>, task: JoinHandle<Fetched>) {
-        if let Some((_, old)) = self.ahead.replace((ranges, task)) {
+    /// `task` fetches unit `unit` ahead.
+    pub fn fetching(&mut self, unit: usize, task: JoinHandle<Fetched>) {
+        if let Some((_, old)) = self.ahead.replace((unit, task)) {
             old.abort();
         }
     }
 
-    /// How many requests a fetch made ahead answered.
+    /// Unit `unit` arrived as `fetched` (the bytes of its ranges, in order): kept, and the
+    /// bytes of the row group at `position` returned (`None` when `position` is not in the
+    /// unit or the bytes do not match its ranges).
+    pub fn install(
+        &mut self,
+        unit: usize,
+        position: usize,
+        fetched: Vec<Bytes>,
+    ) -> Option<Vec<Bytes>> {
+        let rows = self.units.get(unit)?.clone();
+        if fetched.len() != self.plan[rows.clone()].iter().map(Vec::len).sum::<usize>() {
+            return None;
+        }
+        let mut parts = fetched.into_iter();
+        let mut row_groups: VecDeque<Option<Vec<Bytes>>> = self.plan[rows.clone()]
+            .iter()
+            .map(|ranges| Some(parts.by_ref().take(ranges.len()).collect()))
+            .collect();
+        let bytes = row_groups
+            .get_mut(position.checked_sub(rows.start)?)
+            .and_then(Option::take);
+        if !self.stopped {
+            self.current = Some((unit, row_groups));
+        }
+        bytes
+    }
+
+    /// The ranges of unit `unit`'s row groups, in order.
+    fn unit_ranges(&self, unit: usize) -> Vec<Range<u64>> {
+        self.plan[self.units[unit].clone()].concat()
+    }
+
+    /// How many requests were answered without a fetch of their own.
     pub fn served(&self) -> usize {
         self.served
     }
 
     fn stop(&mut self) {
         self.stopped = true;
-        self.upcoming.clear();
+        self.current = None;
+        if let Some((_, task)) = self.ahead.take() {
+            task.abort();
+        }
     }
 }
 
@@ -161,46 +269,116 @@ mod tests {
         tokio::spawn(async { Ok(vec![]) })
     }
 
+    /// `n` bytes of each range.
+    fn bytes_of(ranges: &[Range<u64>]) -> Vec<Bytes> {
+        ranges
+            .iter()
+            .map(|r| Bytes::from(vec![r.start as u8; (r.end - r.start) as usize]))
+            .collect()
+    }
+
+    const MIB: u64 = 1024 * 1024;
+
+    /// Row groups of `mib` MiB each, one chunk per row group, back to back.
+    fn plan(mib: &[u64]) -> Vec<Vec<Range<u64>>> {
+        let mut start = 0;
+        mib.iter()
+            .map(|m| {
+                let range = start..start + m * MIB;
+                start = range.end;
+                vec![range]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn row_groups_are_grouped_up_to_the_unit_size() {
+        let ahead = ReadAhead::new(plan(&[3, 3, 3, 9, 1, 1]));
+        assert_eq!(ahead.units, vec![0..2, 2..3, 3..4, 4..6]);
+        assert!(ReadAhead::new(vec![]).units.is_empty());
+    }
+
     #[tokio::test]
-    async fn each_planned_request_fetches_the_next_ahead() {
-        let plan = vec![vec![0..4, 8..12], vec![20..24], vec![30..34]];
+    async fn a_unit_answers_its_row_groups_and_the_next_is_fetched_ahead() {
+        let plan = plan(&[3, 3, 3, 3]);
         let mut ahead = ReadAhead::new(plan.clone());
+        // Row group 0: unit 0 (row groups 0 and 1) now, unit 1 ahead.
         let step = ahead.on_request(&plan[0]);
-        assert!(step.taken.is_none());
-        assert_eq!(step.next.as_ref(), Some(&plan[1]));
-        ahead.fetching(plan[1].clone(), done());
+        let Answer::Unit {
+            unit: 0,
+            position: 0,
+            fetch: UnitFetch::Now(ranges),
+        } = step.answer
+        else {
+            panic!("{step:?}")
+        };
+        assert_eq!(ranges, [plan[0].clone(), plan[1].clone()].concat());
+        let (next, next_ranges) = step.ahead.unwrap();
+        assert_eq!(
+            (next, next_ranges),
+            (1, [plan[2].clone(), plan[3].clone()].concat())
+        );
+        ahead.fetching(1, done());
+        let got = ahead.install(0, 0, bytes_of(&ranges)).unwrap();
+        assert_eq!(got[0].len() as u64, 3 * MIB);
+        // Row group 1: from unit 0, nothing fetched.
         let step = ahead.on_request(&plan[1]);
-        assert!(step.taken.is_some());
-        assert_eq!(step.next.as_ref(), Some(&plan[2]));
-        ahead.fetching(plan[2].clone(), done());
+        assert!(matches!(step.answer, Answer::Served(ref b) if b[0][0] == plan[1][0].start as u8));
+        assert!(step.ahead.is_none());
+        // Row group 2: unit 1, fetched ahead; no unit after it.
         let step = ahead.on_request(&plan[2]);
-        assert!(step.taken.is_some() && step.next.is_none());
+        assert!(matches!(
+            step.answer,
+            Answer::Unit {
+                unit: 1,
+                position: 2,
+                fetch: UnitFetch::Ahead(_)
+            }
+        ));
+        assert!(step.ahead.is_none());
         assert_eq!(ahead.served(), 2);
     }
 
     #[tokio::test]
     async fn a_request_off_the_plan_stops_the_read_ahead() {
-        let plan = vec![vec![0..4], vec![20..24], vec![30..34]];
+        let plan = plan(&[9, 9, 9]);
         let mut ahead = ReadAhead::new(plan.clone());
         let step = ahead.on_request(&plan[0]);
-        ahead.fetching(step.next.unwrap(), done());
+        let (unit, _) = step.ahead.unwrap();
+        ahead.fetching(unit, done());
         // The decoder asks for pages instead of the planned chunk.
-        let step = ahead.on_request(&[21..22, 23..24]);
-        assert!(step.taken.is_none() && step.next.is_none());
-        let step = ahead.on_request(&plan[2]);
-        assert!(step.taken.is_none() && step.next.is_none());
+        let pages = [
+            plan[1][0].start..plan[1][0].start + 10,
+            plan[1][0].end - 10..plan[1][0].end,
+        ];
+        assert!(matches!(ahead.on_request(&pages).answer, Answer::Off));
+        assert!(matches!(ahead.on_request(&plan[2]).answer, Answer::Off));
         assert_eq!(ahead.served(), 0);
-
-        // A first request off the plan: nothing fetched ahead at all.
-        let mut ahead = ReadAhead::new(plan.clone());
-        assert!(ahead.on_request(&[1..2, 3..4]).next.is_none());
-        assert!(ahead.on_request(&plan[1]).next.is_none());
     }
 
-    /// parquet's own stream asks for exactly the planned ranges: every row group after the
-    /// first is answered by the fetch made ahead, with the same requests and rows.
     #[tokio::test]
-    async fn parquets_stream_is_served_ahead() {
+    async fn skipped_row_groups_are_passed_over() {
+        let plan = plan(&[9, 9, 9]);
+        let mut ahead = ReadAhead::new(plan.clone());
+        // The decoder starts at the second row group (the first was pruned after planning).
+        let step = ahead.on_request(&plan[1]);
+        assert!(matches!(
+            step.answer,
+            Answer::Unit {
+                unit: 1,
+                position: 1,
+                ..
+            }
+        ));
+        assert_eq!(step.ahead.map(|a| a.0), Some(2));
+        // Bytes that do not match the unit's ranges answer nothing.
+        assert!(ahead.install(1, 1, vec![]).is_none());
+    }
+
+    /// parquet's own stream asks for exactly the planned ranges: one coalesced request
+    /// answers every row group of a unit, with the same rows.
+    #[tokio::test]
+    async fn parquets_stream_is_answered_by_units() {
         use std::sync::Arc;
 
         use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -229,7 +407,7 @@ mod tests {
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         let size = file.len() as u64;
-        let bytes = bytes::Bytes::from(file);
+        let bytes = Bytes::from(file);
         let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::new()).unwrap();
         assert_eq!(metadata.metadata().num_row_groups(), 4);
 
@@ -259,19 +437,9 @@ mod tests {
             .downcast_ref::<Int64Array>()
             .unwrap();
         assert_eq!(c.value(c.len() - 1), 1998);
-        // One request per row group (the two chunks of each are adjacent: one GET), three of
-        // them sent ahead.
-        assert_eq!(requests.value(), 4);
+        // The four row groups are one unit: one GET (their chunks are less than 1 MiB
+        // apart), the last three answered from it.
+        assert_eq!(requests.value(), 1);
         assert_eq!(reader.served_ahead(), 3);
-    }
-
-    #[tokio::test]
-    async fn skipped_row_groups_are_passed_over() {
-        let plan = vec![vec![0..4], vec![20..24], vec![30..34]];
-        let mut ahead = ReadAhead::new(plan.clone());
-        // The decoder starts at the second row group (the first was pruned after planning).
-        let step = ahead.on_request(&plan[1]);
-        assert!(step.taken.is_none());
-        assert_eq!(step.next.as_ref(), Some(&plan[2]));
     }
 }
