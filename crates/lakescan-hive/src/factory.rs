@@ -199,7 +199,7 @@ impl HiveTableBuilder {
             .map(|(k, _)| k.clone())
             .collect();
         // On an object store, what is inferred comes from one recursive listing, kept for
-        // the next queries of a session that keeps listings (`keep_whole_listing`).
+        // the next queries of a session that keeps listings (`ListingMemory::keep_whole`).
         let infers_types = self.partition_columns.iter().any(|(_, t)| t.is_none());
         let whole = match location.scheme() != "file" && (infers_types || self.columns.is_empty()) {
             true => {
@@ -370,11 +370,11 @@ async fn infer_data_columns(
             .await
             .map_err(|e| InferError::Failed(e.into()))?,
     };
-    let mut visible: Vec<&ObjectMeta> = files
+    // In path order (`list_whole` sorts).
+    let visible: Vec<&ObjectMeta> = files
         .iter()
         .filter(|m| is_visible(&m.location, location.prefix()))
         .collect();
-    visible.sort_unstable_by(|a, b| a.location.cmp(&b.location));
     let Some(first) = visible.first().copied() else {
         return Err(InferError::NoFiles);
     };

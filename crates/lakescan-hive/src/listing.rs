@@ -90,6 +90,14 @@ impl ListingMemory {
         }
     }
 
+    /// Keeps `objects`, every object under `root` listed at `at`, as `root`'s recursive
+    /// listing: a session that keeps listings (`lakescan.listing_cache_ttl_seconds`) serves
+    /// a query within the time to live from it, as if the query had listed at `at`. `CREATE`
+    /// keeps the listing it inferred the schema from, so the first query does not list again.
+    pub fn keep_whole(&self, root: &Path, at: Instant, objects: Arc<Vec<ObjectMeta>>) {
+        self.listings.put(root.clone(), at, Listed::Files(objects));
+    }
+
     /// Whether the last local listing took less than [`INLINE_LISTING`].
     fn lists_inline(&self) -> bool {
         self.local_micros.load(Ordering::Relaxed) < INLINE_LISTING.as_micros() as u64
@@ -211,7 +219,7 @@ impl Lister {
         self
     }
 
-    /// The recursive listing of `root` kept as its files ([`keep_whole_listing`]), for a
+    /// The recursive listing of `root` kept as its files ([`ListingMemory::keep_whole`]), for a
     /// partitioned table's [`Snapshot`].
     fn kept_whole(&self, root: &Path, keys: &[String]) -> Option<Arc<Vec<ObjectMeta>>> {
         // An unpartitioned table's root listing is its files: `files` serves it.
@@ -421,7 +429,7 @@ pub async fn list_table(
                 let at = Instant::now();
                 let objects = list_whole(&lister.store, root).await?;
                 if !lister.ttl.is_zero() {
-                    keep_whole_listing(&lister.memory, root, at, Arc::clone(&objects));
+                    lister.memory.keep_whole(root, at, Arc::clone(&objects));
                 }
                 lister.with_objects(objects)
             }
@@ -460,21 +468,6 @@ pub async fn list_whole(
     let mut objects: Vec<ObjectMeta> = store.list(Some(root)).try_collect().await?;
     objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
     Ok(Arc::new(objects))
-}
-
-/// Keeps `objects`, every object under `root` listed at `at`, as `root`'s recursive listing
-/// in `memory`: a session that keeps listings (`lakescan.listing_cache_ttl_seconds`) serves
-/// a query within the time to live from it, as if the query had listed at `at`. `CREATE`
-/// keeps the listing it inferred the schema from, so the first query does not list again.
-pub fn keep_whole_listing(
-    memory: &ListingMemory,
-    root: &Path,
-    at: Instant,
-    objects: Arc<Vec<ObjectMeta>>,
-) {
-    memory
-        .listings
-        .put(root.clone(), at, Listed::Files(objects));
 }
 
 /// [`list_table`] with `lister`'s requests.

@@ -8,7 +8,7 @@
 //! ```
 //! A recursive listing of the whole table (an object store's, made by `CREATE` or by a query
 //! with no partition filter) is kept as the root's [`Listed::Files`]: it then answers every
-//! directory below (`listing::keep_whole_listing`).
+//! directory below (`listing::ListingMemory::keep_whole`).
 //!
 //! The cache is opt-in and per table: within the time to live a query does not see files
 //! added, removed or rewritten since the listing (as Trino's `hive.file-status-cache` and

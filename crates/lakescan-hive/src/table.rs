@@ -114,14 +114,10 @@ impl HiveTable {
     }
 
     /// Keeps `objects`, every object under the location listed at `at` (by `CREATE`), for
-    /// the queries of a session that keeps listings ([`crate::listing::keep_whole_listing`]).
+    /// the queries of a session that keeps listings ([`ListingMemory::keep_whole`]).
     pub(crate) fn keep_listing(&self, at: Instant, objects: Arc<Vec<ObjectMeta>>) {
-        crate::listing::keep_whole_listing(
-            &self.listing_memory,
-            self.location.prefix(),
-            at,
-            objects,
-        );
+        self.listing_memory
+            .keep_whole(self.location.prefix(), at, objects);
     }
 
     /// The table's location.

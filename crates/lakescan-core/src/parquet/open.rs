@@ -278,13 +278,20 @@ impl CountingReader {
         )
     }
 
-    /// [`Self::fetch_ranges_checked`], its bytes counted.
+    /// `ranges` from the local file or the object store ([`Self::fetch_ranges_checked`]),
+    /// their bytes counted.
     fn counted_fetch(
         &self,
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'static, parquet::errors::Result<Vec<Bytes>>> {
         let count = self.bytes_read.clone();
-        let fetch = self.fetch_ranges_checked(ranges);
+        let fetch = match &self.local {
+            Some(local) => {
+                let local = local.clone();
+                async move { local.read_ranges(ranges).await }.boxed()
+            }
+            None => self.fetch_ranges_checked(ranges),
+        };
         async move {
             let fetched = fetch.await;
             if let Ok(parts) = &fetched {
@@ -437,25 +444,9 @@ impl AsyncFileReader for CountingReader {
             return futures::future::ready(Ok(parts)).boxed();
         }
         if let Some(fetched) = self.served_by_read_ahead(&ranges) {
-            // Counted by the fetch made ahead.
             return fetched;
         }
-        let count = self.bytes_read.clone();
-        let fetch = match &self.local {
-            Some(local) => {
-                let local = local.clone();
-                async move { local.read_ranges(ranges).await }.boxed()
-            }
-            None => self.fetch_ranges_checked(ranges),
-        };
-        fetch
-            .map(move |r| {
-                if let Ok(parts) = &r {
-                    count.add(parts.iter().map(Bytes::len).sum());
-                }
-                r
-            })
-            .boxed()
+        self.counted_fetch(ranges)
     }
 
     fn get_metadata<'a>(
