@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use datafusion::catalog::default_table_source::source_as_provider;
+use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{LogicalPlan, Statement};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
 
@@ -33,6 +36,44 @@ pub fn new_session_context() -> Result<SessionContext> {
     Ok(ctx)
 }
 
+/// Whether `plan` is a query whose every table is a lakescan table (Hive, Iceberg, Iceberg
+/// changes), with at least one.
+fn reads_lakescan_only(plan: &LogicalPlan) -> Result<bool> {
+    if matches!(
+        plan,
+        LogicalPlan::Ddl(_)
+            | LogicalPlan::Dml(_)
+            | LogicalPlan::Copy(_)
+            | LogicalPlan::Statement(_)
+            | LogicalPlan::Explain(_)
+            | LogicalPlan::Analyze(_)
+            | LogicalPlan::DescribeTable(_)
+    ) {
+        return Ok(false);
+    }
+    let (mut lakescan, mut other) = (0, 0);
+    plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            let provider = source_as_provider(&scan.source)?;
+            let ours = provider
+                .downcast_ref::<lakescan::hive::HiveTable>()
+                .is_some()
+                || provider
+                    .downcast_ref::<lakescan::iceberg::IcebergTable>()
+                    .is_some()
+                || provider
+                    .downcast_ref::<lakescan::iceberg::changelog::TableChanges>()
+                    .is_some();
+            match ours {
+                true => lakescan += 1,
+                false => other += 1,
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(lakescan > 0 && other == 0)
+}
+
 /// A sqllogictest connection: runs each record's SQL in a DataFusion [`SessionContext`].
 ///
 /// Cloning the context is cheap and shares its catalog, so several connections made from one
@@ -42,12 +83,28 @@ pub struct LakescanDb {
     ctx: SessionContext,
     /// When the file's lakescan tables are read from S3 (the `S3` run).
     mirror: Option<Arc<S3Mirror>>,
+    /// When the file's queries of lakescan tables run on a Ballista cluster (the `Ballista`
+    /// run): a client session sharing `ctx`'s catalog.
+    cluster: Option<SessionContext>,
 }
 
 impl LakescanDb {
     /// Wraps `ctx`; usually a clone of the file's [`new_session_context`].
     pub fn new(ctx: SessionContext) -> Self {
-        Self { ctx, mirror: None }
+        Self {
+            ctx,
+            mirror: None,
+            cluster: None,
+        }
+    }
+
+    /// Runs the queries that read lakescan tables, and only lakescan tables, on `cluster` (a
+    /// Ballista client sharing this session's catalog); the records that make the data
+    /// (`COPY`, `CREATE TABLE … AS`, queries of `VALUES` or memory tables, which Ballista
+    /// cannot send) run in this session. `SET` applies to both.
+    pub fn with_cluster(mut self, cluster: SessionContext) -> Self {
+        self.cluster = Some(cluster);
+        self
     }
 
     /// Reads the file's lakescan tables from S3 through `mirror`.
@@ -64,7 +121,24 @@ impl LakescanDb {
 
 impl LakescanDb {
     async fn execute(&self, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
-        let frame = self.ctx.sql(sql).await?;
+        let Some(cluster) = &self.cluster else {
+            return Self::execute_in(&self.ctx, sql).await;
+        };
+        let plan = self.ctx.state().create_logical_plan(sql).await?;
+        if let LogicalPlan::Statement(Statement::SetVariable(_) | Statement::ResetVariable(_)) =
+            &plan
+        {
+            Self::execute_in(cluster, sql).await?;
+            return Self::execute_in(&self.ctx, sql).await;
+        }
+        match reads_lakescan_only(&plan)? {
+            true => Self::execute_in(cluster, sql).await,
+            false => Self::execute_in(&self.ctx, sql).await,
+        }
+    }
+
+    async fn execute_in(ctx: &SessionContext, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
+        let frame = ctx.sql(sql).await?;
         let plan_schema = frame.schema().inner().clone();
         let batches = frame.collect().await?;
         convert::to_output(&plan_schema, &batches)

@@ -166,9 +166,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             let twice = check && (name.starts_with("seed_15_") || name == "dynamic_filters.slt");
             let off = twice.then(|| (file.clone(), Variant::PreloadOff));
             let s3 = (check && on_s3(&name)).then(|| (file.clone(), Variant::S3));
+            let ballista = (check && on_ballista(&name)).then(|| (file.clone(), Variant::Ballista));
             std::iter::once((file, Variant::Default))
                 .chain(off)
                 .chain(s3)
+                .chain(ballista)
         })
         .collect();
     let outcomes = runtime.block_on(run_files(runs, args.mode))?;
@@ -189,6 +191,22 @@ const LOCAL_ONLY: &[(&str, &str)] = &[
         "checks the runner itself (no lakescan table to move)",
     ),
 ];
+
+/// Files that run again on Ballista (a scheduler and two executors in the process): the
+/// seed §15 scenarios, buckets, and Iceberg deletes, lineage and time travel.
+const ON_BALLISTA: &[&str] = &[
+    "seed_15_",
+    "hive_buckets.slt",
+    "iceberg_duckdb_deletes.slt",
+    "iceberg_duckdb_schema.slt",
+    "iceberg_duckdb_partitions.slt",
+    "iceberg_writers.slt",
+];
+
+/// Whether `name` runs again on Ballista.
+fn on_ballista(name: &str) -> bool {
+    ON_BALLISTA.iter().any(|prefix| name.starts_with(prefix))
+}
 
 /// Whether `name` runs a second time with its lakescan tables on S3.
 fn on_s3(name: &str) -> bool {
@@ -258,13 +276,17 @@ async fn run_files(
     Ok(outcomes)
 }
 
-/// How a file runs: as written, with `lakescan.preload_splits` off, or with its lakescan
-/// tables read from S3.
+/// How a file runs: as written, with `lakescan.preload_splits` off, with its lakescan
+/// tables read from S3, or on Ballista.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
     Default,
     PreloadOff,
     S3,
+    /// On a Ballista scheduler with two executors in this process (`lakescan-ballista`):
+    /// the same rows. `EXPLAIN` records are left out (a distributed plan has stages);
+    /// `skipif ballista` marks records that differ there.
+    Ballista,
 }
 
 /// The S3 server of a run (moto on loopback) and its bucket `slt`, with `testdata/` uploaded
@@ -332,6 +354,7 @@ async fn run_file(file: &Path, variant: Variant, s3: Option<Arc<S3Run>>, mode: M
         Variant::Default => "",
         Variant::PreloadOff => " (preload off)",
         Variant::S3 => " (on S3)",
+        Variant::Ballista => " (on Ballista)",
     };
     Outcome {
         name: format!("{}{suffix}", file_name(file)),
@@ -341,13 +364,16 @@ async fn run_file(file: &Path, variant: Variant, s3: Option<Arc<S3Run>>, mode: M
 
 /// A runner over a fresh session, with `$TESTDATA` set and our validators; its lakescan
 /// tables are read through `mirror` when there is one.
-fn new_runner(
+async fn new_runner(
     file: &Path,
     variant: Variant,
     mirror: Option<Arc<S3Mirror>>,
 ) -> Result<Runner<LakescanDb, impl sqllogictest::MakeConnection<Conn = LakescanDb>>, String> {
-    let ctx = new_session_context()
-        .map_err(|e| format!("{}: cannot create session: {e}", file.display()))?;
+    let (ctx, cluster) = match variant {
+        Variant::Ballista => new_ballista_contexts().await.map(|(l, c)| (l, Some(c))),
+        _ => new_session_context().map(|l| (l, None)),
+    }
+    .map_err(|e| format!("{}: cannot create session: {e}", file.display()))?;
     if let Some(mirror) = &mirror {
         let url = url::Url::parse(&format!("s3://{S3_BUCKET}")).map_err(|e| e.to_string())?;
         ctx.register_object_store(&url, mirror.store());
@@ -365,9 +391,15 @@ fn new_runner(
         if let Some(mirror) = &mirror {
             db = db.with_mirror(Arc::clone(mirror));
         }
+        if let Some(cluster) = &cluster {
+            db = db.with_cluster(cluster.clone());
+        }
         async move { Ok::<_, DbError>(db) }
     });
     runner.set_var("TESTDATA".to_string(), testdata_dir());
+    if variant == Variant::Ballista {
+        runner.add_label("ballista");
+    }
     runner.with_validator(validator);
     // The `I`/`R`/`T` letters of `query` records are checked against the result's types.
     runner.with_column_validator(strict_column_validator);
@@ -377,9 +409,40 @@ fn new_runner(
 
 /// Runs every record of `file` (up to a `halt`), collecting all failures.
 async fn check_file(file: &Path, variant: Variant) -> Result<(), String> {
-    let records = parse_file::<sqllogictest::DefaultColumnType>(file).map_err(|e| e.to_string())?;
-    let runner = new_runner(file, variant, None)?;
+    let mut records =
+        parse_file::<sqllogictest::DefaultColumnType>(file).map_err(|e| e.to_string())?;
+    if variant == Variant::Ballista {
+        records.retain(|r| !is_explain(r));
+    }
+    let runner = new_runner(file, variant, None).await?;
     run_records(runner, records).await
+}
+
+/// Whether `record` shows a plan or types of one process: `EXPLAIN` (a distributed plan has
+/// stages) and `DESCRIBE` (Ballista sessions read strings as `Utf8`, not `Utf8View`:
+/// Ballista turns `schema_force_view_types` off).
+fn is_explain(record: &Record<sqllogictest::DefaultColumnType>) -> bool {
+    let sql = match record {
+        Record::Query { sql, .. } | Record::Statement { sql, .. } => sql,
+        _ => return false,
+    };
+    let sql = sql.trim_start().to_ascii_lowercase();
+    sql.starts_with("explain") || sql.starts_with("describe")
+}
+
+/// The sessions of a Ballista run: a local one (lakescan's Ballista state with the test
+/// sessions' target partitions) and a client of an in-process scheduler with two executors,
+/// sharing its catalog (see `LakescanDb::with_cluster`).
+async fn new_ballista_contexts() -> datafusion::error::Result<(
+    datafusion::prelude::SessionContext,
+    datafusion::prelude::SessionContext,
+)> {
+    let config = datafusion::prelude::SessionConfig::new()
+        .with_target_partitions(lakescan_sqllogictest::db::TARGET_PARTITIONS);
+    let state = lakescan_ballista::session::state(config)?;
+    let local = datafusion::prelude::SessionContext::new_with_state(state.clone());
+    let cluster = lakescan_ballista::session::standalone(state, 2).await?;
+    Ok((local, cluster))
 }
 
 /// Runs `file` with its lakescan tables on S3: `$__TEST_DIR__` becomes a local directory the
@@ -392,7 +455,7 @@ async fn check_file_on_s3(file: &Path, s3: &S3Run) -> Result<(), String> {
     let local = tempfile::tempdir().map_err(|e| e.to_string())?;
     let local_path = local.path().canonicalize().map_err(|e| e.to_string())?;
     let mirror = Arc::new(s3.mirror(&local_path));
-    let mut runner = new_runner(file, Variant::S3, Some(mirror))?;
+    let mut runner = new_runner(file, Variant::S3, Some(mirror)).await?;
     // `skipif s3` / `onlyif s3` mark records that differ on an object store.
     runner.add_label("s3");
     runner.set_var(
@@ -427,7 +490,7 @@ async fn run_records<M: sqllogictest::MakeConnection<Conn = LakescanDb>>(
 
 /// Rewrites the expected output of `file` with what the records produce now.
 async fn complete_file(file: &Path) -> Result<(), String> {
-    let mut runner = new_runner(file, Variant::Default, None)?;
+    let mut runner = new_runner(file, Variant::Default, None).await?;
     let result = runner
         .update_test_file(
             file,

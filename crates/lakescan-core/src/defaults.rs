@@ -6,15 +6,17 @@
 use std::collections::BTreeMap;
 
 use datafusion::common::ScalarValue;
+use serde::{Deserialize, Serialize};
 
 /// Defaults of the members of one struct, by member name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberDefaults(BTreeMap<String, MemberDefault>);
 
 /// The default of one member, and of the members of its own struct type.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberDefault {
     /// The member's value where a file does not store it.
+    #[serde(with = "crate::wire::opt_scalar")]
     pub value: Option<ScalarValue>,
     /// Defaults below it, when it is a struct.
     pub members: MemberDefaults,

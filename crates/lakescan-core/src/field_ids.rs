@@ -6,18 +6,20 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 /// Prefix of the names given to file columns that match no table field.
 pub const UNMATCHED_PREFIX: &str = "__lakescan_field_";
 
 /// The fields of one struct level of a table, by field id, and their ids in schema order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldIds {
     by_id: HashMap<i32, FieldIdNode>,
     order: Vec<i32>,
 }
 
 /// One table field: its current name and what is below it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldIdNode {
     /// The field's name in the table schema.
     pub name: String,
@@ -26,7 +28,7 @@ pub struct FieldIdNode {
 }
 
 /// The nested fields of a table field.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NestedIds {
     /// A primitive field.
     Primitive,
@@ -68,7 +70,7 @@ impl FieldIds {
 }
 
 /// One entry of a name mapping: the names a field had in files written without ids.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MappedName {
     /// The field id these names map to (`None`: the names are known but unmapped).
     pub field_id: Option<i32>,
@@ -84,7 +86,7 @@ pub fn mapped<'a>(level: Option<&'a [MappedName]>, name: &str) -> Option<&'a Map
 }
 
 /// How a table matches file columns to its columns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldIdMatching {
     /// The table's top-level fields by id.
     pub table: FieldIds,

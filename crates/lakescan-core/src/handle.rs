@@ -14,6 +14,8 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_plan::PhysicalExpr;
 
+use serde::{Deserialize, Serialize};
+
 use crate::defaults::MemberDefaults;
 use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
@@ -21,7 +23,7 @@ use crate::subfield::Subfield;
 
 /// Where a column's values come from. Type ≠ role: a BIGINT can be a file column, a
 /// partition value or a generated row index.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ColumnRole {
     /// Read from the data file, matched by name (or by field id when the table has them).
     Regular,
@@ -64,13 +66,14 @@ impl ColumnRole {
 }
 
 /// One column's identity and role, in the table name space.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnHandle {
     /// Table column name.
     pub name: String,
     /// Where values come from.
     pub role: ColumnRole,
     /// The type the scan delivers.
+    #[serde(with = "crate::wire::data_type")]
     pub data_type: DataType,
     /// Whether NULLs may appear.
     pub nullable: bool,
@@ -170,7 +173,7 @@ impl Assignments {
 
 /// Table columns the batch stages of a scan read (Hive bucket keys, Iceberg equality-delete
 /// keys), and what a file without one of them means.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageColumns {
     /// Column names.
     pub names: Vec<String>,
@@ -179,7 +182,7 @@ pub struct StageColumns {
 }
 
 /// What a file that does not store a stage column means.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MissingStageColumn {
     /// The file cannot be read (a Hive bucket key: its rows cannot be placed in buckets).
     #[default]

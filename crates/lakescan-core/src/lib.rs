@@ -24,6 +24,7 @@
 //! | [`requests`]  | `CountingConnector`: HTTP requests and retries of a read, for the scan's metrics |
 //! | [`store`]     | `StoreOptions`: a table's object store from `aws.*` options, the session or the environment |
 //! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
+//! | [`wire`]      | plan frames: plan data to bytes and back (distributed execution)   |
 //! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12); scheduling, partitions and preload |
 //!
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
@@ -53,3 +54,4 @@ pub mod split;
 pub mod split_filters;
 pub mod store;
 pub mod subfield;
+pub mod wire;

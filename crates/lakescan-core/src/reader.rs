@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::common::{Result, internal_err};
+use datafusion::common::{Result, internal_err, not_impl_err};
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::memory_pool::MemoryPool;
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
@@ -27,6 +27,7 @@ use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::ScanSpec;
 use crate::split::FileSplit;
 use crate::split_filters::{DynamicFilters, SplitFilters};
+use crate::wire::EncodedFactory;
 
 /// A batch in the reader schema `R` and the rows the reader advanced over to produce it.
 #[derive(Debug)]
@@ -162,6 +163,13 @@ pub trait SplitReaderFactory: Debug + Send + Sync {
     /// deletes (Iceberg: equality deletes) run after them. None by default.
     fn stages(&self, _split: &FileSplit, _context: &SplitContext) -> Result<Vec<BatchStage>> {
         Ok(vec![])
+    }
+
+    /// The factory's kind and state, for a plan sent to another process (which rebuilds it
+    /// with the decoder of that kind, [`crate::wire::FactoryDecoders`]). By default a factory
+    /// cannot be sent.
+    fn encoded(&self) -> Result<EncodedFactory> {
+        not_impl_err!("this lakescan reader factory ({self:?}) cannot be sent to another process")
     }
 }
 

@@ -18,9 +18,10 @@ use chrono::{DateTime, Utc};
 use datafusion::common::{Result, ScalarValue, internal_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
+use serde::{Deserialize, Serialize};
 
 /// What a value of a split stands for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SplitValue {
     /// A partition value as written in the path (`None`: SQL NULL), typed when the split is
     /// bound to the scan.
@@ -28,14 +29,14 @@ pub enum SplitValue {
     /// The value every row of the file has in this regular column, stored or not (Iceberg
     /// identity-partition values): read as a constant, never decoded, and tested against the
     /// filters before the file is opened.
-    Known(ScalarValue),
+    Known(#[serde(with = "crate::wire::scalar")] ScalarValue),
     /// The value of this regular column when the file does not store it (Iceberg: the
     /// identity partition value of its spec, else the column's `initial-default`). A column
     /// missing from the file with no such value reads as NULL.
-    Missing(ScalarValue),
+    Missing(#[serde(with = "crate::wire::scalar")] ScalarValue),
     /// The value of an info column (`$path`, `$file_size`, …; see
     /// [`crate::handle::ColumnRole::Info`]), typed by the adapter that plans the split.
-    Info(ScalarValue),
+    Info(#[serde(with = "crate::wire::scalar")] ScalarValue),
 }
 
 /// The kind of a [`SplitValue`], without its value: the key of a value is (kind, column).
@@ -65,7 +66,7 @@ impl SplitValue {
 
 /// The values of one split by column (partition keys, known and missing columns, info
 /// columns): at most one value per kind and column. Shared by the splits of one file.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SplitValues(Arc<[(String, SplitValue)]>);
 
 impl SplitValues {
@@ -114,7 +115,7 @@ impl SplitValues {
 
 /// The name of a value a table format's factory keeps for a split (its index in the
 /// factory's own typed list); splits of one file usually share one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AdapterKey(pub u32);
 
 impl AdapterKey {
@@ -134,14 +135,17 @@ impl AdapterKey {
 
 /// One byte range of one data file, with the values of that file. Built by
 /// [`FileSplit::builder`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileSplit {
+    #[serde(with = "crate::wire::path")]
     file_path: Path,
     written_path: Option<Arc<str>>,
+    #[serde(with = "crate::wire::opt_store_url")]
     store: Option<ObjectStoreUrl>,
     start: u64,
     length: u64,
     file_size: u64,
+    #[serde(with = "crate::wire::opt_time")]
     last_modified: Option<DateTime<Utc>>,
     values: SplitValues,
     adapter: Option<AdapterKey>,

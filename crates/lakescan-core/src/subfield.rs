@@ -5,9 +5,10 @@ use std::fmt;
 use arrow::array::{ArrayRef, AsArray};
 use arrow::datatypes::DataType;
 use datafusion::common::{Result, exec_err};
+use serde::{Deserialize, Serialize};
 
 /// `column` or `column.a.b` for struct fields. Ordered so filters list deterministically.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Subfield {
     column: String,
     path: Vec<String>,

@@ -46,9 +46,10 @@ use crate::hash::{HiveHash, bucket_number};
 use crate::options::BucketingOptions;
 
 /// How a table is bucketed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Bucketing {
     /// Bucketing columns, in bucketing order, with their types.
+    #[serde(with = "lakescan_core::wire::named_types")]
     pub columns: Vec<(String, DataType)>,
     /// The table's bucket count.
     pub count: u32,

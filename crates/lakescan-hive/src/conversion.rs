@@ -21,12 +21,14 @@ use arrow::compute::filter_record_batch;
 use datafusion::common::{Result, exec_err, internal_err};
 use lakescan_core::reader::{BatchStage, BatchTransform, SplitContext, SplitReaderFactory};
 use lakescan_core::split::{AdapterKey, FileSplit};
+use lakescan_core::wire::{self, EncodedFactory};
+use serde::{Deserialize, Serialize};
 
 use crate::bucket::Bucketing;
 use crate::hash::{HiveHash, bucket_number};
 
 /// A split that serves one table bucket from a file of a partition with fewer buckets.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BucketConversion {
     /// The table's bucket count.
     pub table_bucket_count: u32,
@@ -116,10 +118,40 @@ impl HiveSplitReaderFactory {
     pub fn converts(&self) -> bool {
         !self.conversions.is_empty()
     }
+
+    /// Its kind on the wire ([`lakescan_core::wire::FactoryDecoders`]).
+    pub const KIND: &'static str = "hive";
+
+    /// The factory whose [`SplitReaderFactory::encoded`] state is `state`.
+    pub fn decode(state: &[u8]) -> Result<Arc<dyn SplitReaderFactory>> {
+        let parts: FactoryParts = wire::decode_body(state, "Hive reader factory")?;
+        Ok(Arc::new(Self {
+            bucketing: parts.bucketing.map(Arc::new),
+            conversions: parts.conversions,
+        }))
+    }
+}
+
+/// What a [`HiveSplitReaderFactory`] carries to another process.
+#[derive(Serialize, Deserialize)]
+struct FactoryParts {
+    bucketing: Option<Bucketing>,
+    conversions: Vec<BucketConversion>,
 }
 
 /// Hive splits are Parquet plus the bucket-conversion stage; they have no deletes.
 impl SplitReaderFactory for HiveSplitReaderFactory {
+    fn encoded(&self) -> Result<EncodedFactory> {
+        let parts = FactoryParts {
+            bucketing: self.bucketing.as_deref().cloned(),
+            conversions: self.conversions.clone(),
+        };
+        Ok(EncodedFactory {
+            kind: Self::KIND.into(),
+            state: wire::encode_body(&parts)?,
+        })
+    }
+
     fn stages(&self, split: &FileSplit, context: &SplitContext) -> Result<Vec<BatchStage>> {
         let spec = &context.spec;
         let Some(conversion) = split.adapter_entry(&self.conversions)? else {

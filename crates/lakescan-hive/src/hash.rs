@@ -77,6 +77,7 @@ use arrow::datatypes::{
     TimestampNanosecondType, TimestampSecondType,
 };
 use arrow::error::ArrowError;
+use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
 mod tests;
@@ -85,7 +86,7 @@ mod tests;
 pub const HIVE_MURMUR3_SEED: i32 = 104_729;
 
 /// Hive table property `bucketing_version`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BucketingVersion {
     /// Legacy `ObjectInspectorUtils.hashCode` (default before Hive 3; Trino/Velox "HIVE").
     V1,
@@ -98,7 +99,7 @@ pub enum BucketingVersion {
 ///
 /// The choice applies to every string in the column, nested ones included. Hive CHAR values
 /// must already have their trailing spaces stripped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum StringHashing {
     /// Hive `string`: `h = 0; h = 31*h + b`.
     #[default]
@@ -108,7 +109,7 @@ pub enum StringHashing {
 }
 
 /// Hive bucketing hash configuration for one table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct HiveHash {
     /// The table's `bucketing_version`.
     pub version: BucketingVersion,

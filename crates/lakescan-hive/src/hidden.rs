@@ -28,6 +28,7 @@ use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{Result, ScalarValue, plan_err};
 use lakescan_core::handle::{ColumnHandle, ColumnRole};
 use lakescan_core::opt_in::{OptIn, OptInColumn, parse_opt_in};
+use serde::{Deserialize, Serialize};
 
 /// Info keys of the row id's constants in a split's info columns.
 pub const ROW_ID_FILE_NAME: &str = "$row_id.row_group_id";
@@ -39,7 +40,7 @@ pub const ROW_ID_PARTITION_ID: &str = "$row_id.partition_id";
 pub const ROW_ID_TABLE_GUID: &str = "$row_id.table_guid";
 
 /// One hidden column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum HiddenColumn {
     /// `$path`
     Path,
@@ -129,7 +130,7 @@ impl OptInColumn for HiddenColumn {
 }
 
 /// Which hidden columns a table shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HiddenSelection {
     /// None (the default).
     #[default]

@@ -15,6 +15,7 @@
 //! | [`hash`]          | the Hive hash (bucketing versions 1 and 2)                     |
 //! | [`conversion`]    | bucket conversion stage; `HiveSplitReaderFactory`              |
 //! | [`udf`]           | SQL functions `hive_hash`, `hive_bucket`                       |
+//! | [`wire`]          | a `HiveTable` as a plan frame (distributed execution)          |
 //!
 //! The reading itself is `lakescan-core`'s: columns are matched by name; the hidden columns
 //! are the core's info and generated columns.
@@ -32,6 +33,7 @@ pub mod options;
 pub mod partition;
 pub mod table;
 pub mod udf;
+pub mod wire;
 
 pub use factory::{HiveTableBuilder, HiveTableFactory};
 pub use table::HiveTable;

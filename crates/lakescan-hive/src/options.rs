@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use datafusion::common::{Result, plan_err};
+use serde::{Deserialize, Serialize};
 
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
@@ -41,7 +42,7 @@ const KEYS: [&str; 9] = [
 const PARTITION_ID_PREFIX: &str = "row_id.partition_id.";
 
 /// Bucketing declared for a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BucketingOptions {
     /// Bucketing columns in bucketing order.
     pub columns: Vec<String>,
@@ -54,7 +55,7 @@ pub struct BucketingOptions {
 }
 
 /// The constants of `$row_id` besides the row number and the file name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowIdOptions {
     /// `metadata_version` of every row; NULL when not given.
     pub metadata_version: Option<i64>,
@@ -77,7 +78,7 @@ impl RowIdOptions {
 }
 
 /// Parsed table options.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HiveOptions {
     /// `split_size`.
     pub split_size: Option<u64>,

@@ -57,6 +57,15 @@ pub struct HiveTable {
     listing_memory: ListingMemory,
     /// Merged statistics of the file sets recent scans read.
     file_sets: FileSetStatistics,
+    /// What the table was created with, for a plan sent to another process.
+    pub(crate) definition: Arc<TableDefinition>,
+}
+
+/// What [`HiveTable::try_new`] was given: the whole of a table's definition.
+#[derive(Debug)]
+pub(crate) struct TableDefinition {
+    pub(crate) data_columns: Vec<Field>,
+    pub(crate) options: HiveOptions,
 }
 
 /// What planning one scan produced.
@@ -110,6 +119,10 @@ impl HiveTable {
             row_id: options.row_id.clone(),
             listing_memory: ListingMemory::new(),
             file_sets: FileSetStatistics::default(),
+            definition: Arc::new(TableDefinition {
+                data_columns,
+                options: options.clone(),
+            }),
         })
     }
 
@@ -118,6 +131,11 @@ impl HiveTable {
     pub(crate) fn keep_listing(&self, at: Instant, objects: Arc<Vec<ObjectMeta>>) {
         self.listing_memory
             .keep_whole(self.location.prefix(), at, objects);
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The table's location.
@@ -217,7 +235,10 @@ impl HiveTable {
                 files_pruned_bucket: 0,
                 // Only shown while the session keeps listings.
                 extra: (!ttl.is_zero())
-                    .then_some(("directories_listing_cached", listing.directories_cached))
+                    .then_some((
+                        "directories_listing_cached".into(),
+                        listing.directories_cached,
+                    ))
                     .into_iter()
                     .collect(),
             },
@@ -420,10 +441,7 @@ impl TableProvider for HiveTable {
             .await?;
         // Object stores only (local listings and reads make no requests).
         if self.store_url.as_str() != "file:///" {
-            planned
-                .stats
-                .extra
-                .extend(attempts.tally().planning_metrics());
+            planned.stats.add_extra(attempts.tally().planning_metrics());
         }
         let mut handle = self.handle.clone();
         handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));

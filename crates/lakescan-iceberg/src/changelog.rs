@@ -179,11 +179,23 @@ struct Change {
 #[derive(Debug)]
 pub struct TableChanges {
     table: IcebergTable,
+    /// The snapshots the changes are after and up to (ids).
+    bounds: (i64, i64),
     changes: Vec<Change>,
     handle: TableHandle,
 }
 
 impl TableChanges {
+    /// The table whose changes these are.
+    pub fn table(&self) -> &IcebergTable {
+        &self.table
+    }
+
+    /// The ids of the snapshots the changes are after and up to.
+    pub fn bounds(&self) -> (i64, i64) {
+        self.bounds
+    }
+
     /// The changes of `table` after `from` up to `to`.
     pub fn try_new(table: IcebergTable, from: SnapshotRef, to: SnapshotRef) -> Result<Self> {
         let metadata = &table.loaded().metadata;
@@ -238,6 +250,7 @@ impl TableChanges {
         let mut handle = TableHandle::try_new(table.handle().table_name(), columns)?;
         handle.field_ids = table.handle().field_ids.clone();
         Ok(Self {
+            bounds: (from.snapshot_id(), to.snapshot_id()),
             table,
             changes,
             handle,

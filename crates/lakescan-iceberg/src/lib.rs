@@ -22,6 +22,7 @@
 //! | [`metadata_columns`] | `_file`, `_pos`, `_spec_id`, `_partition`, row lineage columns |
 //! | [`metadata_tables`] | `t$snapshots`, `t$files`, … and the schema that serves them   |
 //! | [`changelog`] | `table_changes(…)`: changelog scans between snapshots              |
+//! | [`wire`]     | tables and changelogs as plan frames (distributed execution)         |
 //!
 //! Not yet (each a `NotImplemented` error naming the file, never wrong rows): ORC and Avro
 //! data files, `initial-default`s of list and map members, equality keys that are struct
@@ -45,6 +46,7 @@ pub mod reader;
 pub mod schema;
 pub mod table;
 pub mod transforms;
+pub mod wire;
 
 pub use factory::{IcebergTableBuilder, IcebergTableFactory};
 pub use options::{IcebergOptions, SnapshotSelector};

@@ -47,6 +47,9 @@ pub struct LoadedMetadata {
     pub inline_manifests: HashMap<i64, Vec<String>>,
     /// Fields of a type the `iceberg` crate cannot parse (v3 `variant`, …), by schema.
     pub placeholders: SchemaPlaceholders,
+    /// The file's bytes as read (a plan sent to another process carries them: it parses
+    /// them there, without reading the file again).
+    pub raw: bytes::Bytes,
 }
 
 /// The `manifest-list` given to v1 snapshots that list their manifests inline (the
@@ -247,6 +250,7 @@ pub fn parse_metadata(bytes: &[u8], display: &str) -> Result<LoadedMetadata> {
         refs,
         inline_manifests,
         placeholders,
+        raw: bytes::Bytes::copy_from_slice(bytes),
     })
 }
 

@@ -45,7 +45,9 @@ pub const FIRST_ROW_ID: &str = "$first_row_id";
 pub const DATA_SEQUENCE_NUMBER: &str = "$data_sequence_number";
 
 /// One metadata column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum MetadataColumn {
     /// `_file`
     File,
@@ -115,7 +117,7 @@ impl OptInColumn for MetadataColumn {
 }
 
 /// Which metadata columns a table shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MetadataSelection {
     /// None (the default).
     #[default]

@@ -18,30 +18,36 @@ use std::path::{Component, PathBuf};
 use datafusion::common::{Result, not_impl_err, plan_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
+use serde::{Deserialize, Serialize};
 
 /// Where a file lives: the object store and the path inside it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FileLocation {
     /// The object store (registered in the session's runtime).
+    #[serde(with = "lakescan_core::wire::store_url")]
     pub store: ObjectStoreUrl,
     /// The path inside that store.
+    #[serde(with = "lakescan_core::wire::path")]
     pub path: Path,
 }
 
 /// Resolves paths written in one table's metadata.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PathResolver {
     /// Where relative paths are joined to.
     base: Base,
 }
 
 /// The directory relative paths are joined to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 enum Base {
     /// An absolute local directory.
     Local(PathBuf),
     /// A directory of an object store (`s3://bucket/wh`): the store and the directory's parts.
-    Store(ObjectStoreUrl, Vec<String>),
+    Store(
+        #[serde(with = "lakescan_core::wire::store_url")] ObjectStoreUrl,
+        Vec<String>,
+    ),
 }
 
 impl PathResolver {

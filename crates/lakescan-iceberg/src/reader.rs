@@ -21,6 +21,8 @@ use datafusion::common::{Result, internal_err};
 use lakescan_core::deleted_rows::DeletedRows;
 use lakescan_core::reader::{BatchStage, DeleteSource, Deletes, SplitContext, SplitReaderFactory};
 use lakescan_core::split::FileSplit;
+use lakescan_core::wire::{self, EncodedFactory};
+use serde::{Deserialize, Serialize};
 
 use crate::deletes::equality::{
     EqualityDeleteSet, EqualityDeleteStage, SharedKeySet, key_types, load_key_set,
@@ -31,7 +33,7 @@ use crate::paths::{FileLocation, PathResolver};
 
 /// The delete files of the splits of one data file: what the factory keeps for a split
 /// that has deletes (named by the split's [`lakescan_core::split::AdapterKey`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SplitDeletes {
     /// Equality-delete files that apply to the data file, by key.
     pub equality: Vec<Arc<EqualityDeleteSet>>,
@@ -65,6 +67,16 @@ impl IcebergSplitReaderFactory {
         }
     }
 
+    /// Its kind on the wire ([`lakescan_core::wire::FactoryDecoders`]).
+    pub const KIND: &'static str = "iceberg";
+
+    /// The factory whose [`SplitReaderFactory::encoded`] state is `state` (its caches
+    /// start empty: a task reads each delete file once).
+    pub fn decode(state: &[u8]) -> Result<Arc<dyn SplitReaderFactory>> {
+        let parts: FactoryParts = wire::decode_body(state, "Iceberg reader factory")?;
+        Ok(Arc::new(Self::new(parts.paths, parts.deletes)))
+    }
+
     /// The shared key set of `set` (created empty the first time).
     fn key_set(&self, set: &EqualityDeleteSet) -> Result<SharedKeySet> {
         let Ok(mut sets) = self.key_sets.lock() else {
@@ -74,7 +86,26 @@ impl IcebergSplitReaderFactory {
     }
 }
 
+/// What an [`IcebergSplitReaderFactory`] carries to another process: the delete files of
+/// each data file and how paths resolve, not the caches.
+#[derive(Serialize, Deserialize)]
+struct FactoryParts {
+    paths: PathResolver,
+    deletes: Vec<Arc<SplitDeletes>>,
+}
+
 impl SplitReaderFactory for IcebergSplitReaderFactory {
+    fn encoded(&self) -> Result<EncodedFactory> {
+        let parts = FactoryParts {
+            paths: self.paths.clone(),
+            deletes: self.deletes.clone(),
+        };
+        Ok(EncodedFactory {
+            kind: Self::KIND.into(),
+            state: wire::encode_body(&parts)?,
+        })
+    }
+
     fn deletes(&self, split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
         let Some(files) = split.adapter_entry(&self.deletes)? else {
             return Ok(None);

@@ -52,6 +52,8 @@ pub struct ScanSchema {
     /// Columns that hold a type lakescan does not read yet, by column index: the member
     /// (its dotted path) and its type as written.
     pub unreadable: Vec<Option<(String, String)>>,
+    /// The Arrow types strings and binaries read as.
+    pub view_types: StringTypes,
 }
 
 impl ScanSchema {
@@ -95,6 +97,7 @@ impl ScanSchema {
             defaults,
             member_defaults,
             unreadable,
+            view_types,
         })
     }
 
@@ -234,7 +237,7 @@ fn field_type(
 
 /// Which Arrow types a scan reads strings and binaries as: DataFusion's
 /// `datafusion.execution.parquet.schema_force_view_types` (on by default) chooses views.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StringTypes {
     /// `Utf8` and `Binary`.
     Plain,

@@ -102,6 +102,11 @@ impl IcebergTable {
         Ok(self)
     }
 
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        self.handle.table_name()
+    }
+
     /// The table's metadata.
     pub fn loaded(&self) -> &LoadedMetadata {
         &self.loaded
@@ -120,6 +125,16 @@ impl IcebergTable {
     /// The metadata columns this table shows.
     pub fn metadata_columns(&self) -> &[MetadataColumn] {
         self.metadata_columns.columns()
+    }
+
+    /// The table option `split_size`, if given.
+    pub fn split_size_option(&self) -> Option<u64> {
+        self.split_size
+    }
+
+    /// The store of the metadata file.
+    pub fn metadata_store(&self) -> &ObjectStoreUrl {
+        &self.metadata_store
     }
 }
 
@@ -429,10 +444,8 @@ impl IcebergTable {
         {
             extra.extend(requests.planning_metrics());
         }
-        let stats = PlanningStats {
-            extra,
-            ..PlanningStats::default()
-        };
+        let mut stats = PlanningStats::default();
+        stats.add_extra(extra);
         PlannedScan {
             table: handle,
             assignments,

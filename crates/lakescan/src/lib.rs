@@ -19,6 +19,8 @@ use std::sync::Arc;
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
+pub mod codec;
+
 pub use lakescan_core as core;
 pub use lakescan_hive as hive;
 pub use lakescan_iceberg as iceberg;

@@ -15,6 +15,7 @@
 //! parent `FilterExec` is removed), dynamic ones (joins, TopK) are snapshotted when a
 //! split starts and again whenever they change (see [`crate::source`]).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -51,14 +52,16 @@ use crate::source::{FileDataSource, LifecycleHook};
 use crate::split::FileSplit;
 
 mod partition;
+
 mod scheduling;
+mod wire;
 
 use partition::{PartitionState, Preloads};
 use scheduling::{SplitLists, SplitQueue, lists_of};
 pub use scheduling::{SplitScheduling, assign_splits};
 
 /// Counts from planning (listing) shown with the scan's metrics.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PlanningStats {
     /// Partitions (directories) considered while listing.
     pub partitions_total: usize,
@@ -67,7 +70,15 @@ pub struct PlanningStats {
     /// Data files of bucketed tables skipped because no row of their bucket can match.
     pub files_pruned_bucket: usize,
     /// Counters of other table formats (Iceberg manifests and files), by metric name.
-    pub extra: Vec<(&'static str, usize)>,
+    pub extra: Vec<(Cow<'static, str>, usize)>,
+}
+
+impl PlanningStats {
+    /// Adds counters of another table format, by metric name.
+    pub fn add_extra(&mut self, counts: impl IntoIterator<Item = (&'static str, usize)>) {
+        self.extra
+            .extend(counts.into_iter().map(|(name, n)| (Cow::Borrowed(name), n)));
+    }
 }
 
 /// What a table format's provider planned for one scan. [`PlannedScan::into_exec`] is the
@@ -394,16 +405,19 @@ impl ExecutionPlan for LakeScanExec {
             metrics = metrics.with_requests(&self.metrics, partition);
         }
         if partition == 0 {
-            let planning = |name: &'static str, v: usize| {
+            let planning = |name: Cow<'static, str>, v: usize| {
                 MetricBuilder::new(&self.metrics)
                     .counter(name, partition)
                     .add(v)
             };
-            planning("partitions_total", self.planning.partitions_total);
-            planning("partitions_pruned", self.planning.partitions_pruned);
-            planning("files_pruned_bucket", self.planning.files_pruned_bucket);
+            planning("partitions_total".into(), self.planning.partitions_total);
+            planning("partitions_pruned".into(), self.planning.partitions_pruned);
+            planning(
+                "files_pruned_bucket".into(),
+                self.planning.files_pruned_bucket,
+            );
             for (name, v) in &self.planning.extra {
-                planning(name, *v);
+                planning(name.clone(), *v);
             }
         }
         let session = context.session_config();

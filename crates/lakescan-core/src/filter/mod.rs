@@ -20,11 +20,12 @@ use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_plan::PhysicalExpr;
+use serde::{Deserialize, Serialize};
 
 pub use range::{Bound, ValueRange, ValueSet};
 
 /// What a predicate yields for a NULL input, in SQL's three-valued logic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NullResult {
     /// The row passes (e.g. `x IS NULL`).
     True,
@@ -68,13 +69,39 @@ impl NullResult {
 /// Invariant: every literal in `values` has type `data_type`. A row passes when its value is
 /// non-null and in `values`, or null and `null == NullResult::True`. The column is compared
 /// in `data_type`, which may be wider than the column's own type (a safe widening cast).
-#[derive(Clone)]
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(into = "FilterParts", from = "FilterParts")]
 pub struct Filter {
     data_type: DataType,
     values: ValueSet,
     null: NullResult,
     /// Lazily built DataFusion expression over a single column at index 0.
     expr: Arc<OnceLock<Arc<dyn PhysicalExpr>>>,
+}
+
+/// What a [`Filter`] is, without its cached expression: its form on the wire.
+#[derive(Serialize, Deserialize)]
+struct FilterParts {
+    #[serde(with = "crate::wire::data_type")]
+    data_type: DataType,
+    values: ValueSet,
+    null: NullResult,
+}
+
+impl From<Filter> for FilterParts {
+    fn from(f: Filter) -> Self {
+        Self {
+            data_type: f.data_type,
+            values: f.values,
+            null: f.null,
+        }
+    }
+}
+
+impl From<FilterParts> for Filter {
+    fn from(p: FilterParts) -> Self {
+        Self::new(p.data_type, p.values, p.null)
+    }
 }
 
 impl Filter {

@@ -15,6 +15,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use datafusion::common::{Result, ScalarValue, internal_err};
+use serde::{Deserialize, Serialize};
 
 /// Compares two non-null values of the same type in the order arrow's kernels use.
 /// Returns `None` when the values are not comparable (different types).
@@ -23,14 +24,14 @@ pub fn compare_values(a: &ScalarValue, b: &ScalarValue) -> Option<Ordering> {
 }
 
 /// One end of a [`ValueRange`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Bound {
     /// No limit on this side.
     Unbounded,
     /// The value itself belongs to the range.
-    Included(ScalarValue),
+    Included(#[serde(with = "crate::wire::scalar")] ScalarValue),
     /// The value itself does not belong to the range.
-    Excluded(ScalarValue),
+    Excluded(#[serde(with = "crate::wire::scalar")] ScalarValue),
 }
 
 impl Bound {
@@ -43,7 +44,7 @@ impl Bound {
 }
 
 /// A contiguous range of non-null values: `low .. high` with open or closed ends.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ValueRange {
     /// Lower end.
     pub low: Bound,
@@ -179,7 +180,7 @@ fn touches(high: &Bound, low: &Bound) -> bool {
 }
 
 /// A sorted union of disjoint, non-empty [`ValueRange`]s.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ValueSet {
     ranges: Vec<ValueRange>,
 }

@@ -92,7 +92,25 @@ use statistics::RowGroupStatistics;
 #[derive(Debug, Default)]
 pub struct ParquetSplitReaderFactory;
 
-impl SplitReaderFactory for ParquetSplitReaderFactory {}
+impl ParquetSplitReaderFactory {
+    /// Its kind on the wire.
+    pub const KIND: &'static str = "parquet";
+
+    /// The factory an [`crate::wire::EncodedFactory`] of [`Self::KIND`] describes (it has no
+    /// state).
+    pub fn decode(_state: &[u8]) -> Result<Arc<dyn SplitReaderFactory>> {
+        Ok(Arc::new(Self))
+    }
+}
+
+impl SplitReaderFactory for ParquetSplitReaderFactory {
+    fn encoded(&self) -> Result<crate::wire::EncodedFactory> {
+        Ok(crate::wire::EncodedFactory {
+            kind: Self::KIND.into(),
+            state: vec![],
+        })
+    }
+}
 
 /// Reads one split of a Parquet file into batches of the reader schema `R`.
 pub struct ParquetSplitReader {

@@ -44,7 +44,7 @@ use tokio::sync::OnceCell;
 use super::{DeleteFile, root_with_field_id};
 
 /// The equality-delete files of a split that share one key.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EqualityDeleteSet {
     /// Key columns: table column name and field id, in the files' equality-id order.
     pub columns: Vec<(String, i32)>,

@@ -23,6 +23,7 @@ use datafusion::common::{Result, exec_err, internal_err};
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use iceberg::spec::Struct;
 use object_store::ObjectStore;
+use serde::{Deserialize, Serialize};
 
 use crate::paths::FileLocation;
 use crate::plan::partition::same_values;
@@ -79,7 +80,7 @@ impl DeleteStores {
 }
 
 /// What a delete file deletes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeleteKind {
     /// Rows by (file path, position), in a Parquet/ORC/Avro file.
     Position,
@@ -98,7 +99,11 @@ pub enum DeleteKind {
 }
 
 /// One live delete file of the snapshot.
-#[derive(Debug, Clone)]
+///
+/// In a plan sent to another process ([`crate::reader::IcebergSplitReaderFactory`]'s wire
+/// form) every field crosses but `partition`, which only planning matches (the delete index)
+/// and which decodes as the empty tuple.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeleteFile {
     /// The path as the manifest wrote it.
     pub written_path: String,
@@ -112,7 +117,8 @@ pub struct DeleteFile {
     pub spec_id: i32,
     /// Whether that spec is unpartitioned (its deletes are global).
     pub unpartitioned: bool,
-    /// Its partition.
+    /// Its partition (planning only; see the type's doc).
+    #[serde(skip, default = "Struct::empty")]
     pub partition: Struct,
     /// The one data file it applies to, when the writer said so.
     pub referenced_data_file: Option<FileLocation>,

@@ -1,0 +1,23 @@
+//! lakescan on Apache DataFusion Ballista 54.1: Hive and Iceberg scans on a cluster.
+//!
+//! | module        | owns                                                                  |
+//! |---------------|-----------------------------------------------------------------------|
+//! | [`session`]   | sessions whose plans carry lakescan tables and scans (Ballista's codecs wrapped by lakescan's); an in-process cluster; a remote one |
+//! | [`server`]    | the scheduler and the executor of the `lakescan-scheduler` / `lakescan-executor` binaries |
+//!
+//! ```no_run
+//! # async fn demo() -> datafusion::error::Result<()> {
+//! use datafusion::prelude::SessionConfig;
+//! let state = lakescan_ballista::session::state(SessionConfig::new())?;
+//! // A scheduler and two executors in this process; `remote("df://host:50050", state)`
+//! // connects to a running cluster instead.
+//! let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+//! ctx.sql("CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '/data/t/'").await?;
+//! ctx.sql("SELECT count(*) FROM t").await?.show().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! What crosses the wire and what does not is lakescan's business (`lakescan::codec`,
+//! `lakescan_core::wire`); this crate only plugs it into Ballista.
+
+pub mod session;
