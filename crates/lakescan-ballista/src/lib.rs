@@ -3,6 +3,7 @@
 //! | module        | owns                                                                  |
 //! |---------------|-----------------------------------------------------------------------|
 //! | [`session`]   | sessions whose plans carry lakescan tables and scans (Ballista's codecs wrapped by lakescan's); an in-process cluster; a remote one |
+//! | [`rerun_guard`] | a lost executor fails the query instead of Ballista re-running finished work into duplicate rows |
 //! | [`server`]    | the scheduler and the executor of the `lakescan-scheduler` / `lakescan-executor` binaries |
 //!
 //! ```no_run
@@ -20,4 +21,6 @@
 //! What crosses the wire and what does not is lakescan's business (`lakescan::codec`,
 //! `lakescan_core::wire`); this crate only plugs it into Ballista.
 
+pub mod rerun_guard;
+pub mod server;
 pub mod session;

@@ -5,10 +5,12 @@
 //! it every node that is not lakescan's ([`codecs`]).
 //!
 //! The in-process cluster is built from Ballista's public pieces rather than with
-//! `SessionContext::standalone_with_state`, for two reasons: that scheduler plans every query
-//! with the session as it was at start (it drops the query's settings, so a `SET
+//! `SessionContext::standalone_with_state`, for three reasons: that scheduler plans every
+//! query with the session as it was at start (it drops the query's settings, so a `SET
 //! lakescan.split_size` or `SET datafusion.execution.target_partitions` would not reach
-//! planning), and it always starts one executor.
+//! planning), it always starts one executor, and it has no [`crate::rerun_guard`]. The
+//! scheduler is [`crate::server`]'s; the executors are Ballista's in-process ones, sharing
+//! the session's runtime.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +25,7 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use lakescan::codec::{LakeLogicalCodec, LakePhysicalCodec};
+use lakescan::core::config::LakeScanConfig;
 
 /// lakescan's logical codec around Ballista's.
 pub fn logical_codec() -> Arc<LakeLogicalCodec> {
@@ -43,8 +46,13 @@ pub fn codecs() -> BallistaCodec {
     BallistaCodec::new(logical_codec(), physical_codec())
 }
 
-/// `config` made a Ballista configuration (its restrictions applied) with lakescan's codecs.
+/// `config` made a Ballista configuration (its restrictions applied) with lakescan's codecs
+/// and `lakescan.*` settings.
 pub fn config(config: SessionConfig) -> SessionConfig {
+    let config = match config.options().extensions.get::<LakeScanConfig>() {
+        Some(_) => config,
+        None => config.with_option_extension(LakeScanConfig::default()),
+    };
     config
         .upgrade_for_ballista()
         .with_ballista_logical_extension_codec(logical_codec())
@@ -95,22 +103,18 @@ const CONNECT_PAUSE: Duration = Duration::from_millis(100);
 /// object stores, caches and memory pool), and a client session over them. Each query is
 /// planned with the client's settings at that moment.
 pub async fn standalone(state: SessionState, executors: usize) -> Result<SessionContext> {
-    let codec = BallistaCodec::new(
-        state.config().ballista_logical_extension_codec(),
-        state.config().ballista_physical_extension_codec(),
-    );
     let runtime = Arc::clone(state.runtime_env());
     let builder: ballista_scheduler::scheduler_server::SessionBuilder =
         Arc::new(move |config: SessionConfig| scheduler_session(config, Arc::clone(&runtime)));
     let startup = state.config().clone();
-    let addr = ballista_scheduler::standalone::new_standalone_scheduler_with_builder(
+    let scheduler = crate::server::start_scheduler_with(
+        ([127, 0, 0, 1], 0).into(),
+        Duration::from_secs(180),
         builder,
         Arc::new(move || startup.clone()),
-        codec,
     )
-    .await
-    .map_err(|e| DataFusionError::Configuration(format!("cannot start a scheduler: {e}")))?;
-    let url = format!("http://localhost:{}", addr.port());
+    .await?;
+    let url = format!("http://{}", scheduler.address);
     let scheduler = connect(&url).await?;
     let slots = state
         .config()
@@ -144,7 +148,7 @@ pub async fn remote(url: &str, state: SessionState) -> Result<SessionContext> {
 }
 
 /// A client of the scheduler at `url`, retried while it starts.
-async fn connect(url: &str) -> Result<SchedulerGrpcClient<tonic::transport::Channel>> {
+pub(crate) async fn connect(url: &str) -> Result<SchedulerGrpcClient<tonic::transport::Channel>> {
     let mut last = None;
     for _ in 0..CONNECT_ATTEMPTS {
         match SchedulerGrpcClient::connect(url.to_string()).await {

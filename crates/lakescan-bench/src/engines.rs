@@ -27,6 +27,9 @@ pub enum Engine {
     /// lakescan with `lakescan.listing_cache_ttl_seconds = 3600` (the small-file cases:
     /// listings kept between queries, as DataFusion's `ListingTable` keeps them by default).
     LakescanListingCache,
+    /// lakescan on Ballista: an in-process scheduler with two executors
+    /// (`lakescan-ballista`), on the cases of [`BALLISTA_CASES`].
+    LakescanBallista,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = false` (the default).
     DataFusion,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = true`.
@@ -43,11 +46,12 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, in the order each run visits them.
-    pub const ALL: [Engine; 10] = [
+    pub const ALL: [Engine; 11] = [
         Engine::Lakescan,
         Engine::LakescanNoPreload,
         Engine::LakescanNoDynamicFilters,
         Engine::LakescanListingCache,
+        Engine::LakescanBallista,
         Engine::DataFusion,
         Engine::DataFusionPushdown,
         Engine::ParquetFloor,
@@ -63,6 +67,7 @@ impl Engine {
             Engine::LakescanNoPreload => "lakescan-no-preload",
             Engine::LakescanNoDynamicFilters => "lakescan-no-dynamic-filters",
             Engine::LakescanListingCache => "lakescan-listing-cache",
+            Engine::LakescanBallista => "lakescan-ballista",
             Engine::DataFusion => "datafusion",
             Engine::DataFusionPushdown => "datafusion-pushdown",
             Engine::ParquetFloor => "parquet-floor",
@@ -92,6 +97,7 @@ impl Engine {
             Engine::LakescanNoPreload => PRELOAD_CASES.contains(&case.name),
             Engine::LakescanNoDynamicFilters => DYNAMIC_FILTER_CASES.contains(&case.name),
             Engine::LakescanListingCache => LISTING_CASES.contains(&case.name),
+            Engine::LakescanBallista => BALLISTA_CASES.contains(&case.name),
             Engine::DuckDbIceberg | Engine::IcebergDataFusion => case.iceberg,
             _ => !case.iceberg,
         }
@@ -122,6 +128,16 @@ const PRELOAD_CASES: [&str; 4] = ["full_scan", "join_orders", "small_files", "sm
 
 /// The cases `lakescan-no-dynamic-filters` runs: plans with a hash join or a TopK.
 const DYNAMIC_FILTER_CASES: [&str; 2] = ["join_orders", "topk"];
+
+/// The cases `lakescan-ballista` runs: the scan-bound ones, an aggregation, a join and an
+/// Iceberg table with position deletes.
+const BALLISTA_CASES: [&str; 5] = [
+    "full_scan",
+    "tpch_q1",
+    "tpch_q6",
+    "join_orders",
+    "iceberg_pos",
+];
 
 /// The cases `lakescan-listing-cache` runs: where listing is a large part of a query.
 const LISTING_CASES: [&str; 2] = ["small_files", "small_partition"];
@@ -178,6 +194,12 @@ pub async fn lakescan_session(
         ctx.sql("SET lakescan.listing_cache_ttl_seconds = 3600")
             .await?;
     }
+    create_lakescan_tables(&ctx, dataset).await?;
+    Ok(ctx)
+}
+
+/// The benchmark's tables in `ctx` as lakescan (`STORED AS HIVE`, `STORED AS ICEBERG`) tables.
+async fn create_lakescan_tables(ctx: &SessionContext, dataset: &Dataset) -> Result<()> {
     for table in tables(dataset) {
         let sql = format!(
             "CREATE EXTERNAL TABLE {}{} STORED AS HIVE LOCATION '{}'{}{}",
@@ -197,6 +219,18 @@ pub async fn lakescan_session(
         );
         ctx.sql(&sql).await?.collect().await?;
     }
+    Ok(())
+}
+
+/// A client session of an in-process Ballista cluster (a scheduler and two executors sharing
+/// this process's runtime) with the same lakescan tables as [`lakescan_session`].
+pub async fn lakescan_ballista_session(
+    dataset: &Dataset,
+    threads: usize,
+) -> Result<SessionContext> {
+    let state = lakescan_ballista::session::state(config(threads, false))?;
+    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    create_lakescan_tables(&ctx, dataset).await?;
     Ok(ctx)
 }
 

@@ -248,6 +248,10 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         lakescan_no_preload: variant(LakescanVariant::NoPreload).await?,
         lakescan_no_dynamic: variant(LakescanVariant::NoDynamicFilters).await?,
         lakescan_listing_cache: variant(LakescanVariant::ListingCache).await?,
+        lakescan_ballista: match engines.contains(&Engine::LakescanBallista) {
+            true => Some(engines::lakescan_ballista_session(&dataset, args.threads).await?),
+            false => None,
+        },
         datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
     };
@@ -411,6 +415,10 @@ async fn rss_probe(
             let ctx = engines::lakescan_session(dataset, threads, variant).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
+        Engine::LakescanBallista => {
+            let ctx = engines::lakescan_ballista_session(dataset, threads).await?;
+            engines::run_sql_on(&ctx, &case.sql, on).await?;
+        }
         Engine::DataFusion | Engine::DataFusionPushdown => {
             let pushdown = engine == Engine::DataFusionPushdown;
             let ctx = engines::datafusion_session(dataset, threads, pushdown).await?;
@@ -457,6 +465,8 @@ struct Sessions {
     lakescan_no_preload: SessionContext,
     lakescan_no_dynamic: SessionContext,
     lakescan_listing_cache: SessionContext,
+    /// Started only when the engine runs (it starts a scheduler and two executors).
+    lakescan_ballista: Option<SessionContext>,
     datafusion: SessionContext,
     datafusion_pushdown: SessionContext,
 }
@@ -468,6 +478,7 @@ impl Sessions {
             Engine::LakescanNoPreload => Some(&self.lakescan_no_preload),
             Engine::LakescanNoDynamicFilters => Some(&self.lakescan_no_dynamic),
             Engine::LakescanListingCache => Some(&self.lakescan_listing_cache),
+            Engine::LakescanBallista => self.lakescan_ballista.as_ref(),
             Engine::DataFusion => Some(&self.datafusion),
             Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
             _ => None,
@@ -546,6 +557,7 @@ impl CaseBench<'_> {
                 Engine::LakescanNoPreload
                 | Engine::LakescanNoDynamicFilters
                 | Engine::LakescanListingCache
+                | Engine::LakescanBallista
                 | Engine::DataFusion
                 | Engine::DataFusionPushdown => {
                     let mut c = ResultCollector::default();
@@ -724,6 +736,7 @@ impl CaseBench<'_> {
             | Engine::LakescanNoPreload
             | Engine::LakescanNoDynamicFilters
             | Engine::LakescanListingCache
+            | Engine::LakescanBallista
             | Engine::DataFusion
             | Engine::DataFusionPushdown => {
                 let ctx = self.sessions.of(engine).context("session")?;
@@ -732,7 +745,9 @@ impl CaseBench<'_> {
                 seen.peak_rss = rss.finish();
                 seen.elapsed = run.elapsed.as_secs_f64();
                 seen.rows_returned = run.rows;
-                if engine.lakescan_variant().is_some() {
+                if engine == Engine::LakescanBallista {
+                    // The scans ran in the executors: no metrics in the client's plan.
+                } else if engine.lakescan_variant().is_some() {
                     seen.lake = Some(engines::lakescan_metrics(&run.plan));
                 } else {
                     seen.df_row_groups = engines::datafusion_row_groups_read(&run.plan);

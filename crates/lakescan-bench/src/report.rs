@@ -381,6 +381,15 @@ fn dynamic_filter_and_preload_targets(all: &[Measurement]) -> Vec<String> {
         Engine::ParquetFloor,
         1.30,
     );
+    for case in ["full_scan", "tpch_q6"] {
+        time_target(
+            &format!("{case} on Ballista (2 executors, this machine) vs one process"),
+            case,
+            Engine::LakescanBallista,
+            lake,
+            1.5,
+        );
+    }
     for case in ["small_files", "small_partition"] {
         time_target(
             &format!("{case} vs DataFusion"),

@@ -24,6 +24,14 @@ pub fn new_context() -> CliResult<SessionContext> {
     Ok(ctx)
 }
 
+/// Like [`new_context`], with queries planned and run by the Ballista cluster whose
+/// scheduler is at `url` (`df://host:port`).
+pub async fn cluster_context(url: &str) -> CliResult<SessionContext> {
+    let config = SessionConfig::new().with_information_schema(true);
+    let state = lakescan_ballista::session::state(config)?;
+    Ok(lakescan_ballista::session::remote(url, state).await?)
+}
+
 /// The outcome of one executed statement.
 #[derive(Debug)]
 pub struct Executed {
@@ -67,6 +75,11 @@ impl Runner {
             format,
             quiet,
         })
+    }
+
+    /// A runner over `ctx` (a cluster's client session).
+    pub fn with_context(ctx: SessionContext, format: OutputFormat, quiet: bool) -> Self {
+        Self { ctx, format, quiet }
     }
 
     /// The session statements run in.

@@ -5,6 +5,7 @@
 //! lakescan demo [DIR]                       # write and query a demo warehouse
 //! lakescan -c "SELECT 1" -f script.sql      # run statements, print results
 //! lakescan                                  # interactive prompt on stdin
+//! lakescan --ballista df://127.0.0.1:50050  # the same, on a lakescan Ballista cluster
 //! ```
 
 mod demo;
@@ -63,6 +64,11 @@ struct Cli {
     /// such as warehouse, token, credential are passed on).
     #[arg(long = "iceberg-catalog", value_name = "NAME=URI")]
     iceberg_catalogs: Vec<String>,
+
+    /// Run queries on the Ballista cluster whose scheduler is at URL (df://HOST:PORT): a
+    /// `lakescan-scheduler` with `lakescan-executor`s.
+    #[arg(long, value_name = "URL")]
+    ballista: Option<String>,
 }
 
 /// Sub commands.
@@ -116,7 +122,13 @@ fn run(cli: Cli, matches: &ArgMatches) -> CliResult<ExitCode> {
         runtime.block_on(demo::run(&options))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let runner = Runner::new(cli.format, cli.quiet)?;
+    let runner = match &cli.ballista {
+        None => Runner::new(cli.format, cli.quiet)?,
+        Some(url) => {
+            let ctx = runtime.block_on(exec::cluster_context(url))?;
+            Runner::with_context(ctx, cli.format, cli.quiet)
+        }
+    };
     for spec in &cli.iceberg_catalogs {
         let Some((name, uri)) = spec.split_once('=') else {
             return Err(CliError::DataFusion(plan_datafusion_err!(

@@ -239,3 +239,50 @@ fn show_tables_settings_and_describe() {
     assert!(text.contains("a,Int32,YES"), "{text}");
     assert!(text.contains("b,Utf8"), "{text}");
 }
+
+/// `lakescan --ballista df://HOST:PORT` runs its statements on a cluster: here a scheduler
+/// and two executors of `lakescan_ballista::server` on free loopback ports of this process.
+#[test]
+fn queries_run_on_a_ballista_cluster() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (scheduler, executors) = runtime.block_on(async {
+        let bind = "127.0.0.1:0".parse().unwrap();
+        let scheduler =
+            lakescan_ballista::server::start_scheduler(bind, std::time::Duration::from_secs(30))
+                .await
+                .unwrap();
+        let url = format!("http://{}", scheduler.address);
+        let mut executors = vec![];
+        for i in 0..2 {
+            let work = dir.path().join(format!("executor-{i}"));
+            executors.push(
+                lakescan_ballista::server::start_executor(&url, bind, 2, work)
+                    .await
+                    .unwrap(),
+            );
+        }
+        (scheduler, executors)
+    });
+    let table = dir.path().join("t");
+    let sql = format!(
+        "COPY (SELECT v, v % 3 AS p FROM (SELECT unnest(range(1, 101)) AS v)) \
+         TO '{t}' STORED AS PARQUET PARTITIONED BY (p); \
+         CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '{t}' PARTITIONED BY (p); \
+         SELECT p, count(*) AS n, sum(v) AS s FROM t GROUP BY p ORDER BY p;",
+        t = table.display()
+    );
+    let url = format!("df://{}", scheduler.address);
+    let output = lakescan(&["-q", "--ballista", &url, "--format", "csv", "-c", &sql]);
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(
+        stdout(&output).ends_with("p,n,s\n0,33,1683\n1,34,1717\n2,33,1650\n"),
+        "{}",
+        stdout(&output)
+    );
+    for executor in executors {
+        executor.polling.abort();
+        executor.serving.abort();
+    }
+    scheduler.serving.abort();
+}

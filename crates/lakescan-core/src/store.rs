@@ -33,7 +33,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use datafusion::common::{Result, plan_datafusion_err, plan_err};
-use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::object_store::{
+    DefaultObjectStoreRegistry, ObjectStoreRegistry, ObjectStoreUrl,
+};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::{ObjectStore, RetryConfig};
@@ -172,6 +174,46 @@ impl StoreOptions {
             plan_datafusion_err!("cannot configure the S3 client of bucket '{bucket}': {e}")
         })?;
         Ok(Arc::new(store))
+    }
+}
+
+/// The object stores of a process that runs other processes' plans (a distributed engine's
+/// scheduler or executor): where no `CREATE` registered a table's store, an `s3://` (`s3a://`,
+/// `s3n://`) bucket gets a client from this process's `AWS_*` environment on first use, as
+/// step 3 of the module docs does for a session. Plans carry no credentials: each process
+/// reads its own.
+#[derive(Debug, Default)]
+pub struct EnvironmentStores {
+    inner: DefaultObjectStoreRegistry,
+}
+
+impl ObjectStoreRegistry for EnvironmentStores {
+    fn register_store(
+        &self,
+        url: &Url,
+        store: Arc<dyn ObjectStore>,
+    ) -> Option<Arc<dyn ObjectStore>> {
+        self.inner.register_store(url, store)
+    }
+
+    fn deregister_store(&self, url: &Url) -> Result<Arc<dyn ObjectStore>> {
+        self.inner.deregister_store(url)
+    }
+
+    fn get_store(&self, url: &Url) -> Result<Arc<dyn ObjectStore>> {
+        if let Ok(store) = self.inner.get_store(url) {
+            return Ok(store);
+        }
+        let bucket = url.host_str().filter(|b| !b.is_empty());
+        let (true, Some(bucket)) = (S3_SCHEMES.contains(&url.scheme()), bucket) else {
+            return self.inner.get_store(url);
+        };
+        let store = StoreOptions::default().build_s3(bucket)?;
+        for scheme in S3_SCHEMES {
+            let url = bucket_url(scheme, bucket)?;
+            self.inner.register_store(url.as_ref(), Arc::clone(&store));
+        }
+        Ok(store)
     }
 }
 

@@ -1,0 +1,205 @@
+//! [`RerunGuard`]: a lost executor fails the query instead of giving duplicate rows.
+//!
+//! Ballista 54.1 re-runs work after an executor is lost (or a shuffle fetch fails) by
+//! rolling stages back to a new attempt, but keeps the output locations the earlier attempt
+//! already pushed to the next stage and appends the new ones beside them: the next stage
+//! then reads a re-run partition twice, and the query *succeeds with duplicate rows* (found
+//! by `tests/cluster.rs`, which kills an executor mid-query; the mechanism, with Ballista's
+//! file and line numbers, is in `docs/architecture.md`, "Executor loss"). No setting turns
+//! this off.
+//!
+//! The guard is the scheduler's task distribution policy (every task of a pull-mode
+//! scheduler is handed out through it): it binds tasks as Ballista's default policy does,
+//! except that a job about to re-execute work that had already run — a stage on a second
+//! attempt, or a partition handed out again without having failed — is failed with a
+//! message saying so, and cancelled. A task that *failed* (an error, not a lost executor) is
+//! retried as Ballista retries it: its output was never recorded.
+//!
+//! Why here: the duplicate is Ballista's; lakescan's scans are deterministic per partition
+//! (static split lists), so a re-run of a scan task reads exactly the same rows.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use ballista_core::JobId;
+use ballista_core::serde::protobuf::{AvailableTaskSlots, job_status};
+use ballista_core::serde::scheduler::PartitionId;
+use ballista_scheduler::cluster::{BoundTask, DistributionPolicy};
+use ballista_scheduler::state::execution_graph::{
+    ExecutionGraph, TaskDescription, create_task_info,
+};
+use ballista_scheduler::state::execution_stage::ExecutionStage;
+use ballista_scheduler::state::task_manager::JobInfoCache;
+use datafusion::common::{Result, internal_err};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// The task distribution policy that fails a job instead of re-running its finished work.
+#[derive(Debug)]
+pub struct RerunGuard {
+    state: Mutex<Handed>,
+    /// Jobs to cancel (a task of the scheduler drains it: cancelling needs the server).
+    cancel: UnboundedSender<JobId>,
+}
+
+/// What the guard remembers of the running jobs.
+#[derive(Debug, Default)]
+struct Handed {
+    /// Per job, the `(stage, partition)` tasks handed out so far.
+    tasks: HashMap<JobId, HashSet<(usize, usize)>>,
+    /// Jobs failed by the guard.
+    failed: HashSet<JobId>,
+}
+
+impl RerunGuard {
+    /// A guard that sends the jobs it fails to `cancel`.
+    pub fn new(cancel: UnboundedSender<JobId>) -> Self {
+        Self {
+            state: Mutex::default(),
+            cancel,
+        }
+    }
+
+    fn state(&self) -> Result<std::sync::MutexGuard<'_, Handed>> {
+        match self.state.lock() {
+            Ok(state) => Ok(state),
+            Err(_) => internal_err!("the re-run guard's state was poisoned by a panic"),
+        }
+    }
+
+    fn fail(
+        &self,
+        handed: &mut Handed,
+        job: &JobId,
+        graph: &mut (dyn ExecutionGraph + Send + Sync),
+        why: String,
+    ) {
+        if handed.failed.insert(job.clone()) {
+            let message = format!(
+                "job {job}: {why} after an executor was lost or a shuffle fetch failed; \
+                 Ballista 54.1 would read the earlier attempt's output too (duplicate rows), \
+                 so lakescan stops the query instead: run it again"
+            );
+            log::error!("{message}");
+            graph.fail_job(message);
+            // The receiver lives as long as the scheduler; a send after it ended is moot.
+            let _ = self.cancel.send(job.clone());
+        }
+    }
+}
+
+/// The attempt of a stage (0 for its first run).
+fn attempt(stage: &ExecutionStage) -> usize {
+    match stage {
+        ExecutionStage::UnResolved(s) => s.stage_attempt_num,
+        ExecutionStage::Resolved(s) => s.stage_attempt_num,
+        ExecutionStage::Running(s) => s.stage_attempt_num,
+        ExecutionStage::Successful(s) => s.stage_attempt_num,
+        ExecutionStage::Failed(s) => s.stage_attempt_num,
+    }
+}
+
+#[async_trait::async_trait]
+impl DistributionPolicy for RerunGuard {
+    async fn bind_tasks(
+        &self,
+        mut slots: Vec<&mut AvailableTaskSlots>,
+        running_jobs: Arc<HashMap<JobId, JobInfoCache>>,
+    ) -> Result<Vec<BoundTask>> {
+        let mut bound: Vec<BoundTask> = vec![];
+        let free: u32 = slots.iter().map(|s| s.slots).sum();
+        {
+            let mut handed = self.state()?;
+            handed.tasks.retain(|job, _| running_jobs.contains_key(job));
+            handed.failed.retain(|job| running_jobs.contains_key(job));
+        }
+        if free == 0 {
+            return Ok(bound);
+        }
+        // As Ballista's default ("bias") policy: the executors with the most free slots first.
+        slots.sort_by_key(|s| std::cmp::Reverse(s.slots));
+        let mut at = 0usize;
+        for (job, info) in running_jobs.iter() {
+            if !matches!(info.status, Some(job_status::Status::Running(_))) {
+                continue;
+            }
+            let mut graph = info.execution_graph.write().await;
+            let graph: &mut (dyn ExecutionGraph + Send + Sync) = &mut **graph;
+            let mut handed = self.state()?;
+            if handed.failed.contains(job) {
+                continue;
+            }
+            if let Some((id, _)) = graph.stages().iter().find(|(_, s)| attempt(s) > 0) {
+                let why = format!("stage {id} would run a second time");
+                self.fail(&mut handed, job, graph, why);
+                continue;
+            }
+            let session_id = graph.session_id().to_string();
+            let mut rerun = None;
+            'stages: while let Some((stage, task_ids)) = graph.fetch_running_stage(&[]) {
+                let pending: Vec<usize> = stage
+                    .task_infos
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, info)| info.is_none())
+                    .map(|(p, _)| p)
+                    .collect();
+                let tasks = handed.tasks.entry(job.clone()).or_default();
+                if let Some(p) = pending.iter().find(|&&p| {
+                    tasks.contains(&(stage.stage_id, p)) && stage.task_failure_numbers[p] == 0
+                }) {
+                    rerun = Some(format!(
+                        "task {p} of stage {} would run a second time",
+                        stage.stage_id
+                    ));
+                    break 'stages;
+                }
+                let mut progressed = false;
+                for p in pending {
+                    while at < slots.len() && slots[at].slots == 0 {
+                        at += 1;
+                    }
+                    let Some(slot) = slots.get_mut(at) else {
+                        break 'stages;
+                    };
+                    let executor = slot.executor_id.clone();
+                    let task_id = *task_ids;
+                    *task_ids += 1;
+                    stage.task_infos[p] = Some(create_task_info(executor.clone(), task_id));
+                    tasks.insert((stage.stage_id, p));
+                    bound.push((
+                        executor,
+                        TaskDescription {
+                            session_id: session_id.clone(),
+                            partition: PartitionId {
+                                job_id: job.clone(),
+                                stage_id: stage.stage_id,
+                                partition_id: p,
+                            },
+                            stage_attempt_num: stage.stage_attempt_num,
+                            task_id,
+                            task_attempt: stage.task_failure_numbers[p],
+                            plan: stage.plan.clone(),
+                            session_config: stage.session_config.clone(),
+                        },
+                    ));
+                    slot.slots -= 1;
+                    progressed = true;
+                }
+                if !progressed {
+                    break;
+                }
+            }
+            if let Some(why) = rerun {
+                self.fail(&mut handed, job, graph, why);
+            }
+            if at >= slots.len() {
+                break;
+            }
+        }
+        Ok(bound)
+    }
+
+    fn name(&self) -> &str {
+        "lakescan-rerun-guard"
+    }
+}

@@ -1,0 +1,363 @@
+//! A real cluster: `lakescan-scheduler` and two `lakescan-executor` processes on loopback
+//! ports, queried from this process; answers compared with one process. Every child is
+//! killed when its test ends (pass or fail), and every wait is bounded.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{ArrayRef, Int64Array, StringArray};
+use arrow::util::pretty::pretty_format_batches;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
+use lakescan_iceberg_writer::TableWriter;
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `binary` with `args` and waits (at most a minute) for its `… listening on ADDR`
+/// line; returns the process and ADDR.
+fn start(binary: &str, args: &[&str], env: &[(String, String)]) -> Result<(Running, String)> {
+    let mut command = Command::new(binary);
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = Running(command.spawn()?);
+    let stdout = child
+        .0
+        .stdout
+        .take()
+        .ok_or_else(|| DataFusionError::Execution(format!("{binary}: no stdout")))?;
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        if let Some(Ok(line)) = lines.next() {
+            let _ = send.send(line);
+        }
+        // Keep reading so the child never blocks on a full pipe.
+        for _ in lines {}
+    });
+    let line = receive
+        .recv_timeout(Duration::from_secs(60))
+        .map_err(|_| DataFusionError::Execution(format!("{binary} did not start in 60 s")))?;
+    let Some((_, address)) = line.split_once(" listening on ") else {
+        return Err(DataFusionError::Execution(format!(
+            "{binary} printed '{line}'"
+        )));
+    };
+    Ok((child, address.trim().to_string()))
+}
+
+/// A scheduler and two executors; `env` is given to each (object store credentials).
+struct Cluster {
+    url: String,
+    _scheduler: Running,
+    executors: Vec<Running>,
+    _work: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn start(env: &[(String, String)]) -> Result<Self> {
+        let work = tempfile::tempdir()?;
+        let (scheduler, address) = start(
+            env!("CARGO_BIN_EXE_lakescan-scheduler"),
+            &["--bind", "127.0.0.1:0", "--executor-timeout-seconds", "5"],
+            env,
+        )?;
+        let mut executors = vec![];
+        for i in 0..2 {
+            let dir = work.path().join(format!("executor-{i}"));
+            let dir = dir.display().to_string();
+            let (executor, _) = start(
+                env!("CARGO_BIN_EXE_lakescan-executor"),
+                &[
+                    "--scheduler",
+                    &address,
+                    "--bind",
+                    "127.0.0.1:0",
+                    "--slots",
+                    "2",
+                    "--work-dir",
+                    &dir,
+                ],
+                env,
+            )?;
+            executors.push(executor);
+        }
+        Ok(Self {
+            url: format!("df://{address}"),
+            _scheduler: scheduler,
+            executors,
+            _work: work,
+        })
+    }
+
+    async fn client(&self) -> Result<SessionContext> {
+        let config = SessionConfig::new().with_target_partitions(4);
+        let state = lakescan_ballista::session::state(config)?;
+        lakescan_ballista::session::remote(&self.url, state).await
+    }
+}
+
+fn one_process() -> Result<SessionContext> {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
+    lakescan::register(&ctx)?;
+    Ok(ctx)
+}
+
+async fn rows(ctx: &SessionContext, sql: &str) -> Result<String> {
+    let run = async {
+        let batches = ctx.sql(sql).await?.collect().await?;
+        Ok::<_, DataFusionError>(pretty_format_batches(&batches)?.to_string())
+    };
+    match tokio::time::timeout(Duration::from_secs(120), run).await {
+        Ok(result) => result,
+        Err(_) => Err(DataFusionError::Execution(format!(
+            "no answer in 120 s: {sql}"
+        ))),
+    }
+}
+
+/// A lineitem-shaped Hive table partitioned by `l_returnflag`, 20 000 rows in 8 files per
+/// partition written with small row groups (many splits), under `dir/lineitem`.
+async fn lineitem(dir: &Path) -> Result<()> {
+    let ctx = one_process()?;
+    let table = dir.join("lineitem").display().to_string();
+    ctx.sql(&format!(
+        "COPY (SELECT \
+            CAST(value % 50 + 1 AS DECIMAL(15, 2)) AS l_quantity, \
+            CAST((value * 7919) % 100000 AS DECIMAL(15, 2)) / 10 AS l_extendedprice, \
+            CAST(value % 11 AS DECIMAL(15, 2)) / 100 AS l_discount, \
+            CAST(value % 9 AS DECIMAL(15, 2)) / 100 AS l_tax, \
+            CASE value % 3 WHEN 0 THEN 'A' WHEN 1 THEN 'N' ELSE 'R' END AS l_returnflag, \
+            CASE value % 2 WHEN 0 THEN 'F' ELSE 'O' END AS l_linestatus, \
+            DATE '1992-01-01' + CAST(value % 2500 AS INT) AS l_shipdate \
+          FROM generate_series(1, 20000)) \
+         TO '{table}' STORED AS PARQUET PARTITIONED BY (l_returnflag) \
+         OPTIONS ('format.max_row_group_size' '500')"
+    ))
+    .await?
+    .collect()
+    .await?;
+    Ok(())
+}
+
+const Q1: &str = "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, \
+    sum(l_extendedprice) AS sum_base_price, \
+    sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price, \
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, \
+    avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price, avg(l_discount) AS avg_disc, \
+    count(*) AS count_order FROM lineitem WHERE l_shipdate <= DATE '1998-09-02' \
+    GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus";
+
+const Q6: &str = "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem \
+    WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' \
+    AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+
+fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(values))
+}
+
+/// An Iceberg table of 4 files of 1 000 rows (`id`, `key = id % 10`, `name`) with a
+/// position delete (rows 0..100 of the first file) and an equality delete of key 7;
+/// returns its metadata file.
+async fn iceberg_table(dir: &Path) -> Result<String> {
+    let long = || Type::Primitive(PrimitiveType::Long);
+    let schema = Schema::builder()
+        .with_fields(vec![
+            Arc::new(NestedField::optional(1, "id", long())),
+            Arc::new(NestedField::optional(2, "key", long())),
+            Arc::new(NestedField::optional(
+                3,
+                "name",
+                Type::Primitive(PrimitiveType::String),
+            )),
+        ])
+        .build()
+        .map_err(|e| DataFusionError::External(e.into()))?;
+    let mut table = TableWriter::new(dir.join("ice"), schema)?;
+    let mut data = vec![];
+    for f in 0..4 {
+        let ids = f * 1_000..(f + 1) * 1_000;
+        let names: ArrayRef = Arc::new(StringArray::from_iter_values(
+            ids.clone().map(|i| format!("n{i}")),
+        ));
+        data.push(table.data_file(vec![
+            ("id", 1, longs(ids.clone())),
+            ("key", 2, longs(ids.map(|v| v % 10))),
+            ("name", 3, names),
+        ])?);
+    }
+    let first = data[0].file_path().to_string();
+    table.commit(data, vec![]).await?;
+    let positions: Vec<(&str, i64)> = (0..100).map(|p| (first.as_str(), p)).collect();
+    let position = table.position_delete_file(positions)?;
+    let equality = table.equality_delete_file(vec![2], vec![("key", 2, longs([7]))])?;
+    table.commit(vec![], vec![position, equality]).await
+}
+
+/// TPC-H Q1 and Q6 over a Hive table and a query over an Iceberg table with position and
+/// equality deletes: the cluster's rows are one process's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduler_and_two_executors_answer_as_one_process() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    lineitem(dir.path()).await?;
+    let metadata = iceberg_table(dir.path()).await?;
+    let cluster = Cluster::start(&[])?;
+    let client = cluster.client().await?;
+    let local = one_process()?;
+    let create = [
+        format!(
+            "CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION '{}' \
+             PARTITIONED BY (l_returnflag) OPTIONS ('split_size' '16384')",
+            dir.path().join("lineitem").display()
+        ),
+        format!("CREATE EXTERNAL TABLE ice STORED AS ICEBERG LOCATION '{metadata}'"),
+    ];
+    for ctx in [&client, &local] {
+        for sql in &create {
+            ctx.sql(sql).await?.collect().await?;
+        }
+    }
+    let iceberg = "SELECT key, count(*) AS n, min(id), max(id), max(name) FROM ice \
+                   WHERE id % 3 <> 1 GROUP BY key ORDER BY key";
+    for sql in [Q1, Q6, iceberg] {
+        let want = rows(&local, sql).await?;
+        assert_eq!(rows(&client, sql).await?, want, "{sql}");
+    }
+    // The deletes applied: no key 7, and the first 100 ids are gone.
+    let deleted = rows(
+        &client,
+        "SELECT count(*) FROM ice WHERE key = 7 OR id < 100",
+    )
+    .await?;
+    assert!(deleted.contains("| 0 "), "{deleted}");
+    // A store only the client has (registered on its session): the scheduler, which plans,
+    // cannot reach it, and says which.
+    let memory =
+        url::Url::parse("memory://only-here/").map_err(|e| DataFusionError::External(e.into()))?;
+    let store = Arc::new(object_store::memory::InMemory::new());
+    client.register_object_store(&memory, Arc::clone(&store) as _);
+    let copy = format!(
+        "COPY (SELECT 1 AS a) TO '{}' STORED AS PARQUET",
+        dir.path().join("m/f.parquet").display()
+    );
+    local.sql(&copy).await?.collect().await?;
+    let bytes = std::fs::read(dir.path().join("m/f.parquet"))?;
+    object_store::ObjectStoreExt::put(store.as_ref(), &"m/f.parquet".into(), bytes.into()).await?;
+    client
+        .sql("CREATE EXTERNAL TABLE m STORED AS HIVE LOCATION 'memory://only-here/m/'")
+        .await?
+        .collect()
+        .await?;
+    let err = rows(&client, "SELECT a FROM m")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory://only-here"), "{err}");
+    Ok(())
+}
+
+/// An executor killed while a query runs: Ballista runs its tasks again on the other one, or
+/// the query fails with an error; its rows are never other than one process's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executor_killed_mid_query_never_gives_other_rows() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    lineitem(dir.path()).await?;
+    let mut cluster = Cluster::start(&[])?;
+    let client = cluster.client().await?;
+    let local = one_process()?;
+    let create = format!(
+        "CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION '{}' \
+         PARTITIONED BY (l_returnflag) OPTIONS ('split_size' '4096')",
+        dir.path().join("lineitem").display()
+    );
+    for ctx in [&client, &local] {
+        ctx.sql(&create).await?.collect().await?;
+    }
+    let want = rows(&local, Q1).await?;
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move { rows(&client, Q1).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cluster.executors.truncate(1);
+    match running
+        .await
+        .map_err(|e| DataFusionError::External(e.into()))?
+    {
+        Ok(got) => assert_eq!(got, want),
+        Err(e) => {
+            // Ballista's fetch from the dead executor failed, or lakescan's re-run guard
+            // cancelled the job (Ballista would have re-run finished work and read both
+            // attempts' output: duplicate rows before the guard).
+            let e = e.to_string();
+            eprintln!("the query failed: {e}");
+            assert!(e.contains("Cancelled") || e.contains("FetchFailed"), "{e}");
+        }
+    }
+    // The cluster still answers, with the executor left.
+    assert_eq!(rows(&client, Q1).await?, want);
+    Ok(())
+}
+
+/// The same over S3 (moto on loopback): the client's tables name `s3://` locations with
+/// `aws.*` options; the scheduler and executors, which no `CREATE` ran in, make their
+/// clients from their own `AWS_*` environment (plans carry no credentials).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_reads_tables_on_s3() -> Result<()> {
+    let failed = |e: lakescan_testkit::Error| DataFusionError::External(e.to_string().into());
+    let s3 = lakescan_testkit::S3Server::start().map_err(failed)?;
+    s3.create_bucket("lake").map_err(failed)?;
+    let dir = tempfile::tempdir()?;
+    lineitem(dir.path()).await?;
+    let store = s3.store("lake").map_err(failed)?;
+    lakescan_testkit::upload_dir(&store, &dir.path().join("lineitem"), "lineitem")
+        .await
+        .map_err(failed)?;
+    let env: Vec<(String, String)> = s3
+        .options()
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let name = match key {
+                "aws.access_key_id" => "AWS_ACCESS_KEY_ID",
+                "aws.secret_access_key" => "AWS_SECRET_ACCESS_KEY",
+                "aws.region" => "AWS_REGION",
+                "aws.endpoint" => "AWS_ENDPOINT",
+                "aws.allow_http" => "AWS_ALLOW_HTTP",
+                _ => return None,
+            };
+            Some((name.to_string(), value))
+        })
+        .collect();
+    let cluster = Cluster::start(&env)?;
+    let client = cluster.client().await?;
+    let local = one_process()?;
+    let create = format!(
+        "CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION 's3://lake/lineitem' \
+         PARTITIONED BY (l_returnflag) OPTIONS ('split_size' '16384', {})",
+        s3.sql_options()
+    );
+    for ctx in [&client, &local] {
+        ctx.sql(&create).await?.collect().await?;
+    }
+    for sql in [Q1, Q6] {
+        let want = rows(&local, sql).await?;
+        assert_eq!(rows(&client, sql).await?, want, "{sql}");
+    }
+    Ok(())
+}
