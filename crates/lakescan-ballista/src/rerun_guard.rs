@@ -15,22 +15,28 @@
 //! message saying so, and cancelled. A task that *failed* (an error, not a lost executor) is
 //! retried as Ballista retries it: its output was never recorded.
 //!
+//! Cancelling a job makes Ballista record "Cancelled" as its error; [`GuardedJobs`], the
+//! scheduler's job state, records the guard's message instead, so the client reads why.
+//!
 //! Why here: the duplicate is Ballista's; lakescan's scans are deterministic per partition
 //! (static split lists), so a re-run of a scan task reads exactly the same rows.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use ballista_core::JobId;
-use ballista_core::serde::protobuf::{AvailableTaskSlots, job_status};
+use ballista_core::error::Result as BallistaResult;
+use ballista_core::serde::protobuf::{AvailableTaskSlots, JobStatus, job_status};
 use ballista_core::serde::scheduler::PartitionId;
-use ballista_scheduler::cluster::{BoundTask, DistributionPolicy};
+use ballista_core::{JobId, JobStatusSubscriber};
+use ballista_scheduler::cluster::memory::InMemoryJobState;
+use ballista_scheduler::cluster::{BoundTask, DistributionPolicy, JobState, JobStateEventStream};
 use ballista_scheduler::state::execution_graph::{
-    ExecutionGraph, TaskDescription, create_task_info,
+    ExecutionGraph, ExecutionGraphBox, TaskDescription, create_task_info,
 };
 use ballista_scheduler::state::execution_stage::ExecutionStage;
 use ballista_scheduler::state::task_manager::JobInfoCache;
 use datafusion::common::{Result, internal_err};
+use datafusion::prelude::{SessionConfig, SessionContext};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The task distribution policy that fails a job instead of re-running its finished work.
@@ -39,7 +45,12 @@ pub struct RerunGuard {
     state: Mutex<Handed>,
     /// Jobs to cancel (a task of the scheduler drains it: cancelling needs the server).
     cancel: UnboundedSender<JobId>,
+    /// Why each job was failed, for [`GuardedJobs`].
+    reasons: Reasons,
 }
+
+/// The guard's message for each job it failed.
+pub type Reasons = Arc<Mutex<HashMap<JobId, String>>>;
 
 /// What the guard remembers of the running jobs.
 #[derive(Debug, Default)]
@@ -51,11 +62,12 @@ struct Handed {
 }
 
 impl RerunGuard {
-    /// A guard that sends the jobs it fails to `cancel`.
-    pub fn new(cancel: UnboundedSender<JobId>) -> Self {
+    /// A guard that sends the jobs it fails to `cancel` and writes why into `reasons`.
+    pub fn new(cancel: UnboundedSender<JobId>, reasons: Reasons) -> Self {
         Self {
             state: Mutex::default(),
             cancel,
+            reasons,
         }
     }
 
@@ -80,6 +92,9 @@ impl RerunGuard {
                  so lakescan stops the query instead: run it again"
             );
             log::error!("{message}");
+            if let Ok(mut reasons) = self.reasons.lock() {
+                reasons.insert(job.clone(), message.clone());
+            }
             graph.fail_job(message);
             // The receiver lives as long as the scheduler; a send after it ended is moot.
             let _ = self.cancel.send(job.clone());
@@ -201,5 +216,111 @@ impl DistributionPolicy for RerunGuard {
 
     fn name(&self) -> &str {
         "lakescan-rerun-guard"
+    }
+}
+
+/// The scheduler's job state (Ballista's in-memory one) recording, for a job the guard
+/// failed, the guard's message rather than the "Cancelled" of the cancellation that ends it.
+pub struct GuardedJobs {
+    inner: InMemoryJobState,
+    reasons: Reasons,
+}
+
+impl GuardedJobs {
+    /// `inner`, with the messages of `reasons`.
+    pub fn new(inner: InMemoryJobState, reasons: Reasons) -> Self {
+        Self { inner, reasons }
+    }
+
+    fn reason(&self, job: &JobId) -> Option<String> {
+        self.reasons.lock().ok()?.get(job).cloned()
+    }
+}
+
+#[async_trait::async_trait]
+impl JobState for GuardedJobs {
+    fn accept_job(&self, job_id: &JobId, job_name: &str, queued_at: u64) -> BallistaResult<()> {
+        self.inner.accept_job(job_id, job_name, queued_at)
+    }
+
+    fn pending_job_number(&self) -> usize {
+        self.inner.pending_job_number()
+    }
+
+    async fn submit_job(
+        &self,
+        job_id: JobId,
+        graph: &ExecutionGraphBox,
+        subscriber: Option<JobStatusSubscriber>,
+    ) -> BallistaResult<()> {
+        self.inner.submit_job(job_id, graph, subscriber).await
+    }
+
+    async fn get_jobs(&self) -> BallistaResult<HashSet<JobId>> {
+        self.inner.get_jobs().await
+    }
+
+    async fn get_all_jobs(&self) -> BallistaResult<HashSet<JobId>> {
+        self.inner.get_all_jobs().await
+    }
+
+    async fn get_job_status(&self, job_id: &JobId) -> BallistaResult<Option<JobStatus>> {
+        self.inner.get_job_status(job_id).await
+    }
+
+    async fn get_execution_graph(
+        &self,
+        job_id: &JobId,
+    ) -> BallistaResult<Option<ExecutionGraphBox>> {
+        self.inner.get_execution_graph(job_id).await
+    }
+
+    async fn save_job(&self, job_id: &JobId, graph: &ExecutionGraphBox) -> BallistaResult<()> {
+        let failed = matches!(graph.status().status, Some(job_status::Status::Failed(_)));
+        match (failed, self.reason(job_id)) {
+            (true, Some(reason)) => {
+                let mut graph = graph.cloned();
+                graph.fail_job(reason);
+                self.inner.save_job(job_id, &graph).await
+            }
+            _ => self.inner.save_job(job_id, graph).await,
+        }
+    }
+
+    async fn fail_unscheduled_job(&self, job_id: &JobId, reason: String) -> BallistaResult<()> {
+        self.inner.fail_unscheduled_job(job_id, reason).await
+    }
+
+    async fn remove_job(&self, job_id: &JobId) -> BallistaResult<()> {
+        if let Ok(mut reasons) = self.reasons.lock() {
+            reasons.remove(job_id);
+        }
+        self.inner.remove_job(job_id).await
+    }
+
+    async fn try_acquire_job(&self, job_id: &JobId) -> BallistaResult<Option<ExecutionGraphBox>> {
+        self.inner.try_acquire_job(job_id).await
+    }
+
+    async fn job_state_events(&self) -> BallistaResult<JobStateEventStream> {
+        self.inner.job_state_events().await
+    }
+
+    async fn create_or_update_session(
+        &self,
+        session_id: &str,
+        config: &SessionConfig,
+    ) -> BallistaResult<Arc<SessionContext>> {
+        self.inner
+            .create_or_update_session(session_id, config)
+            .await
+    }
+
+    async fn remove_session(&self, session_id: &str) -> BallistaResult<()> {
+        self.inner.remove_session(session_id).await
+    }
+
+    fn produce_config(&self) -> SessionConfig {
+        self.inner.produce_config()
     }
 }

@@ -38,6 +38,7 @@ use ballista_executor::executor::Executor;
 use ballista_executor::flight_service::BallistaFlightService;
 use ballista_executor::metrics::LoggingMetricsCollector;
 use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::cluster::memory::{InMemoryClusterState, InMemoryJobState};
 use ballista_scheduler::config::{SchedulerConfig, TaskDistributionPolicy};
 use ballista_scheduler::metrics::default_metrics_collector;
 use ballista_scheduler::scheduler_server::SchedulerServer;
@@ -51,7 +52,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use crate::rerun_guard::RerunGuard;
+use crate::rerun_guard::{GuardedJobs, Reasons, RerunGuard};
 use crate::session;
 
 /// The runtime of a cluster process: its object stores come from the process's environment.
@@ -106,11 +107,17 @@ pub async fn start_scheduler_with(
     let listener = TcpListener::bind(bind).await?;
     let address = listener.local_addr()?;
     let name = address.to_string();
-    let cluster = BallistaCluster::new_memory(name.clone(), builder, producer);
+    let reasons = Reasons::default();
+    let jobs = GuardedJobs::new(
+        InMemoryJobState::new(name.clone(), builder, producer),
+        Arc::clone(&reasons),
+    );
+    let cluster = BallistaCluster::new(Arc::new(InMemoryClusterState::default()), Arc::new(jobs));
     let timeout = executor_timeout.as_secs().max(1);
     let (cancel, mut to_cancel) = tokio::sync::mpsc::unbounded_channel();
+    let guard = RerunGuard::new(cancel, reasons);
     let config = SchedulerConfig {
-        task_distribution: TaskDistributionPolicy::Custom(Arc::new(RerunGuard::new(cancel))),
+        task_distribution: TaskDistributionPolicy::Custom(Arc::new(guard)),
         external_host: address.ip().to_string(),
         bind_host: address.ip().to_string(),
         bind_port: address.port(),
@@ -129,8 +136,8 @@ pub async fn start_scheduler_with(
         .init()
         .await
         .map_err(ballista_error("cannot start the scheduler"))?;
-    // The jobs the guard failed, cancelled (after `init`: it starts the event loop). The
-    // client reads "Job … failed: Cancelled"; the scheduler's log says why.
+    // The jobs the guard failed, cancelled (after `init`: it starts the event loop); their
+    // status keeps the guard's message (`GuardedJobs`).
     let canceller = server.clone();
     tokio::spawn(async move {
         while let Some(job) = to_cancel.recv().await {

@@ -32,6 +32,9 @@ pub enum Engine {
     LakescanBallista,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = false` (the default).
     DataFusion,
+    /// DataFusion's `ListingTable` Parquet scan on the same in-process Ballista cluster as
+    /// [`Engine::LakescanBallista`]: what Ballista costs with DataFusion's own scan.
+    DataFusionBallista,
     /// DataFusion's `ListingTable` Parquet scan, `pushdown_filters = true`.
     DataFusionPushdown,
     /// The `parquet` crate decoding the same columns and row groups (see `floor`).
@@ -46,13 +49,14 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, in the order each run visits them.
-    pub const ALL: [Engine; 11] = [
+    pub const ALL: [Engine; 12] = [
         Engine::Lakescan,
         Engine::LakescanNoPreload,
         Engine::LakescanNoDynamicFilters,
         Engine::LakescanListingCache,
         Engine::LakescanBallista,
         Engine::DataFusion,
+        Engine::DataFusionBallista,
         Engine::DataFusionPushdown,
         Engine::ParquetFloor,
         Engine::DuckDb,
@@ -69,6 +73,7 @@ impl Engine {
             Engine::LakescanListingCache => "lakescan-listing-cache",
             Engine::LakescanBallista => "lakescan-ballista",
             Engine::DataFusion => "datafusion",
+            Engine::DataFusionBallista => "datafusion-ballista",
             Engine::DataFusionPushdown => "datafusion-pushdown",
             Engine::ParquetFloor => "parquet-floor",
             Engine::DuckDb => "duckdb",
@@ -98,6 +103,7 @@ impl Engine {
             Engine::LakescanNoDynamicFilters => DYNAMIC_FILTER_CASES.contains(&case.name),
             Engine::LakescanListingCache => LISTING_CASES.contains(&case.name),
             Engine::LakescanBallista => BALLISTA_CASES.contains(&case.name),
+            Engine::DataFusionBallista => BALLISTA_CASES.contains(&case.name) && !case.iceberg,
             Engine::DuckDbIceberg | Engine::IcebergDataFusion => case.iceberg,
             _ => !case.iceberg,
         }
@@ -234,6 +240,18 @@ pub async fn lakescan_ballista_session(
     Ok(ctx)
 }
 
+/// A client session of an in-process Ballista cluster (as [`lakescan_ballista_session`])
+/// with the tables as DataFusion `ListingTable`s.
+pub async fn datafusion_ballista_session(
+    dataset: &Dataset,
+    threads: usize,
+) -> Result<SessionContext> {
+    let state = lakescan_ballista::session::state(config(threads, false))?;
+    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    create_listing_tables(&ctx, dataset).await?;
+    Ok(ctx)
+}
+
 /// A session with the tables as DataFusion `ListingTable`s.
 pub async fn datafusion_session(
     dataset: &Dataset,
@@ -241,6 +259,12 @@ pub async fn datafusion_session(
     pushdown_filters: bool,
 ) -> Result<SessionContext> {
     let ctx = SessionContext::new_with_config(config(threads, pushdown_filters));
+    create_listing_tables(&ctx, dataset).await?;
+    Ok(ctx)
+}
+
+/// The benchmark's Parquet tables in `ctx` as DataFusion `ListingTable`s.
+async fn create_listing_tables(ctx: &SessionContext, dataset: &Dataset) -> Result<()> {
     for table in tables(dataset) {
         let sql = format!(
             "CREATE EXTERNAL TABLE {}{} STORED AS PARQUET LOCATION '{}'{}",
@@ -251,7 +275,7 @@ pub async fn datafusion_session(
         );
         ctx.sql(&sql).await?.collect().await?;
     }
-    Ok(ctx)
+    Ok(())
 }
 
 /// One table of the benchmark, the same files for every engine.

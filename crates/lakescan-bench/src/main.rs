@@ -67,9 +67,9 @@ struct Args {
     /// Only these cases (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     cases: Vec<String>,
-    /// Only these engines (comma-separated: lakescan, datafusion, datafusion-pushdown,
-    /// parquet-floor, duckdb, duckdb-iceberg, iceberg-datafusion); lakescan always runs, it
-    /// is the reference (unless --skip-check).
+    /// Only these engines (comma-separated: lakescan, lakescan-ballista, datafusion,
+    /// datafusion-ballista, datafusion-pushdown, parquet-floor, duckdb, duckdb-iceberg, iceberg-datafusion);
+    /// lakescan always runs, it is the reference (unless --skip-check).
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
@@ -253,6 +253,10 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             false => None,
         },
         datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
+        datafusion_ballista: match engines.contains(&Engine::DataFusionBallista) {
+            true => Some(engines::datafusion_ballista_session(&dataset, args.threads).await?),
+            false => None,
+        },
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
     };
     if args.explain {
@@ -419,6 +423,10 @@ async fn rss_probe(
             let ctx = engines::lakescan_ballista_session(dataset, threads).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
+        Engine::DataFusionBallista => {
+            let ctx = engines::datafusion_ballista_session(dataset, threads).await?;
+            engines::run_sql_on(&ctx, &case.sql, on).await?;
+        }
         Engine::DataFusion | Engine::DataFusionPushdown => {
             let pushdown = engine == Engine::DataFusionPushdown;
             let ctx = engines::datafusion_session(dataset, threads, pushdown).await?;
@@ -468,6 +476,8 @@ struct Sessions {
     /// Started only when the engine runs (it starts a scheduler and two executors).
     lakescan_ballista: Option<SessionContext>,
     datafusion: SessionContext,
+    /// Started only when the engine runs.
+    datafusion_ballista: Option<SessionContext>,
     datafusion_pushdown: SessionContext,
 }
 
@@ -480,6 +490,7 @@ impl Sessions {
             Engine::LakescanListingCache => Some(&self.lakescan_listing_cache),
             Engine::LakescanBallista => self.lakescan_ballista.as_ref(),
             Engine::DataFusion => Some(&self.datafusion),
+            Engine::DataFusionBallista => self.datafusion_ballista.as_ref(),
             Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
             _ => None,
         }
@@ -558,6 +569,7 @@ impl CaseBench<'_> {
                 | Engine::LakescanNoDynamicFilters
                 | Engine::LakescanListingCache
                 | Engine::LakescanBallista
+                | Engine::DataFusionBallista
                 | Engine::DataFusion
                 | Engine::DataFusionPushdown => {
                     let mut c = ResultCollector::default();
@@ -737,6 +749,7 @@ impl CaseBench<'_> {
             | Engine::LakescanNoDynamicFilters
             | Engine::LakescanListingCache
             | Engine::LakescanBallista
+            | Engine::DataFusionBallista
             | Engine::DataFusion
             | Engine::DataFusionPushdown => {
                 let ctx = self.sessions.of(engine).context("session")?;
@@ -745,7 +758,10 @@ impl CaseBench<'_> {
                 seen.peak_rss = rss.finish();
                 seen.elapsed = run.elapsed.as_secs_f64();
                 seen.rows_returned = run.rows;
-                if engine == Engine::LakescanBallista {
+                if matches!(
+                    engine,
+                    Engine::LakescanBallista | Engine::DataFusionBallista
+                ) {
                     // The scans ran in the executors: no metrics in the client's plan.
                 } else if engine.lakescan_variant().is_some() {
                     seen.lake = Some(engines::lakescan_metrics(&run.plan));

@@ -389,6 +389,13 @@ fn dynamic_filter_and_preload_targets(all: &[Measurement]) -> Vec<String> {
             lake,
             1.5,
         );
+        time_target(
+            &format!("{case} on Ballista vs DataFusion's scan on the same cluster"),
+            case,
+            Engine::LakescanBallista,
+            Engine::DataFusionBallista,
+            1.0,
+        );
     }
     for case in ["small_files", "small_partition"] {
         time_target(
