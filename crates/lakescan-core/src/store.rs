@@ -263,6 +263,27 @@ mod tests {
             .collect()
     }
 
+    /// A cluster process: an `s3://` bucket no `CREATE` registered gets one client (from the
+    /// environment), shared by its `s3a://` and `s3n://` URLs and kept; other schemes are the
+    /// registry's as before; a registered store wins.
+    #[test]
+    fn environment_stores_make_one_client_per_bucket() -> Result<()> {
+        let stores = EnvironmentStores::default();
+        let url = |u: &str| Url::parse(u).map_err(|e| plan_datafusion_err!("{e}"));
+        let first = stores.get_store(&url("s3://lake/t/f.parquet")?)?;
+        let again = stores.get_store(&url("s3a://lake/")?)?;
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(stores.get_store(&url("file:///")?).is_ok());
+        assert!(stores.get_store(&url("memory://elsewhere/")?).is_err());
+        let memory: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        stores.register_store(&url("s3://other")?, Arc::clone(&memory));
+        assert!(Arc::ptr_eq(
+            &stores.get_store(&url("s3://other/x")?)?,
+            &memory
+        ));
+        Ok(())
+    }
+
     #[test]
     fn aws_keys_are_taken_out_and_the_rest_kept() {
         let (store, rest) = StoreOptions::split(&options(&[
