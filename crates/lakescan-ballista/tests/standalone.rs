@@ -53,3 +53,40 @@ async fn hive_table_same_rows_as_one_process() -> Result<()> {
     }
     Ok(())
 }
+
+/// `EXPLAIN ANALYZE` on Ballista sums each scan metric over the stage's tasks: every split
+/// counted once (`splits_total` = the plan's splits), planning counts once (partition 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_add_up_over_the_tasks() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().display();
+    let state = lakescan_ballista::session::state(SessionConfig::new().with_target_partitions(2))?;
+    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    ctx.sql(&format!(
+        "COPY (SELECT * FROM (VALUES (1, 10), (2, 20), (3, 30), (4, 40), (5, 50)) AS v(a, p)) \
+         TO '{path}/t' STORED AS PARQUET PARTITIONED BY (p)"
+    ))
+    .await?
+    .collect()
+    .await?;
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '{path}/t' PARTITIONED BY (p)"
+    ))
+    .await?
+    .collect()
+    .await?;
+    let shown = rows(&ctx, "EXPLAIN ANALYZE SELECT sum(a) FROM t WHERE p <> 30").await?;
+    let scan = shown
+        .lines()
+        .find(|l| l.contains("LakeScanExec"))
+        .unwrap_or_default();
+    assert!(scan.contains("splits=4"), "{shown}");
+    for metric in [
+        "splits_total=4,",
+        "partitions_total=5,",
+        "partitions_pruned=1,",
+    ] {
+        assert!(scan.contains(metric), "{metric} in {scan}");
+    }
+    Ok(())
+}
