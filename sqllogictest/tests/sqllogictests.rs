@@ -412,7 +412,7 @@ async fn check_file(file: &Path, variant: Variant) -> Result<(), String> {
     let mut records =
         parse_file::<sqllogictest::DefaultColumnType>(file).map_err(|e| e.to_string())?;
     if variant == Variant::Ballista {
-        records.retain(|r| !is_explain(r));
+        records.retain(|r| !shows_one_process(r));
     }
     let runner = new_runner(file, variant, None).await?;
     run_records(runner, records).await
@@ -421,7 +421,7 @@ async fn check_file(file: &Path, variant: Variant) -> Result<(), String> {
 /// Whether `record` shows a plan or types of one process: `EXPLAIN` (a distributed plan has
 /// stages) and `DESCRIBE` (Ballista sessions read strings as `Utf8`, not `Utf8View`:
 /// Ballista turns `schema_force_view_types` off).
-fn is_explain(record: &Record<sqllogictest::DefaultColumnType>) -> bool {
+fn shows_one_process(record: &Record<sqllogictest::DefaultColumnType>) -> bool {
     let sql = match record {
         Record::Query { sql, .. } | Record::Statement { sql, .. } => sql,
         _ => return false,

@@ -92,7 +92,7 @@ pub async fn start_scheduler(
 ) -> Result<RunningScheduler> {
     let runtime = runtime()?;
     let builder: SessionBuilder =
-        Arc::new(move |config| session::scheduler_session(config, Arc::clone(&runtime)));
+        Arc::new(move |config| session::state_with_runtime(config, Arc::clone(&runtime)));
     start_scheduler_with(bind, executor_timeout, builder, Arc::new(base_config)).await
 }
 

@@ -67,7 +67,9 @@ pub fn state(session: SessionConfig) -> Result<SessionState> {
     state_with_runtime(session, Arc::new(RuntimeEnv::default()))
 }
 
-/// [`state`] over `runtime` (object stores, caches, memory pool shared with other sessions).
+/// [`state`] over `runtime` (object stores, caches, memory pool shared with other sessions);
+/// also the session a scheduler plans a query in, over the query's configuration (which is
+/// already Ballista's: the upgrade is applied once, and the query's settings are kept).
 pub fn state_with_runtime(
     session: SessionConfig,
     runtime: Arc<RuntimeEnv>,
@@ -75,19 +77,6 @@ pub fn state_with_runtime(
     let state = SessionStateBuilder::new()
         .with_default_features()
         .with_config(config(session))
-        .with_runtime_env(runtime)
-        .build();
-    let ctx = SessionContext::new_with_state(state);
-    lakescan::register(&ctx)?;
-    Ok(ctx.state())
-}
-
-/// A scheduler's session for a query with `config` (the query's settings): its own catalog
-/// (the plan carries its tables), lakescan's functions, and `runtime`.
-pub fn scheduler_session(config: SessionConfig, runtime: Arc<RuntimeEnv>) -> Result<SessionState> {
-    let state = SessionStateBuilder::new()
-        .with_default_features()
-        .with_config(config)
         .with_runtime_env(runtime)
         .build();
     let ctx = SessionContext::new_with_state(state);
@@ -105,7 +94,7 @@ const CONNECT_PAUSE: Duration = Duration::from_millis(100);
 pub async fn standalone(state: SessionState, executors: usize) -> Result<SessionContext> {
     let runtime = Arc::clone(state.runtime_env());
     let builder: ballista_scheduler::scheduler_server::SessionBuilder =
-        Arc::new(move |config: SessionConfig| scheduler_session(config, Arc::clone(&runtime)));
+        Arc::new(move |config: SessionConfig| state_with_runtime(config, Arc::clone(&runtime)));
     let startup = state.config().clone();
     let scheduler = crate::server::start_scheduler_with(
         ([127, 0, 0, 1], 0).into(),

@@ -218,6 +218,26 @@ async fn iceberg_table(dir: &Path, location: Option<&str>) -> Result<String> {
     table.commit(vec![], vec![position, equality]).await
 }
 
+/// Runs `create` in both sessions, then each of `queries`: the cluster's rows are one
+/// process's.
+async fn same_rows(
+    client: &SessionContext,
+    local: &SessionContext,
+    create: &[String],
+    queries: &[&str],
+) -> Result<()> {
+    for ctx in [client, local] {
+        for sql in create {
+            ctx.sql(sql).await?.collect().await?;
+        }
+    }
+    for sql in queries {
+        let want = rows(local, sql).await?;
+        assert_eq!(rows(client, sql).await?, want, "{sql}");
+    }
+    Ok(())
+}
+
 /// TPC-H Q1 and Q6 over a Hive table and a query over an Iceberg table with position and
 /// equality deletes: the cluster's rows are one process's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -236,15 +256,7 @@ async fn a_scheduler_and_two_executors_answer_as_one_process() -> Result<()> {
         ),
         format!("CREATE EXTERNAL TABLE ice STORED AS ICEBERG LOCATION '{metadata}'"),
     ];
-    for ctx in [&client, &local] {
-        for sql in &create {
-            ctx.sql(sql).await?.collect().await?;
-        }
-    }
-    for sql in [Q1, Q6, ICEBERG] {
-        let want = rows(&local, sql).await?;
-        assert_eq!(rows(&client, sql).await?, want, "{sql}");
-    }
+    same_rows(&client, &local, &create, &[Q1, Q6, ICEBERG]).await?;
     // The deletes applied: no key 7, and the first 100 ids are gone.
     let deleted = rows(
         &client,
@@ -371,14 +383,6 @@ async fn the_cluster_reads_tables_on_s3() -> Result<()> {
             s3.sql_options()
         ),
     ];
-    for ctx in [&client, &local] {
-        for sql in &create {
-            ctx.sql(sql).await?.collect().await?;
-        }
-    }
-    for sql in [Q1, Q6, ICEBERG] {
-        let want = rows(&local, sql).await?;
-        assert_eq!(rows(&client, sql).await?, want, "{sql}");
-    }
+    same_rows(&client, &local, &create, &[Q1, Q6, ICEBERG]).await?;
     Ok(())
 }

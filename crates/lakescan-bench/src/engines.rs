@@ -234,10 +234,15 @@ pub async fn lakescan_ballista_session(
     dataset: &Dataset,
     threads: usize,
 ) -> Result<SessionContext> {
-    let state = lakescan_ballista::session::state(config(threads, false))?;
-    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    let ctx = ballista_cluster(threads).await?;
     create_lakescan_tables(&ctx, dataset).await?;
     Ok(ctx)
+}
+
+/// A client of a fresh in-process cluster: a scheduler and two executors.
+async fn ballista_cluster(threads: usize) -> Result<SessionContext> {
+    let state = lakescan_ballista::session::state(config(threads, false))?;
+    Ok(lakescan_ballista::session::standalone(state, 2).await?)
 }
 
 /// A client session of an in-process Ballista cluster (as [`lakescan_ballista_session`])
@@ -246,8 +251,7 @@ pub async fn datafusion_ballista_session(
     dataset: &Dataset,
     threads: usize,
 ) -> Result<SessionContext> {
-    let state = lakescan_ballista::session::state(config(threads, false))?;
-    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    let ctx = ballista_cluster(threads).await?;
     create_listing_tables(&ctx, dataset).await?;
     Ok(ctx)
 }

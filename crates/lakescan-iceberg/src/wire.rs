@@ -6,14 +6,16 @@
 
 use std::sync::Arc;
 
-use datafusion::common::{Result, plan_err};
+use datafusion::common::{Result, internal_err, plan_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use iceberg::spec::SnapshotRef;
 use lakescan_core::wire::{self, NodeKind};
 use serde::{Deserialize, Serialize};
 
 use crate::changelog::TableChanges;
-use crate::metadata::parse_metadata;
+use crate::metadata::{LoadedMetadata, parse_metadata, select_snapshot};
 use crate::metadata_columns::MetadataSelection;
+use crate::options::SnapshotSelector;
 use crate::paths::PathResolver;
 use crate::schema::{ScanSchema, StringTypes};
 use crate::table::IcebergTable;
@@ -63,20 +65,11 @@ impl TableParts {
 
     fn table(self) -> Result<IcebergTable> {
         let loaded = parse_metadata(&self.metadata, &self.metadata_file)?;
-        let md = Arc::clone(&loaded.metadata);
-        let snapshot = match self.snapshot_id {
-            None => None,
-            Some(id) => match md.snapshot_by_id(id) {
-                Some(s) => Some(Arc::clone(s)),
-                None => {
-                    return plan_err!(
-                        "Iceberg table '{}' sent without its snapshot {id}",
-                        self.metadata_file
-                    );
-                }
-            },
-        };
-        let Some(schema) = md.schema_by_id(self.schema_id) else {
+        let snapshot = self
+            .snapshot_id
+            .map(|id| snapshot(&loaded, id))
+            .transpose()?;
+        let Some(schema) = loaded.metadata.schema_by_id(self.schema_id) else {
             return plan_err!(
                 "Iceberg table '{}' sent without its schema {}",
                 self.metadata_file,
@@ -129,15 +122,16 @@ impl TableChanges {
     pub fn decode(body: &[u8]) -> Result<Self> {
         let parts: ChangesParts = wire::decode_body(body, "Iceberg changelog")?;
         let table = parts.table.table()?;
-        let md = Arc::clone(&table.loaded().metadata);
-        let snapshot = |id: i64| match md.snapshot_by_id(id) {
-            Some(s) => Ok(Arc::clone(s)),
-            None => plan_err!(
-                "Iceberg changelog of '{}' sent without its snapshot {id}",
-                table.metadata_file()
-            ),
-        };
-        let (from, to) = (snapshot(parts.from)?, snapshot(parts.to)?);
+        let from = snapshot(table.loaded(), parts.from)?;
+        let to = snapshot(table.loaded(), parts.to)?;
         TableChanges::try_new(table, from, to)
+    }
+}
+
+/// Snapshot `id` of `loaded` (time travel's lookup, with its error naming the snapshots).
+fn snapshot(loaded: &LoadedMetadata, id: i64) -> Result<SnapshotRef> {
+    match select_snapshot(loaded, &SnapshotSelector::Id(id))? {
+        (Some(snapshot), _) => Ok(snapshot),
+        (None, _) => internal_err!("snapshot {id} selected by id is missing"),
     }
 }

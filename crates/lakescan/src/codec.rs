@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::{Result, TableReference, not_impl_err, plan_err};
 use datafusion::datasource::file_format::FileFormatFactory;
@@ -190,13 +190,19 @@ impl LogicalExtensionCodec for LakeLogicalCodec {
 /// A decoded table must have the schema the plan was made with (its columns are referred to
 /// by position downstream).
 fn same_schema(table_ref: &TableReference, decoded: &SchemaRef, sent: &SchemaRef) -> Result<()> {
-    let names = |s: &SchemaRef| -> Vec<String> {
-        s.fields()
-            .iter()
-            .map(|f| format!("{} {}", f.name(), f.data_type()))
+    let columns = |s: &SchemaRef| -> Vec<(String, DataType)> {
+        let fields = s.fields().iter();
+        fields
+            .map(|f| (f.name().clone(), f.data_type().clone()))
             .collect()
     };
-    if names(decoded) != names(sent) {
+    if columns(decoded) != columns(sent) {
+        let names = |s: &SchemaRef| -> Vec<String> {
+            let fields = s.fields().iter();
+            fields
+                .map(|f| format!("{} {}", f.name(), f.data_type()))
+                .collect()
+        };
         return plan_err!(
             "table {table_ref} decodes with columns [{}], but the plan was made with [{}]",
             names(decoded).join(", "),
