@@ -1,6 +1,6 @@
 //! [`FileDataSource`], the driver: reading splits one after another (seed §7, §8), each
 //! prepared on the partition's task or ahead of time on a preload task (seed §14). The
-//! reader of a split is the file format's ([`crate::parquet::ParquetSplitReader`]); the
+//! reader of a split is its file format's ([`crate::parquet::ParquetSplitReader`], [`crate::orc::OrcSplitReader`]); the
 //! table format adds its deletes and stages through [`crate::reader::SplitReaderFactory`].
 //!
 //! ```text
@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::compute::filter_record_batch;
-use datafusion::common::{Result, internal_err};
+use datafusion::common::{DataFusionError, Result, internal_err};
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
 use datafusion::execution::object_store::ObjectStoreRegistry;
@@ -49,12 +49,13 @@ use object_store::ObjectStore;
 use crate::binding::SplitConstants;
 use crate::filter::eval::keep_mask;
 use crate::metrics::LakeScanMetrics;
+use crate::orc::OrcSplitReader;
 use crate::parquet::ParquetSplitReader;
 use crate::reader::{
     BatchStage, Prepared, ReadOptions, Refreshed, SplitContext, SplitReader, SplitReaderFactory,
 };
 use crate::scan_spec::{OutputSource, ScanSpec};
-use crate::split::FileSplit;
+use crate::split::{FileFormat, FileSplit};
 use crate::split_filters::{DynamicFilters, SplitFilters, generation_of};
 
 /// A point in a split's lifecycle reported to a [`LifecycleHook`]. Splits are numbered
@@ -384,7 +385,16 @@ impl FileDataSource {
         };
         let stages = self.factory.stages(&split, &context)?;
         let deletes = self.factory.deletes(&split)?;
-        let reader = Box::new(ParquetSplitReader::new(split, context, deletes));
+        let reader: Box<dyn SplitReader> = match split.format() {
+            FileFormat::Parquet => Box::new(ParquetSplitReader::new(split, context, deletes)),
+            FileFormat::Orc => Box::new(OrcSplitReader::new(split, context, deletes)),
+            FileFormat::Avro => {
+                return Err(DataFusionError::NotImplemented(format!(
+                    "Avro data file '{}': lakescan does not read Avro data files yet",
+                    split.display_path()
+                )));
+            }
+        };
         Ok(Some(PendingSplit {
             number,
             reader,

@@ -133,6 +133,65 @@ impl AdapterKey {
     }
 }
 
+/// How a data file stores its rows: which reader reads it (DESIGN.md, "the file format sits
+/// behind one trait").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FileFormat {
+    /// Apache Parquet (the default).
+    #[default]
+    Parquet,
+    /// Apache ORC.
+    Orc,
+    /// Avro object container files.
+    Avro,
+}
+
+impl FileFormat {
+    /// The format's name in messages and options (`parquet`, `orc`, `avro`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Parquet => "parquet",
+            Self::Orc => "orc",
+            Self::Avro => "avro",
+        }
+    }
+
+    /// The format of a file from its first and last bytes (`head` and `tail`, any lengths):
+    /// Parquet's `PAR1`, ORC's `ORC` head magic, Avro's `Obj\x01`; `None` when none matches.
+    pub fn from_magic(head: &[u8], tail: &[u8]) -> Option<Self> {
+        if head.starts_with(b"PAR1") && tail.ends_with(b"PAR1") {
+            Some(Self::Parquet)
+        } else if head.starts_with(b"ORC") {
+            Some(Self::Orc)
+        } else if head.starts_with(b"Obj\x01") {
+            Some(Self::Avro)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for FileFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for FileFormat {
+    type Err = datafusion::common::DataFusionError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "parquet" => Ok(Self::Parquet),
+            "orc" => Ok(Self::Orc),
+            "avro" => Ok(Self::Avro),
+            other => datafusion::common::plan_err!(
+                "unknown file format '{other}': expected 'parquet', 'orc' or 'avro'"
+            ),
+        }
+    }
+}
+
 /// One byte range of one data file, with the values of that file. Built by
 /// [`FileSplit::builder`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,6 +208,7 @@ pub struct FileSplit {
     last_modified: Option<DateTime<Utc>>,
     values: SplitValues,
     adapter: Option<AdapterKey>,
+    format: FileFormat,
 }
 
 /// Builds a [`FileSplit`]; [`Self::build`] checks it.
@@ -197,6 +257,12 @@ impl FileSplitBuilder {
     /// Adds the values of `values`.
     pub fn values(mut self, values: impl IntoIterator<Item = (String, SplitValue)>) -> Self {
         self.values.extend(values);
+        self
+    }
+
+    /// How the file stores its rows (Parquet by default).
+    pub fn format(mut self, format: FileFormat) -> Self {
+        self.split.format = format;
         self
     }
 
@@ -249,6 +315,7 @@ impl FileSplit {
                 last_modified: None,
                 values: SplitValues::default(),
                 adapter: None,
+                format: FileFormat::Parquet,
             },
             range: None,
             values: vec![],
@@ -275,6 +342,11 @@ impl FileSplit {
     /// The object store of the file when it is not the scan's.
     pub fn store(&self) -> Option<&ObjectStoreUrl> {
         self.store.as_ref()
+    }
+
+    /// How the file stores its rows: which reader reads it.
+    pub fn format(&self) -> FileFormat {
+        self.format
     }
 
     /// First byte of the range.

@@ -26,7 +26,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::parquet::footer_cache::{FooterCache, PageIndex};
 use lakescan_core::parquet::open::file_metadata;
-use lakescan_core::split::FileSplit;
+use lakescan_core::split::{FileFormat, FileSplit};
 use lakescan_core::store::StoreOptions;
 
 use crate::hash::{BucketingVersion, StringHashing};
@@ -169,6 +169,12 @@ impl HiveTableBuilder {
         self
     }
 
+    /// The format of every data file (by default the first file's).
+    pub fn format(mut self, format: FileFormat) -> Self {
+        self.options.format = Some(format);
+        self
+    }
+
     /// The hidden columns the schema shows.
     pub fn hidden_columns(mut self, hidden: HiddenSelection) -> Self {
         self.options.hidden_columns = hidden;
@@ -212,10 +218,32 @@ impl HiveTableBuilder {
         let partition_columns =
             resolve_partition_types(&store, &location, self.partition_columns, listed).await?;
         let mut data_columns = self.columns;
+        let mut options = self.options;
+        // The files decide what the table's definition leaves open: their format, and
+        // whether they are a Hive ACID table's.
+        let files = match (data_columns.is_empty() || options.format.is_none(), listed) {
+            (false, _) => None,
+            (true, Some(objects)) => Some(Arc::clone(objects)),
+            (true, None) => list_whole(&store, location.prefix()).await.ok(),
+        };
+        let visible: Vec<&ObjectMeta> = files
+            .iter()
+            .flat_map(|f| f.iter())
+            .filter(|m| is_visible(&m.location, location.prefix()))
+            .collect();
+        check_not_acid(&self.name, &location, &visible)?;
+        if options.format.is_none() {
+            options.format = Some(match visible.first() {
+                Some(first) => detect_format(&store, first).await?,
+                None => FileFormat::Parquet,
+            });
+        }
+        let format = options.format.unwrap_or_default();
         if data_columns.is_empty() {
             let footers =
                 FooterCache::new(state.runtime_env().cache_manager.get_file_metadata_cache());
-            let inferred = infer_data_columns(&store, &location, &keys, &footers, listed).await;
+            let inferred =
+                infer_data_columns(&store, &location, &keys, &footers, listed, format).await;
             // No data files: the location may name an object (a file) rather than a
             // directory, which deserves its own message.
             if inferred.is_err() {
@@ -245,7 +273,7 @@ impl HiveTableBuilder {
             location,
             data_columns,
             partition_columns,
-            &self.options,
+            &options,
         )?;
         // Kept only for a session that keeps listings (the cache is opt-in).
         let keeps = LakeScanOptions::from_config(state.config_options()).listing_cache_ttl_seconds;
@@ -363,6 +391,7 @@ async fn infer_data_columns(
     keys: &[String],
     footers: &FooterCache,
     listed: Option<&Arc<Vec<ObjectMeta>>>,
+    format: FileFormat,
 ) -> std::result::Result<Vec<Field>, InferError> {
     let files = match listed {
         Some(objects) => Arc::clone(objects),
@@ -378,6 +407,23 @@ async fn infer_data_columns(
     let Some(first) = visible.first().copied() else {
         return Err(InferError::NoFiles);
     };
+    if format == FileFormat::Orc {
+        let schema = lakescan_core::orc::open::file_schema(store, &first.location, first.size)
+            .await
+            .map_err(|e| match e {
+                e @ datafusion::error::DataFusionError::NotImplemented(_) => InferError::Failed(e),
+                e => InferError::Failed(exec_datafusion_err!(
+                    "cannot infer schema from '{}': not a readable ORC file: {e}",
+                    first.location
+                )),
+            })?;
+        return Ok(schema
+            .fields()
+            .iter()
+            .filter(|f| !keys.contains(f.name()))
+            .map(|f| f.as_ref().clone())
+            .collect());
+    }
     let read = |meta: &ObjectMeta| {
         let split = FileSplit::builder(meta.location.clone(), meta.size)
             .last_modified(meta.last_modified)
@@ -433,6 +479,58 @@ fn as_view_type(field: Field) -> Field {
         _ => return field,
     };
     field.with_data_type(view)
+}
+
+/// The format of the data file `meta` by its magic bytes (`PAR1` at both ends, `ORC` at the
+/// start): a table that does not declare its format reads its files as this one's.
+async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<FileFormat> {
+    let size = meta.size;
+    if size < 4 {
+        return plan_err!(
+            "cannot tell the format of data file '{}': it has {size} bytes",
+            meta.location
+        );
+    }
+    let ranges = [0..4, size - 4..size];
+    let parts = store.get_ranges(&meta.location, &ranges).await?;
+    match FileFormat::from_magic(&parts[0], &parts[1]) {
+        Some(FileFormat::Avro) => plan_err!(
+            "data file '{}' is an Avro file: Hive tables of Avro files are not supported",
+            meta.location
+        ),
+        Some(format) => Ok(format),
+        None => plan_err!(
+            "cannot tell the format of data file '{}': it is neither Parquet nor ORC (declare \
+             it with OPTIONS ('format' 'parquet' | 'orc'))",
+            meta.location
+        ),
+    }
+}
+
+/// Hive ACID (transactional) tables keep their rows in `base_N`, `delta_N_M` and
+/// `delete_delta_N_M` directories, merged by transaction at read time: reading their files
+/// as a plain table's would return deleted and superseded rows.
+fn check_not_acid(name: &str, location: &ListingTableUrl, files: &[&ObjectMeta]) -> Result<()> {
+    let acid = files.iter().find(|m| {
+        m.location
+            .prefix_match(location.prefix())
+            .is_some_and(|mut parts| {
+                parts.any(|p| {
+                    let p = p.as_ref();
+                    p.starts_with("base_")
+                        || p.starts_with("delta_")
+                        || p.starts_with("delete_delta_")
+                })
+            })
+    });
+    match acid {
+        Some(m) => Err(datafusion::error::DataFusionError::NotImplemented(format!(
+            "HIVE table '{name}' is a Hive ACID (transactional) table ('{}' is in a base or \
+             delta directory): lakescan does not read Hive ACID tables; see the user guide",
+            m.location
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn is_visible(location: &Path, under: &Path) -> bool {

@@ -2,6 +2,8 @@
 //!
 //! | key                                | value                                                     |
 //! |------------------------------------|-----------------------------------------------------------|
+//! | `format`                           | `parquet` or `orc`: the format of every data file (default: the first file's, by its magic bytes; Parquet when the table has none) |
+//! | `transactional`                    | `true` marks a Hive ACID table, which lakescan does not read (`NotImplemented`) |
 //! | `split_size`                       | bytes per split (files larger are read as byte ranges)    |
 //! | `bucketed_by`                      | bucketing columns, comma-separated, in bucketing order    |
 //! | `bucket_count`                     | the table's bucket count                                  |
@@ -22,11 +24,15 @@ use std::collections::{BTreeMap, HashMap};
 use datafusion::common::{Result, plan_err};
 use serde::{Deserialize, Serialize};
 
+use lakescan_core::split::FileFormat;
+
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
 
 /// Keys accepted without a further suffix.
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 11] = [
+    "format",
+    "transactional",
     "split_size",
     "bucketed_by",
     "bucket_count",
@@ -80,6 +86,8 @@ impl RowIdOptions {
 /// Parsed table options.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HiveOptions {
+    /// `format`; `None`: the first data file's (resolved when the table is created).
+    pub format: Option<FileFormat>,
     /// `split_size`.
     pub split_size: Option<u64>,
     /// `bucketed_by` + `bucket_count` + `bucketing_version` + `bucket_strings_as`.
@@ -113,6 +121,26 @@ impl HiveOptions {
             }
         }
         let get = |k: &str| values.get(k).copied();
+        let format = match get("format") {
+            Some(f) => match f.trim().to_ascii_lowercase().as_str() {
+                "avro" => {
+                    return plan_err!(
+                        "option format 'avro': Hive tables of Avro files are not supported; \
+                         accepted formats: parquet, orc"
+                    );
+                }
+                _ => Some(f.trim().parse::<FileFormat>()?),
+            },
+            None => None,
+        };
+        if let Some(t) = get("transactional")
+            && !matches!(t.trim().to_ascii_lowercase().as_str(), "false")
+        {
+            return Err(datafusion::error::DataFusionError::NotImplemented(format!(
+                "option transactional '{t}': lakescan does not read Hive ACID \
+                 (transactional) tables; see the user guide"
+            )));
+        }
         let split_size = get("split_size")
             .map(lakescan_core::config::parse_split_size)
             .transpose()?;
@@ -127,6 +155,7 @@ impl HiveOptions {
             partition_ids,
         };
         Ok(Self {
+            format,
             split_size,
             bucketing: bucketing(&values)?,
             hidden_columns: match get("hidden_columns") {

@@ -27,7 +27,7 @@ use lakescan_core::requests::Attempts;
 use lakescan_core::scan_statistics::{
     FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
 };
-use lakescan_core::split::{FileSplit, SplitValue, written_path};
+use lakescan_core::split::{FileFormat, FileSplit, SplitValue, written_path};
 use object_store::ObjectMeta;
 
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
@@ -124,6 +124,11 @@ impl HiveTable {
                 options: options.clone(),
             }),
         })
+    }
+
+    /// The format of the table's data files.
+    pub fn format(&self) -> FileFormat {
+        self.definition.options.format.unwrap_or_default()
     }
 
     /// Keeps `objects`, every object under the location listed at `at` (by `CREATE`), for
@@ -254,6 +259,7 @@ impl HiveTable {
                 .collect();
             for (meta, read) in reads {
                 let mut split = FileSplit::builder(meta.location.clone(), meta.size)
+                    .format(self.format())
                     .written_path(written_path(&self.store_url, &meta.location))
                     .last_modified(meta.last_modified)
                     .values(partition_values.iter().cloned());
@@ -345,7 +351,10 @@ impl HiveTable {
         planned: &Planned,
         conjuncts: &[Arc<dyn PhysicalExpr>],
     ) -> Result<Option<ScanStatistics>> {
-        if !state.config_options().execution.collect_statistics {
+        // Statistics come from Parquet footers; ORC files' are read by their scan only.
+        if !state.config_options().execution.collect_statistics
+            || self.format() != FileFormat::Parquet
+        {
             return Ok(None);
         }
         let store = state.runtime_env().object_store(&self.store_url)?;

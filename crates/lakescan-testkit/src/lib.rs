@@ -1,11 +1,14 @@
 //! Test support for lakescan: [`S3Server`], a real S3 server (moto) on loopback with armable
-//! faults, and [`upload_dir`] to put a local table on it.
+//! faults, and [`upload_dir`] to put a local table on it; [`orc::write_orc`], ORC fixtures
+//! written in process.
 //!
 //! The server is `moto`'s S3 (Python, `pip install 'moto[server]'`) behind a small WSGI
 //! wrapper (`moto.py`, embedded here and run with `python3 -c`), bound to `127.0.0.1` on a
 //! port the kernel chooses. The test that starts it stops it: dropping the [`S3Server`] kills
 //! the process, and the process also exits when its standard input closes, so a test binary
 //! that dies leaves no server behind. Every request made here has a time limit.
+
+pub mod orc;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -75,7 +75,7 @@ use futures::{FutureExt, StreamExt};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
-use crate::binding::{FieldSource, SplitBinding, constant_subfield};
+use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
 use crate::reader::{
     BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, Refreshed, SplitContext, SplitReader,
@@ -244,39 +244,9 @@ impl ParquetSplitReader {
     /// True when a filter rejects a constant of the bound file: a missing column's NULL,
     /// or a missing struct member's default.
     fn constants_rejected(&self, binding: &SplitBinding, leaves: &FileLeaves) -> bool {
-        let spec = &self.context.spec;
-        for (subfield, filter) in &self.context.filters.filters {
-            let Some((i, _)) = spec.field(subfield.root()) else {
-                continue;
-            };
-            let value = match &binding.sources()[i] {
-                FieldSource::Constant(v) => constant_subfield(v, subfield),
-                // A struct member this file does not have reads its default, else NULL, in
-                // every row where the struct is present (and NULL where it is not).
-                FieldSource::File { root, file_type }
-                    if plan::member_missing(leaves, *root, file_type, subfield) =>
-                {
-                    let defaults = spec.fields()[i].handle.member_defaults.as_deref();
-                    let null = datafusion::common::ScalarValue::Null;
-                    match defaults.and_then(|d| d.at(subfield.path())) {
-                        Some(default) => {
-                            // Rows where the struct is present read the default, rows
-                            // where it is NULL read NULL: skip only when both fail (the
-                            // reader filters the rest on the default-filled struct).
-                            let (on_default, on_null) =
-                                (filter.test_constant(default), filter.test_constant(&null));
-                            (!on_default && !on_null).then_some(null)
-                        }
-                        None => Some(null),
-                    }
-                }
-                _ => None,
-            };
-            if value.is_some_and(|v| !filter.test_constant(&v)) {
-                return true;
-            }
-        }
-        false
+        crate::format::constants_rejected(&self.context, binding, |root, file_type, subfield| {
+            plan::member_missing(leaves, root, file_type, subfield)
+        })
     }
 
     /// `bind`: file columns, constants and generated columns of this split; `None` when a
@@ -336,47 +306,7 @@ impl ParquetSplitReader {
         stats: &RowGroupStatistics<'_>,
         row_groups: Vec<usize>,
     ) -> Result<Vec<usize>> {
-        let spec = &self.context.spec;
-        let mut keep = vec![true; row_groups.len()];
-        for (subfield, filter) in &self.context.filters.filters {
-            let Some((i, field)) = spec.field(subfield.root()) else {
-                continue;
-            };
-            let arrays = if subfield.path().is_empty() {
-                stats.field_stats(i)?
-            } else {
-                match subfield.resolve_type(&field.handle.data_type) {
-                    Some(t) => stats.member_stats(i, subfield.path(), &t)?,
-                    None => None,
-                }
-            };
-            let Some(arrays) = arrays else {
-                continue;
-            };
-            for (k, keep) in keep.iter_mut().enumerate() {
-                *keep = *keep && filter.may_match(&arrays.column_stats(k));
-            }
-        }
-        let mut kept: Vec<usize> = row_groups
-            .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(rg, _)| *rg)
-            .collect();
-        if let Some(predicate) = self.context.filters.residual_pruning(spec.reader_schema()) {
-            let kept_stats = stats.with_row_groups(&kept);
-            // Pruning is an optimization: statistics it cannot compare keep the row groups.
-            match row_groups::prune_with_predicate(predicate, &kept_stats, &kept) {
-                Ok(pruned) => kept = pruned,
-                Err(e) => {
-                    log::debug!(
-                        "residual pruning skipped for {}: {e}",
-                        self.split.display_path()
-                    )
-                }
-            }
-        }
-        Ok(kept)
+        crate::format::prune_units(&self.context, &self.split, stats, &row_groups)
     }
 
     /// The decoder of a prepared split, built with the filters and adaptive order in force

@@ -27,6 +27,7 @@ use super::field_ids::rename_by_field_id;
 use super::footer_cache::{FooterCache, PageIndex};
 use super::local_file::LocalFile;
 use super::read_ahead::{Answer, ReadAhead, UnitFetch};
+use crate::format::{FileFormat, format_of_tail, wrong_format};
 use crate::reader::SplitContext;
 use crate::requests::Attempts;
 use crate::split::FileSplit;
@@ -113,6 +114,16 @@ async fn read_footer(
         Ok(m) => return Ok((m, split.file_size())),
         Err(e) => e,
     };
+    // Another format's file in a Parquet table: say so rather than "corrupt footer".
+    if let Ok((_, tail)) = reader.fetch_tail().await
+        && let Some(found @ FileFormat::Orc) = format_of_tail(&tail)
+    {
+        return Err(wrong_format(
+            split.display_path(),
+            FileFormat::Parquet,
+            found,
+        ));
+    }
     // The size the split was planned with may be wrong (manifests of some writers record
     // another size): read the footer again at the file's real size. A size from a listing
     // is the file's own: a mismatch there means the file changed, which the reader reports.
@@ -130,7 +141,11 @@ async fn read_footer(
     Ok((loaded, real))
 }
 
-fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> CountingReader {
+pub(crate) fn counting_reader(
+    context: &SplitContext,
+    split: &FileSplit,
+    size: u64,
+) -> CountingReader {
     let bytes_read = context.metrics.bytes_read.clone();
     CountingReader::open(&context.store, split.file_path(), size, bytes_read)
         .listed_at(split.last_modified())
@@ -395,6 +410,33 @@ impl CountingReader {
         self
     }
 
+    /// The file's last bytes (the footer hint's worth, or the whole file when smaller),
+    /// fetched and counted once and kept: later reads inside them are served from memory.
+    /// Every format reads its tail this way.
+    pub async fn fetch_tail(&mut self) -> parquet::errors::Result<(u64, Bytes)> {
+        if let Some(tail) = &self.tail {
+            return Ok(tail.clone());
+        }
+        let start = self.file_size.saturating_sub(self.footer_hint() as u64);
+        let range = start..self.file_size;
+        let bytes = match range.is_empty() {
+            true => Bytes::new(),
+            false => {
+                let mut parts = self.get_byte_ranges(vec![range]).await?;
+                parts
+                    .pop()
+                    .ok_or_else(|| ParquetError::General("no bytes read".into()))?
+            }
+        };
+        self.tail = Some((start, bytes.clone()));
+        Ok((start, bytes))
+    }
+
+    /// The size of the file the reader reads.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
     /// `range` from the kept tail, when it lies inside it.
     fn kept_bytes(&self, range: &Range<u64>) -> Option<Bytes> {
         let (start, bytes) = self.tail.as_ref()?;
@@ -484,12 +526,12 @@ impl AsyncFileReader for CountingReader {
 }
 
 /// Bytes fetched from the end of a local file in one read: footer and usually page index.
-const FOOTER_HINT: usize = 64 * 1024;
+pub(crate) const FOOTER_HINT: usize = 64 * 1024;
 
 /// Bytes fetched from the end of an object-store file in one request: a round trip costs
 /// more than the bytes, and the page index of a large file often lies beyond 64 KiB (SF1
 /// `lineitem`: one GET more per file). DataFusion's `metadata_size_hint` default.
-const REMOTE_FOOTER_HINT: usize = 512 * 1024;
+pub(crate) const REMOTE_FOOTER_HINT: usize = 512 * 1024;
 
 /// Checks what reading trusts in the footer of the file at `path` (`file_size` bytes), so a
 /// corrupt footer is an error naming the file rather than a panic or a read of the wrong

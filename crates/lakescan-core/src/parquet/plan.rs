@@ -423,7 +423,10 @@ fn dynamic_column_filters(
 }
 
 /// Filters on generated columns (row index, row id members), run on the batches of `R`.
-fn generated_filters(context: &SplitContext, binding: &SplitBinding) -> Vec<GeneratedFilter> {
+pub(crate) fn generated_filters(
+    context: &SplitContext,
+    binding: &SplitBinding,
+) -> Vec<GeneratedFilter> {
     let spec = &context.spec;
     let mut out = vec![];
     for (subfield, filter) in &context.filters.filters {

@@ -24,39 +24,10 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::leaves::FileLeaves;
 use crate::binding::{FieldSource, SplitBinding};
-use crate::filter::eval::ColumnStats;
+use crate::format::UnitStatistics;
 use crate::scan_spec::ScanSpec;
 
-/// Min/max/null-count arrays of one column over some containers, in the table type.
-#[derive(Debug, Clone)]
-pub struct StatsArrays {
-    /// Minimum per container (null = unknown).
-    pub mins: ArrayRef,
-    /// Maximum per container (null = unknown).
-    pub maxes: ArrayRef,
-    /// Null count per container (null = unknown).
-    pub null_counts: UInt64Array,
-    /// Rows per container.
-    pub row_counts: UInt64Array,
-}
-
-impl StatsArrays {
-    /// The statistics of container `i` as scalars.
-    pub fn column_stats(&self, i: usize) -> ColumnStats {
-        let scalar = |a: &ArrayRef| {
-            ScalarValue::try_from_array(a, i)
-                .ok()
-                .filter(|v| !v.is_null())
-        };
-        let count = |a: &UInt64Array| a.is_valid(i).then(|| a.value(i));
-        ColumnStats {
-            min: scalar(&self.mins),
-            max: scalar(&self.maxes),
-            null_count: count(&self.null_counts),
-            row_count: count(&self.row_counts),
-        }
-    }
-}
+pub use crate::format::StatsArrays;
 
 /// Row-group statistics of a file for one split's binding.
 pub struct RowGroupStatistics<'a> {
@@ -240,6 +211,21 @@ pub fn constant_stats(value: &ScalarValue, row_counts: UInt64Array) -> Result<St
 
 fn is_float(t: &DataType) -> bool {
     matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
+}
+
+impl UnitStatistics for RowGroupStatistics<'_> {
+    fn field_stats(&self, field: usize) -> Result<Option<StatsArrays>> {
+        RowGroupStatistics::field_stats(self, field)
+    }
+
+    fn member_stats(
+        &self,
+        field: usize,
+        path: &[String],
+        data_type: &DataType,
+    ) -> Result<Option<StatsArrays>> {
+        RowGroupStatistics::member_stats(self, field, path, data_type)
+    }
 }
 
 impl PruningStatistics for RowGroupStatistics<'_> {

@@ -1,0 +1,484 @@
+//! [`Reading`]: the chosen stripes of one split decoded into batches of `R` (seed §8.1).
+//!
+//! Per stripe (`LoadStripe`, then):
+//!
+//! 1. **row groups** — with filters, the row index of each filtered top-level column gives
+//!    min/max per 10 000-row group; groups no filter (nor the residual's AND/OR tree, nor a
+//!    `$row_index` filter) may match are skipped ([`crate::format::prune_units`]);
+//! 2. **windows** of up to `batch_size` rows of the groups kept: the **filter columns are
+//!    decoded first** and their filters evaluated, together with the rows deleted by
+//!    position; the other columns are decoded only when a row survives, else skipped
+//!    (late materialization at window granularity);
+//! 3. the surviving rows, with their file positions (the row-number column), go to the
+//!    shared [`Assembler`].
+//!
+//! What `orc-rust` 0.8 does not allow: seeking inside a stream (a skipped group or window is
+//! still walked by its decoders — it saves decoding into arrays and filtering, not reading
+//! the stripe's bytes), decoding a subset of a struct's members (a struct column is decoded
+//! whole and pruned afterwards), and decoding only the selected rows of a window (the other
+//! columns of a window with one surviving row are decoded whole, then filtered).
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, BooleanBufferBuilder, Int64Array, RecordBatch};
+use arrow::compute::{and, filter_record_batch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::common::Result;
+use orc_rust::array_decoder::{ArrayBatchDecoder, array_decoder_factory};
+use orc_rust::schema::RootDataType;
+
+use super::open::{OrcFile, decoder_panic, orc_error};
+use super::statistics::{OrcStatistics, OrcUnit};
+use super::stripes::{load_stripe, row_index};
+use crate::binding::SplitBinding;
+use crate::deleted_rows::DeletedRows;
+use crate::format::prune_units;
+use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
+use crate::parquet::row_filter::ColumnPredicate;
+use crate::reader::SplitContext;
+use crate::split::FileSplit;
+
+/// A file column decoded for the split.
+pub struct DecodedRoot {
+    /// Its position among the file's top-level columns.
+    pub root: usize,
+    /// Its name in decoded batches (the file schema's).
+    pub name: String,
+    /// The Arrow type it is decoded in.
+    pub decode_as: DataType,
+}
+
+/// What a split decodes: its columns, filter columns first, and the filters on them.
+pub struct Decoding {
+    /// Columns decoded, those filters read first.
+    pub roots: Vec<DecodedRoot>,
+    /// How many of `roots` filters read.
+    pub filter_roots: usize,
+    /// Each filter with the position in `roots` of the column it reads.
+    pub filters: Vec<(usize, ColumnPredicate)>,
+    /// Whether batches carry the row-number column.
+    pub row_numbers: bool,
+}
+
+/// The split's stripes being decoded.
+pub struct Reading {
+    path: String,
+    file: OrcFile,
+    context: SplitContext,
+    split: Arc<FileSplit>,
+    binding: SplitBinding,
+    decoding: Decoding,
+    /// The file's top-level columns that are decoded, as `orc-rust` projects them.
+    projected: RootDataType,
+    /// For each of `decoding.roots`, its position in `projected`'s columns.
+    positions: Vec<usize>,
+    stripes: VecDeque<usize>,
+    first_rows: Vec<u64>,
+    deleted: Option<Arc<DeletedRows>>,
+    current: Option<StripeReading>,
+    /// Turns decoded batches into batches of `R`.
+    pub assembler: Assembler,
+}
+
+/// One stripe being decoded.
+struct StripeReading {
+    index: usize,
+    first_row: u64,
+    decoders: Vec<Box<dyn ArrayBatchDecoder>>,
+    /// Stripe-local row ranges left to read (the row groups kept), in order.
+    runs: VecDeque<Range<u64>>,
+    /// The stripe-local row the decoders are at.
+    at: u64,
+}
+
+/// A batch of `R` and what the reader advanced over to produce it.
+pub struct Decoded {
+    /// The batch (`None`: the split is read).
+    pub batch: Option<RecordBatch>,
+    /// Rows advanced over.
+    pub rows_scanned: usize,
+    /// Of those, rows deleted by position.
+    pub rows_deleted: usize,
+}
+
+impl Reading {
+    /// Decodes `stripes` of `file` as `decoding` says.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        file: OrcFile,
+        context: SplitContext,
+        split: Arc<FileSplit>,
+        binding: SplitBinding,
+        decoding: Decoding,
+        stripes: Vec<usize>,
+        deleted: Option<Arc<DeletedRows>>,
+        assembler: Assembler,
+    ) -> Self {
+        let root_type = file.metadata.root_data_type();
+        let ids: Vec<usize> = decoding
+            .roots
+            .iter()
+            .filter_map(|r| root_type.children().get(r.root))
+            .map(|c| c.data_type().column_index())
+            .collect();
+        let mask = orc_rust::projection::ProjectionMask::roots(root_type, ids);
+        let projected = root_type.project(&mask);
+        // `project` keeps the file's order: a decoded root's position among the kept ones.
+        let mut kept: Vec<usize> = decoding.roots.iter().map(|r| r.root).collect();
+        kept.sort_unstable();
+        let positions = decoding
+            .roots
+            .iter()
+            .map(|r| kept.binary_search(&r.root).unwrap_or(usize::MAX))
+            .collect();
+        let first_rows = super::stripes::first_rows(file.metadata.stripe_metadatas());
+        Self {
+            path: split.display_path().to_string(),
+            file,
+            context,
+            split,
+            binding,
+            decoding,
+            projected,
+            positions,
+            stripes: stripes.into(),
+            first_rows,
+            deleted: deleted.filter(|d| !d.is_empty()),
+            current: None,
+            assembler,
+        }
+    }
+
+    /// The next batch of `R`, with the rows advanced over; `batch: None` at the end.
+    pub async fn next(&mut self) -> Result<Decoded> {
+        let (mut scanned, mut deleted) = (0, 0);
+        loop {
+            if self.current.is_none() {
+                let Some(index) = self.stripes.pop_front() else {
+                    return Ok(Decoded {
+                        batch: None,
+                        rows_scanned: scanned,
+                        rows_deleted: deleted,
+                    });
+                };
+                self.current = Some(self.open_stripe(index).await?);
+            }
+            let Some(current) = self.current.as_mut() else {
+                continue;
+            };
+            let Some(window) = next_window(current, self.context.options.batch_size) else {
+                self.current = None;
+                continue;
+            };
+            let path = self.path.clone();
+            let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                decode_window(
+                    current,
+                    window,
+                    &self.decoding,
+                    self.deleted.as_deref(),
+                    &path,
+                )
+            }))
+            .map_err(|panic| decoder_panic(&path, panic))??;
+            scanned += read.rows;
+            deleted += read.deleted;
+            self.context
+                .metrics
+                .rows_deleted_position
+                .add(read.by_files);
+            self.context
+                .metrics
+                .rows_deleted_vector
+                .add(read.deleted - read.by_files);
+            if let Some(batch) = read.batch {
+                let batch = self.assembler.assemble(batch)?;
+                return Ok(Decoded {
+                    batch: Some(batch),
+                    rows_scanned: scanned,
+                    rows_deleted: deleted,
+                });
+            }
+        }
+    }
+
+    /// `LoadStripe`, its row groups pruned, its decoders built.
+    async fn open_stripe(&mut self, index: usize) -> Result<StripeReading> {
+        let path = self.path.clone();
+        let stripe = load_stripe(&path, &mut self.file, index, &self.projected).await?;
+        let rows = stripe.number_of_rows() as u64;
+        let first_row = self.first_rows.get(index).copied().unwrap_or(0);
+        let runs = self.row_groups(&stripe, first_row, rows)?;
+        let columns = stripe.columns();
+        let mut decoders = Vec::with_capacity(self.decoding.roots.len());
+        for (root, &position) in self.decoding.roots.iter().zip(&self.positions) {
+            let Some(column) = columns.get(position) else {
+                return Err(orc_error(
+                    &path,
+                    format!("stripe {index} lacks column '{}'", root.name),
+                ));
+            };
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                array_decoder_factory(column, &root.decode_as, &stripe)
+            }))
+            .map_err(|panic| decoder_panic(&path, panic))?;
+            decoders.push(built.map_err(|e| {
+                orc_error(
+                    &path,
+                    format!(
+                        "column '{}' of stripe {index} does not decode: {e}",
+                        root.name
+                    ),
+                )
+            })?);
+        }
+        Ok(StripeReading {
+            index,
+            first_row,
+            decoders,
+            runs,
+            at: 0,
+        })
+    }
+
+    /// The stripe-local row ranges of the row groups the filters may match (the whole
+    /// stripe without filters or a row index).
+    fn row_groups(
+        &self,
+        stripe: &orc_rust::stripe::Stripe,
+        first_row: u64,
+        rows: u64,
+    ) -> Result<VecDeque<Range<u64>>> {
+        let whole = VecDeque::from([0..rows]);
+        let stride = self.file.footer.row_index_stride.unwrap_or(0) as u64;
+        if self.context.filters.filters.is_empty() || stride == 0 || rows <= stride {
+            return Ok(whole);
+        }
+        let groups = rows.div_ceil(stride);
+        let mut units: Vec<OrcUnit> = (0..groups)
+            .map(|g| OrcUnit {
+                first_row: first_row + g * stride,
+                rows: stride.min(rows - g * stride),
+                columns: Default::default(),
+            })
+            .collect();
+        let root_type = self.file.metadata.root_data_type();
+        for (k, root) in self.decoding.roots[..self.decoding.filter_roots]
+            .iter()
+            .enumerate()
+        {
+            let Some(entries) = row_index(&self.path, stripe, self.positions[k])? else {
+                continue;
+            };
+            if entries.len() as u64 != groups {
+                continue;
+            }
+            let Some(id) = root_type
+                .children()
+                .get(root.root)
+                .map(|c| c.data_type().column_index())
+            else {
+                continue;
+            };
+            for (unit, entry) in units.iter_mut().zip(entries) {
+                if let Some(s) = entry.statistics {
+                    unit.columns.insert(id, s);
+                }
+            }
+        }
+        let stats = OrcStatistics::new(
+            &self.context.spec,
+            &self.binding,
+            root_type.children(),
+            &units,
+        );
+        let all: Vec<usize> = (0..units.len()).collect();
+        let kept = prune_units(&self.context, &self.split, &stats, &all)?;
+        let skipped: u64 = all
+            .iter()
+            .filter(|g| kept.binary_search(g).is_err())
+            .map(|&g| units[g].rows)
+            .sum();
+        self.context
+            .metrics
+            .rows_pruned_page_index
+            .add(skipped as usize);
+        let mut runs: VecDeque<Range<u64>> = VecDeque::new();
+        for g in kept {
+            let start = units[g].first_row - first_row;
+            let end = start + units[g].rows;
+            match runs.back_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => runs.push_back(start..end),
+            }
+        }
+        Ok(runs)
+    }
+}
+
+/// The next window of at most `batch_size` rows to read (stripe-local), the decoders
+/// moved to its start; `None` when the stripe is read.
+fn next_window(current: &mut StripeReading, batch_size: usize) -> Option<Range<u64>> {
+    loop {
+        let run = current.runs.front_mut()?;
+        if run.is_empty() {
+            current.runs.pop_front();
+            continue;
+        }
+        let start = run.start;
+        let end = run.end.min(start + batch_size.max(1) as u64);
+        run.start = end;
+        return Some(start..end);
+    }
+}
+
+/// What one window gave.
+struct WindowRead {
+    batch: Option<RecordBatch>,
+    rows: usize,
+    deleted: usize,
+    by_files: usize,
+}
+
+/// Decodes one window: gaps skipped, filter columns decoded and tested with the deleted
+/// rows, the other columns decoded (or skipped when no row survives).
+fn decode_window(
+    current: &mut StripeReading,
+    window: Range<u64>,
+    decoding: &Decoding,
+    deleted: Option<&DeletedRows>,
+    path: &str,
+) -> Result<WindowRead> {
+    let stripe = current.index;
+    let decode_error = |e: orc_rust::error::OrcError| {
+        orc_error(path, format!("stripe {stripe} does not decode: {e}"))
+    };
+    if window.start > current.at {
+        let gap = (window.start - current.at) as usize;
+        for decoder in &mut current.decoders {
+            decoder.skip_values(gap, None).map_err(decode_error)?;
+        }
+        current.at = window.start;
+    }
+    let n = (window.end - window.start) as usize;
+    current.at = window.end;
+    let first = current.first_row + window.start;
+    // Rows deleted by position: never tested, never output.
+    let (mut keep, mut dropped, mut by_files) = (None, 0, 0);
+    if let Some(deleted) = deleted {
+        let positions = first..first + n as u64;
+        let all = deleted.all();
+        if all.range_cardinality(positions.clone()) > 0 {
+            let mut mask = BooleanBufferBuilder::new(n);
+            for p in positions.clone() {
+                mask.append(!all.contains(p));
+            }
+            let mask = BooleanArray::new(mask.finish(), None);
+            dropped = n - mask.true_count();
+            by_files = deleted.by_position_deletes.range_cardinality(positions) as usize;
+            keep = Some(mask);
+        }
+    }
+    let mut arrays: Vec<Option<ArrayRef>> = vec![None; decoding.roots.len()];
+    for k in 0..decoding.filter_roots {
+        let array = current.decoders[k]
+            .next_batch(n, None)
+            .map_err(decode_error)?;
+        check_len(path, stripe, &array, n)?;
+        arrays[k] = Some(array);
+    }
+    for (k, predicate) in &decoding.filters {
+        if keep.as_ref().is_some_and(|k| k.true_count() == 0) {
+            break;
+        }
+        let Some(array) = &arrays[*k] else {
+            continue;
+        };
+        let mask = predicate.keep(array)?;
+        keep = Some(match keep {
+            Some(k) => and(&k, &mask)?,
+            None => mask,
+        });
+    }
+    let survivors = keep.as_ref().map_or(n, |k| k.true_count());
+    let rest = decoding.filter_roots..decoding.roots.len();
+    if survivors == 0 {
+        for k in rest {
+            current.decoders[k]
+                .skip_values(n, None)
+                .map_err(decode_error)?;
+        }
+        return Ok(WindowRead {
+            batch: None,
+            rows: n,
+            deleted: dropped,
+            by_files,
+        });
+    }
+    for k in rest {
+        let array = current.decoders[k]
+            .next_batch(n, None)
+            .map_err(decode_error)?;
+        check_len(path, stripe, &array, n)?;
+        arrays[k] = Some(array);
+    }
+    let mut fields = Vec::with_capacity(arrays.len() + 1);
+    let mut columns = Vec::with_capacity(arrays.len() + 1);
+    for (root, array) in decoding.roots.iter().zip(arrays) {
+        let Some(array) = array else {
+            continue;
+        };
+        fields.push(Field::new(&root.name, array.data_type().clone(), true));
+        columns.push(array);
+    }
+    if decoding.row_numbers {
+        fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
+        let positions = (first as i64)..(first + n as u64) as i64;
+        columns.push(Arc::new(Int64Array::from_iter_values(positions)));
+    }
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(n));
+    let mut batch = RecordBatch::try_new_with_options(schema, columns, &options)?;
+    if let Some(keep) = keep
+        && survivors < n
+    {
+        batch = filter_record_batch(&batch, &keep)?;
+    }
+    Ok(WindowRead {
+        batch: Some(batch),
+        rows: n,
+        deleted: dropped,
+        by_files,
+    })
+}
+
+/// A decoder that yields fewer rows than its stripe's footer gives is a corrupt file.
+fn check_len(path: &str, stripe: usize, array: &ArrayRef, n: usize) -> Result<()> {
+    match array.len() == n {
+        true => Ok(()),
+        false => Err(orc_error(
+            path,
+            format!(
+                "stripe {stripe} holds fewer rows than its footer gives ({} of {n} in a \
+                 window; the file is corrupt)",
+                array.len()
+            ),
+        )),
+    }
+}
+
+/// The type a file column is decoded in: its file type, timestamps in the table's unit
+/// (ORC stores nanoseconds; Iceberg tables read microseconds, Hive tables nanoseconds).
+pub fn decode_type(file_type: &DataType, table_type: &DataType) -> DataType {
+    match (file_type, table_type) {
+        (DataType::Timestamp(_, zone), DataType::Timestamp(unit, _)) => {
+            DataType::Timestamp(*unit, zone.clone())
+        }
+        (DataType::Timestamp(_, zone), _) => {
+            DataType::Timestamp(TimeUnit::Nanosecond, zone.clone())
+        }
+        _ => file_type.clone(),
+    }
+}

@@ -1,0 +1,479 @@
+//! Opening an ORC file (`LoadTail`): the postscript, footer and stripe statistics, checked
+//! before anything trusts them, and errors that name the file.
+//!
+//! ```text
+//!  file:  "ORC" | stripe 0 | … | stripe n-1 | metadata | footer | postscript | ps length (1 byte)
+//!                                              (stripe stats)  (types, stripes, row counts)
+//! ```
+//!
+//! `orc-rust` panics, overflows or misreads on several corrupt tails (lengths past the file
+//! subtract below zero, a non-struct root asserts, a cyclic type list recurses without end,
+//! an unknown codec reads as uncompressed), so the tail is decoded and checked here first
+//! ([`check_postscript`], [`check_types`]); only then is it handed to `orc-rust`'s
+//! `read_metadata`, over the bytes already fetched. The footer's type attributes
+//! (`iceberg.id`), which `orc-rust`'s schema drops, are kept from this decoding.
+//!
+//! `orc-rust` 0.8 builds its `Compression` only from a file (`from_proto` is private); the
+//! codec of a file is taken from a one-type synthetic tail with the same postscript codec
+//! ([`compression_of`]), so the footer can be decompressed before `orc-rust` parses it.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+use bytes::{Bytes, BytesMut};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use orc_rust::compression::{Compression, Decompressor};
+use orc_rust::proto;
+use orc_rust::reader::AsyncChunkReader;
+use orc_rust::reader::metadata::{FileMetadata, read_metadata_async};
+use orc_rust::schema::{ArrowSchemaOptions, TimestampPrecision};
+use parquet::arrow::async_reader::AsyncFileReader;
+use prost013::Message;
+
+use crate::parquet::open::{CountingReader, counting_reader};
+
+use crate::format::{FileFormat, format_of_tail, wrong_format};
+use crate::reader::SplitContext;
+use crate::split::FileSplit;
+
+/// The highest `CompressionKind` `orc-rust` 0.8 decodes (ZSTD).
+const KNOWN_CODECS: [&str; 6] = ["NONE", "ZLIB", "SNAPPY", "LZO", "LZ4", "ZSTD"];
+
+/// An ORC file whose tail was read and checked.
+#[derive(Clone)]
+pub struct OrcFile {
+    /// The open file.
+    pub reader: CountingReader,
+    /// `orc-rust`'s view of the tail: stripes, root type, codec.
+    pub metadata: Arc<FileMetadata>,
+    /// The footer as written (types with their attributes).
+    pub footer: Arc<proto::Footer>,
+    /// Per stripe, per ORC column id, the stripe's column statistics (empty when the file
+    /// has none).
+    pub stripe_statistics: Arc<Vec<proto::StripeStatistics>>,
+    /// The file's columns as Arrow fields (timestamps in microseconds), by the names the
+    /// scan binds.
+    pub schema: SchemaRef,
+}
+
+impl OrcFile {
+    /// The file's codec (`None`: uncompressed).
+    pub fn compression(&self) -> Option<Compression> {
+        self.metadata.compression()
+    }
+}
+
+/// `LoadTail`: reads and checks the tail of `split`'s file.
+pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<OrcFile> {
+    let path = split.display_path();
+    if context.spec.field_ids().is_some() {
+        return Err(DataFusionError::NotImplemented(format!(
+            "ORC data file '{path}': tables that match columns by field id (Iceberg) read \
+             ORC files in a later release"
+        )));
+    }
+    let reader = counting_reader(&context, &split, split.file_size());
+    let file = read_tail(path, reader).await?;
+    check_not_acid(path, &file)?;
+    Ok(file)
+}
+
+/// The columns of the ORC file at `location` (`size` bytes) as a table declares them:
+/// timestamps in nanoseconds (ORC's own precision, as Hive reads them).
+pub async fn file_schema(
+    store: &Arc<dyn object_store::ObjectStore>,
+    location: &object_store::path::Path,
+    size: u64,
+) -> Result<arrow::datatypes::Schema> {
+    let reader = CountingReader::open(
+        store,
+        location,
+        size,
+        datafusion::physical_plan::metrics::Count::new(),
+    );
+    let file = read_tail(location.as_ref(), reader).await?;
+    check_not_acid(location.as_ref(), &file)?;
+    let options =
+        ArrowSchemaOptions::new().with_timestamp_precision(TimestampPrecision::Nanosecond);
+    Ok(file
+        .metadata
+        .root_data_type()
+        .create_arrow_schema_with_options(&HashMap::new(), options))
+}
+
+/// The top-level columns of a Hive ACID (transactional) ORC file: its rows are in `row`,
+/// beside the transaction that wrote or deleted each.
+const ACID_COLUMNS: [&str; 6] = [
+    "operation",
+    "originalTransaction",
+    "bucket",
+    "rowId",
+    "currentTransaction",
+    "row",
+];
+
+/// A Hive ACID file is not a plain table file: reading its columns as the table's would
+/// return the transaction columns and every version of every row.
+fn check_not_acid(path: &str, file: &OrcFile) -> Result<()> {
+    let names: Vec<&str> = file
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    if names == ACID_COLUMNS {
+        return Err(DataFusionError::NotImplemented(format!(
+            "ORC file '{path}' is a Hive ACID (transactional) file: lakescan does not read \
+             Hive ACID tables (their base and delta directories must be merged by \
+             transaction; see the user guide)"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads and checks the tail of the file `reader` reads (`path` names it in errors).
+async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
+    let file_size = reader.file_size();
+    let (start, tail) = reader
+        .fetch_tail()
+        .await
+        .map_err(|e| orc_error(path, format!("reading its tail failed: {e}")))?;
+    if let Some(found @ FileFormat::Parquet) = format_of_tail(&tail) {
+        return Err(wrong_format(path, FileFormat::Orc, found));
+    }
+    let layout = check_postscript(path, file_size, start, &tail)?;
+    // Footer and metadata beyond the tail fetched: one more read, prepended.
+    let (start, tail) = match layout.metadata.start < start {
+        false => (start, tail),
+        true => {
+            let before = reader
+                .get_bytes(layout.metadata.start..start)
+                .await
+                .map_err(|e| orc_error(path, format!("reading its footer failed: {e}")))?;
+            let mut all = BytesMut::with_capacity(before.len() + tail.len());
+            all.extend_from_slice(&before);
+            all.extend_from_slice(&tail);
+            (layout.metadata.start, all.freeze())
+        }
+    };
+    let slice = |r: &Range<u64>| tail.slice((r.start - start) as usize..(r.end - start) as usize);
+    let compression = compression_of(path, &layout.postscript)?;
+    let footer: proto::Footer = decode_section(path, "footer", slice(&layout.footer), compression)?;
+    check_types(path, &footer)?;
+    let metadata: proto::Metadata =
+        decode_section(path, "metadata", slice(&layout.metadata), compression)?;
+    if !metadata.stripe_stats.is_empty() && metadata.stripe_stats.len() != footer.stripes.len() {
+        return Err(orc_error(
+            path,
+            format!(
+                "its metadata holds statistics of {} stripes but its footer lists {}",
+                metadata.stripe_stats.len(),
+                footer.stripes.len()
+            ),
+        ));
+    }
+    check_stripes(path, file_size, &footer)?;
+    let mut chunks = TailChunks {
+        file_size,
+        start,
+        tail,
+    };
+    let read = std::panic::AssertUnwindSafe(read_metadata_async(&mut chunks))
+        .catch_unwind()
+        .await
+        .map_err(|panic| decoder_panic(path, panic))?;
+    let file_metadata = read.map_err(|e| orc_error(path, format!("its tail is corrupt: {e}")))?;
+    let options =
+        ArrowSchemaOptions::new().with_timestamp_precision(TimestampPrecision::Microsecond);
+    let schema = file_metadata
+        .root_data_type()
+        .create_arrow_schema_with_options(&HashMap::new(), options);
+    Ok(OrcFile {
+        reader,
+        metadata: Arc::new(file_metadata),
+        footer: Arc::new(footer),
+        stripe_statistics: Arc::new(metadata.stripe_stats),
+        schema: Arc::new(schema),
+    })
+}
+
+/// Where the sections of the tail lie in the file.
+#[derive(Debug)]
+struct TailLayout {
+    postscript: proto::PostScript,
+    footer: Range<u64>,
+    metadata: Range<u64>,
+}
+
+/// Decodes the postscript from the tail (`tail` holds the file's bytes from `start`) and
+/// checks that the footer and metadata it describes lie inside the file, after the header,
+/// and that its codec is one `orc-rust` decodes.
+fn check_postscript(path: &str, file_size: u64, start: u64, tail: &[u8]) -> Result<TailLayout> {
+    let not_orc = |why: &str| {
+        orc_error(
+            path,
+            format!("{why} (the file is truncated or not an ORC file)"),
+        )
+    };
+    // "ORC" + at least a postscript length byte.
+    if file_size < 4 || tail.is_empty() {
+        return Err(not_orc(&format!("it has {file_size} bytes")));
+    }
+    let ps_len = u64::from(tail[tail.len() - 1]);
+    let tail_len = tail.len() as u64;
+    if ps_len == 0 || ps_len + 1 > tail_len {
+        return Err(not_orc(&format!(
+            "its postscript length ({ps_len}) does not fit in the file"
+        )));
+    }
+    let ps_start = (tail_len - 1 - ps_len) as usize;
+    let postscript = proto::PostScript::decode(&tail[ps_start..tail.len() - 1])
+        .map_err(|e| not_orc(&format!("its postscript does not decode: {e}")))?;
+    if let Some(magic) = &postscript.magic
+        && magic != "ORC"
+    {
+        return Err(not_orc(&format!(
+            "its postscript magic is '{magic}', not 'ORC'"
+        )));
+    }
+    let kind = postscript.compression.unwrap_or(0);
+    if !(0..KNOWN_CODECS.len() as i32).contains(&kind) {
+        return Err(orc_error(
+            path,
+            format!(
+                "unknown compression kind {kind} in its postscript (known: {})",
+                KNOWN_CODECS.join(", ")
+            ),
+        ));
+    }
+    let (Some(footer_len), Some(metadata_len)) =
+        (postscript.footer_length, postscript.metadata_length)
+    else {
+        return Err(not_orc("its postscript gives no footer or metadata length"));
+    };
+    let ps_offset = start + ps_start as u64;
+    let fits = footer_len
+        .checked_add(metadata_len)
+        .and_then(|n| n.checked_add(3))
+        .is_some_and(|n| n <= ps_offset);
+    if !fits {
+        return Err(not_orc(&format!(
+            "its postscript gives a footer of {footer_len} bytes and metadata of \
+             {metadata_len} bytes, more than the {ps_offset} bytes before it"
+        )));
+    }
+    let footer = ps_offset - footer_len..ps_offset;
+    let metadata = footer.start - metadata_len..footer.start;
+    Ok(TailLayout {
+        postscript,
+        footer,
+        metadata,
+    })
+}
+
+/// The codec of a file with `postscript`, as `orc-rust` builds it: read from a synthetic
+/// tail of one struct type with the same codec and block size (its footer an uncompressed
+/// "original" chunk, which every codec allows).
+fn compression_of(path: &str, postscript: &proto::PostScript) -> Result<Option<Compression>> {
+    let footer = proto::Footer {
+        types: vec![proto::Type {
+            kind: Some(proto::r#type::Kind::Struct as i32),
+            ..Default::default()
+        }],
+        number_of_rows: Some(0),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let mut chunk = Vec::with_capacity(footer.len() + 3);
+    let header = ((footer.len() as u32) << 1) | 1;
+    chunk.extend_from_slice(&header.to_le_bytes()[..3]);
+    if postscript.compression.unwrap_or(0) != 0 {
+        chunk.extend_from_slice(&footer);
+    } else {
+        chunk = footer;
+    }
+    let ps = proto::PostScript {
+        footer_length: Some(chunk.len() as u64),
+        compression: postscript.compression,
+        compression_block_size: postscript.compression_block_size,
+        metadata_length: Some(0),
+        magic: Some("ORC".into()),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let mut file = b"ORC".to_vec();
+    file.extend_from_slice(&chunk);
+    file.extend_from_slice(&ps);
+    file.push(ps.len() as u8);
+    let mut bytes = Bytes::from(file);
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        orc_rust::reader::metadata::read_metadata(&mut bytes)
+    }))
+    .map_err(|panic| decoder_panic(path, panic))?;
+    read.map(|m| m.compression())
+        .map_err(|e| orc_error(path, format!("its codec is not supported: {e}")))
+}
+
+/// Decompresses and decodes one section of the tail (`what` names it in errors).
+fn decode_section<M: Message + Default>(
+    path: &str,
+    what: &str,
+    bytes: Bytes,
+    compression: Option<Compression>,
+) -> Result<M> {
+    let plain = decompress(path, what, bytes, compression)?;
+    M::decode(plain.as_slice()).map_err(|e| {
+        orc_error(
+            path,
+            format!("its {what} does not decode: {e} (the file is corrupt)"),
+        )
+    })
+}
+
+/// The decompressed bytes of a stream or section (`orc-rust`'s decompressor panics on
+/// corrupt or truncated blocks: caught here, an error naming the file).
+pub fn decompress(
+    path: &str,
+    what: &str,
+    bytes: Bytes,
+    compression: Option<Compression>,
+) -> Result<Vec<u8>> {
+    let mut plain = vec![];
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Decompressor::new(bytes, compression, vec![]).read_to_end(&mut plain)
+    }))
+    .map_err(|_| {
+        orc_error(
+            path,
+            format!("its {what} does not decompress (the file is corrupt or truncated)"),
+        )
+    })?;
+    read.map_err(|e| orc_error(path, format!("its {what} does not decompress: {e}")))?;
+    Ok(plain)
+}
+
+/// Checks the type tree before `orc-rust` walks it recursively: a struct root, every
+/// subtype after its parent and inside the list (no cycle, no dangling id), one name per
+/// struct member, one child per list and two per map.
+fn check_types(path: &str, footer: &proto::Footer) -> Result<()> {
+    use proto::r#type::Kind;
+    let types = &footer.types;
+    let bad = |why: String| orc_error(path, format!("its type list is corrupt: {why}"));
+    match types.first().map(|t| t.kind()) {
+        Some(Kind::Struct) => {}
+        Some(other) => {
+            return Err(bad(format!(
+                "the root type is {other:?}, not a struct (files of a bare value are not \
+                 tables)"
+            )));
+        }
+        None => return Err(bad("it is empty".into())),
+    }
+    for (id, t) in types.iter().enumerate() {
+        for &child in &t.subtypes {
+            let child = child as usize;
+            if child <= id || child >= types.len() {
+                return Err(bad(format!(
+                    "type {id} has subtype {child}, outside ({id}, {})",
+                    types.len()
+                )));
+            }
+        }
+        let children = t.subtypes.len();
+        let expected = match t.kind() {
+            Kind::Struct => Some(t.field_names.len()),
+            Kind::List => Some(1),
+            Kind::Map => Some(2),
+            _ => None,
+        };
+        if let Some(expected) = expected
+            && children != expected
+        {
+            return Err(bad(format!(
+                "type {id} ({:?}) has {children} subtypes, expected {expected}",
+                t.kind()
+            )));
+        }
+        if t.kind() == Kind::Union && children > 127 {
+            return Err(bad(format!("union type {id} has {children} variants")));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every stripe the footer lists lies inside the file.
+fn check_stripes(path: &str, file_size: u64, footer: &proto::Footer) -> Result<()> {
+    for (i, s) in footer.stripes.iter().enumerate() {
+        let end = [s.index_length(), s.data_length(), s.footer_length()]
+            .into_iter()
+            .try_fold(s.offset(), u64::checked_add);
+        if end.is_none_or(|end| end > file_size) || s.offset() < 3 {
+            return Err(orc_error(
+                path,
+                format!(
+                    "its footer places stripe {i} at {}+{}+{}+{} bytes, outside the file's \
+                     {file_size} (the file is truncated or corrupt)",
+                    s.offset(),
+                    s.index_length(),
+                    s.data_length(),
+                    s.footer_length()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tail's bytes as `orc-rust`'s byte source (it reads nothing else while opening).
+struct TailChunks {
+    file_size: u64,
+    start: u64,
+    tail: Bytes,
+}
+
+impl AsyncChunkReader for TailChunks {
+    fn len(&mut self) -> BoxFuture<'_, std::io::Result<u64>> {
+        futures::future::ready(Ok(self.file_size)).boxed()
+    }
+
+    fn get_bytes(
+        &mut self,
+        offset_from_start: u64,
+        length: u64,
+    ) -> BoxFuture<'_, std::io::Result<Bytes>> {
+        let end = offset_from_start.saturating_add(length);
+        let tail_end = self.start + self.tail.len() as u64;
+        let answer = match offset_from_start >= self.start && end <= tail_end {
+            true => Ok(self
+                .tail
+                .slice((offset_from_start - self.start) as usize..(end - self.start) as usize)),
+            false => Err(std::io::Error::other(format!(
+                "bytes {offset_from_start}..{end} lie outside the tail read"
+            ))),
+        };
+        futures::future::ready(answer).boxed()
+    }
+}
+
+/// An error reading the ORC file at `path`.
+pub fn orc_error(path: &str, message: impl std::fmt::Display) -> DataFusionError {
+    exec_datafusion_err!("cannot read ORC file '{path}': {message}")
+}
+
+/// The error of a panic of `orc-rust` while reading the file at `path`.
+pub fn decoder_panic(path: &str, panic: Box<dyn std::any::Any + Send>) -> DataFusionError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    orc_error(
+        path,
+        format!("the ORC decoder panicked: {message} (the file is corrupt)"),
+    )
+}

@@ -1,0 +1,319 @@
+//! ORC column statistics of stripes (the file's metadata section) and of row groups (the
+//! 10 000-row groups of a stripe's row index), in table types, for pruning
+//! ([`crate::format::UnitStatistics`]).
+//!
+//! Every ORC column id has statistics, nested ones included, so struct members prune too.
+//! Converted: integers, floats (minimum only: NaN is left out of maxima), strings (exact or truncated bounds,
+//! both valid bounds), decimals (written as text), dates, booleans (true count). Unknown
+//! (never prune): binary, timestamps (their statistics are milliseconds in the writer's
+//! zone, or UTC since ORC-135, which old writers' files do not say reliably), unions and
+//! collections. A top-level column's null count is rows − values; a member's is unknown.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, Int64Array, UInt64Array};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use datafusion::common::pruning::PruningStatistics;
+use datafusion::common::{Column, Result, ScalarValue};
+use orc_rust::proto;
+use orc_rust::schema::DataType as OrcType;
+
+use crate::binding::{FieldSource, SplitBinding};
+use crate::format::{StatsArrays, UnitStatistics};
+use crate::parquet::statistics::constant_stats;
+use crate::scan_spec::ScanSpec;
+
+/// One unit (a stripe or a row group) with its rows and its columns' statistics by ORC
+/// column id.
+#[derive(Debug, Clone, Default)]
+pub struct OrcUnit {
+    /// File position of its first row.
+    pub first_row: u64,
+    /// Its rows.
+    pub rows: u64,
+    /// Statistics by ORC column id (ids without any are unknown).
+    pub columns: HashMap<usize, proto::ColumnStatistics>,
+}
+
+/// Statistics of some units of an ORC file for one split's binding.
+pub struct OrcStatistics<'a> {
+    spec: &'a ScanSpec,
+    binding: &'a SplitBinding,
+    /// The file's top-level columns (ORC types by position).
+    roots: &'a [orc_rust::schema::NamedColumn],
+    units: &'a [OrcUnit],
+    by_column: RefCell<HashMap<String, Option<StatsArrays>>>,
+}
+
+impl<'a> OrcStatistics<'a> {
+    /// Statistics of `units`.
+    pub fn new(
+        spec: &'a ScanSpec,
+        binding: &'a SplitBinding,
+        roots: &'a [orc_rust::schema::NamedColumn],
+        units: &'a [OrcUnit],
+    ) -> Self {
+        Self {
+            spec,
+            binding,
+            roots,
+            units,
+            by_column: RefCell::default(),
+        }
+    }
+
+    fn row_counts(&self) -> UInt64Array {
+        UInt64Array::from_iter_values(self.units.iter().map(|u| u.rows))
+    }
+
+    /// Min/max arrays of ORC column `id` (type `orc`, read as `arrow`) over the units, cast
+    /// to `table_type`; `None` when they do not cast.
+    fn min_max(
+        &self,
+        id: usize,
+        orc: &OrcType,
+        arrow: &DataType,
+        table_type: &DataType,
+    ) -> Result<Option<(ArrayRef, ArrayRef)>> {
+        let unknown = ScalarValue::try_from(arrow)?;
+        let (mut mins, mut maxes) = (vec![], vec![]);
+        for unit in self.units {
+            let (min, max) = unit
+                .columns
+                .get(&id)
+                .map(|s| bounds(s, orc, arrow))
+                .unwrap_or((None, None));
+            mins.push(min.unwrap_or_else(|| unknown.clone()));
+            maxes.push(max.unwrap_or_else(|| unknown.clone()));
+        }
+        let (Ok(mins), Ok(maxes)) = (
+            ScalarValue::iter_to_array(mins).and_then(|a| Ok(cast(&a, table_type)?)),
+            ScalarValue::iter_to_array(maxes).and_then(|a| Ok(cast(&a, table_type)?)),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some((mins, maxes)))
+    }
+
+    fn stats_of(&self, column: &Column) -> Option<StatsArrays> {
+        if let Some(cached) = self.by_column.borrow().get(column.name()) {
+            return cached.clone();
+        }
+        let i = self.spec.field(column.name()).map(|(i, _)| i);
+        let stats = i.and_then(|i| self.field_stats(i).ok().flatten());
+        self.by_column
+            .borrow_mut()
+            .insert(column.name().to_string(), stats.clone());
+        stats
+    }
+}
+
+impl UnitStatistics for OrcStatistics<'_> {
+    fn field_stats(&self, field: usize) -> Result<Option<StatsArrays>> {
+        let table_type = &self.spec.fields()[field].handle.data_type;
+        let row_counts = self.row_counts();
+        match &self.binding.sources()[field] {
+            FieldSource::Constant(v) => Ok(Some(constant_stats(v, row_counts)?)),
+            FieldSource::RowIndex => {
+                let first = self.units.iter().map(|u| u.first_row as i64);
+                let last = self
+                    .units
+                    .iter()
+                    .map(|u| (u.first_row + u.rows.max(1) - 1) as i64);
+                let (mins, maxes): (ArrayRef, ArrayRef) = (
+                    Arc::new(Int64Array::from_iter_values(first)),
+                    Arc::new(Int64Array::from_iter_values(last)),
+                );
+                Ok(Some(StatsArrays {
+                    mins: cast(&mins, table_type)?,
+                    maxes: cast(&maxes, table_type)?,
+                    null_counts: UInt64Array::from_iter_values(self.units.iter().map(|_| 0)),
+                    row_counts,
+                }))
+            }
+            FieldSource::RowId(_) | FieldSource::Filled { .. } => Ok(None),
+            FieldSource::File { root, file_type } => {
+                let Some(orc) = self.roots.get(*root).map(|c| c.data_type()) else {
+                    return Ok(None);
+                };
+                let id = orc.column_index();
+                let Some((mins, maxes)) = self.min_max(id, orc, file_type, table_type)? else {
+                    return Ok(None);
+                };
+                let nulls = self.units.iter().map(|u| {
+                    let s = u.columns.get(&id)?;
+                    match s.has_null {
+                        Some(false) => Some(0),
+                        _ => u.rows.checked_sub(s.number_of_values?),
+                    }
+                });
+                Ok(Some(StatsArrays {
+                    mins,
+                    maxes,
+                    null_counts: UInt64Array::from_iter(nulls),
+                    row_counts,
+                }))
+            }
+        }
+    }
+
+    fn member_stats(
+        &self,
+        field: usize,
+        path: &[String],
+        data_type: &DataType,
+    ) -> Result<Option<StatsArrays>> {
+        let FieldSource::File { root, file_type } = &self.binding.sources()[field] else {
+            return Ok(None);
+        };
+        let Some(mut orc) = self.roots.get(*root).map(|c| c.data_type()) else {
+            return Ok(None);
+        };
+        let mut arrow = file_type.clone();
+        for name in path {
+            let (OrcType::Struct { children, .. }, DataType::Struct(fields)) = (orc, &arrow) else {
+                return Ok(None);
+            };
+            let (Some(child), Some((_, field))) = (
+                children.iter().find(|c| c.name() == name),
+                fields.find(name),
+            ) else {
+                return Ok(None);
+            };
+            orc = child.data_type();
+            arrow = field.data_type().clone();
+        }
+        let Some((mins, maxes)) = self.min_max(orc.column_index(), orc, &arrow, data_type)? else {
+            return Ok(None);
+        };
+        Ok(Some(StatsArrays {
+            mins,
+            maxes,
+            null_counts: UInt64Array::new_null(self.units.len()),
+            row_counts: self.row_counts(),
+        }))
+    }
+}
+
+/// Min and max of one column's statistics as values of `arrow` (the column's Arrow type in
+/// the file); `None` when unknown.
+fn bounds(
+    s: &proto::ColumnStatistics,
+    orc: &OrcType,
+    arrow: &DataType,
+) -> (Option<ScalarValue>, Option<ScalarValue>) {
+    if s.number_of_values() == 0 {
+        return (None, None);
+    }
+    let of = |v: ScalarValue| v.cast_to(arrow).ok();
+    match orc {
+        OrcType::Byte { .. }
+        | OrcType::Short { .. }
+        | OrcType::Int { .. }
+        | OrcType::Long { .. } => {
+            let Some(i) = &s.int_statistics else {
+                return (None, None);
+            };
+            (
+                i.minimum.and_then(|v| of(ScalarValue::Int64(Some(v)))),
+                i.maximum.and_then(|v| of(ScalarValue::Int64(Some(v)))),
+            )
+        }
+        OrcType::Float { .. } | OrcType::Double { .. } => {
+            let Some(d) = &s.double_statistics else {
+                return (None, None);
+            };
+            let (min, max) = (d.minimum, d.maximum);
+            if min.is_some_and(f64::is_nan) || max.is_some_and(f64::is_nan) {
+                return (None, None);
+            }
+            // NaN is the largest float in the order filters compare with, and writers
+            // leave it out of the maximum: only the minimum bounds.
+            (min.and_then(|v| of(ScalarValue::Float64(Some(v)))), None)
+        }
+        OrcType::String { .. } | OrcType::Varchar { .. } | OrcType::Char { .. } => {
+            let Some(t) = &s.string_statistics else {
+                return (None, None);
+            };
+            let text = |v: &Option<String>| v.clone().and_then(|v| of(ScalarValue::Utf8(Some(v))));
+            // Truncated bounds (ORC-203) are still bounds: lower ≤ every value ≤ upper.
+            let min = text(&t.minimum).or_else(|| text(&t.lower_bound));
+            let max = text(&t.maximum).or_else(|| text(&t.upper_bound));
+            // A CHAR's values are blank-padded; bounds written unpadded are not exact.
+            match orc {
+                OrcType::Char { .. } => (None, None),
+                _ => (min, max),
+            }
+        }
+        OrcType::Decimal { .. } => {
+            let Some(d) = &s.decimal_statistics else {
+                return (None, None);
+            };
+            let text = |v: &Option<String>| {
+                v.clone()
+                    .and_then(|v| of(ScalarValue::Utf8(Some(v.trim().to_string()))))
+            };
+            (text(&d.minimum), text(&d.maximum))
+        }
+        OrcType::Date { .. } => {
+            let Some(d) = &s.date_statistics else {
+                return (None, None);
+            };
+            (
+                d.minimum.and_then(|v| of(ScalarValue::Date32(Some(v)))),
+                d.maximum.and_then(|v| of(ScalarValue::Date32(Some(v)))),
+            )
+        }
+        OrcType::Boolean { .. } => {
+            let Some(true_count) = s.bucket_statistics.as_ref().and_then(|b| b.count.first())
+            else {
+                return (None, None);
+            };
+            let values = s.number_of_values();
+            (
+                Some(ScalarValue::Boolean(Some(*true_count >= values))),
+                Some(ScalarValue::Boolean(Some(*true_count > 0))),
+            )
+        }
+        _ => (None, None),
+    }
+}
+
+fn is_float(t: &DataType) -> bool {
+    matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
+}
+
+impl PruningStatistics for OrcStatistics<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        let stats = self.stats_of(column)?;
+        if is_float(stats.mins.data_type()) {
+            // -0.0 sorts below +0.0; a recorded +0.0 minimum may hide a -0.0.
+            return None;
+        }
+        Some(stats.mins)
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        let stats = self.stats_of(column)?;
+        (!is_float(stats.maxes.data_type())).then_some(stats.maxes)
+    }
+
+    fn num_containers(&self) -> usize {
+        self.units.len()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        Some(Arc::new(self.stats_of(column)?.null_counts))
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        Some(Arc::new(OrcStatistics::row_counts(self)))
+    }
+
+    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
+        None
+    }
+}

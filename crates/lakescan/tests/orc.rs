@@ -1,0 +1,519 @@
+//! ORC data files in Hive tables: files other writers wrote (Apache ORC's examples, with
+//! their known contents), files written here with every type the reader maps (compared with
+//! the same rows in memory), stripe and row-group pruning, byte-range splits, and bad input.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    ListArray, RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
+};
+use arrow::datatypes::{DataType, Field, Fields, Int32Type, Schema, TimeUnit};
+use arrow::util::pretty::pretty_format_batches;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use lakescan_testkit::orc::{OrcWriteOptions, write_orc};
+
+fn testdata(rel: &str) -> String {
+    format!("{}/../../testdata/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn session() -> SessionContext {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    lakescan::register(&ctx).expect("registering lakescan on a fresh session cannot fail");
+    ctx
+}
+
+/// The rows of `sql`, sorted, as text.
+async fn rows(ctx: &SessionContext, sql: &str) -> datafusion::common::Result<String> {
+    let batches = ctx.sql(sql).await?.collect().await?;
+    let text = pretty_format_batches(&batches)?.to_string();
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.len() > 4 {
+        let end = lines.len() - 1;
+        lines[3..end].sort_unstable();
+    }
+    Ok(lines.join("\n"))
+}
+
+/// A directory holding `files` (name, bytes).
+fn table_dir(files: &[(&str, Vec<u8>)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    dir
+}
+
+fn expected_json(name: &str) -> Vec<serde_json::Value> {
+    let mut text = String::new();
+    let file = std::fs::File::open(testdata(&format!("orc/expected/{name}.jsn.gz"))).unwrap();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn copy_example(name: &str) -> tempfile::TempDir {
+    let bytes = std::fs::read(testdata(&format!("orc/{name}.orc"))).unwrap();
+    table_dir(&[("000000_0", bytes)])
+}
+
+async fn create(ctx: &SessionContext, name: &str, dir: &Path, options: &str) {
+    let sql = format!(
+        "CREATE EXTERNAL TABLE {name} STORED AS HIVE LOCATION '{}' {options}",
+        dir.display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+}
+
+/// Apache ORC's `TestOrcFile.test1.orc` (zlib, Java writer): every primitive, a struct of a
+/// list of structs, a list of structs and a map, as its expected JSON says.
+#[tokio::test]
+async fn apache_test1_reads_its_known_rows() {
+    let dir = copy_example("TestOrcFile.test1");
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let expected = expected_json("TestOrcFile.test1");
+    let batches = ctx
+        .sql(
+            "SELECT boolean1, byte1, short1, int1, long1, double1, string1, \
+             middle['list'][2]['string1'] AS m, cardinality(list) AS n, \
+             list[1]['int1'] AS l1, cardinality(map) AS k FROM t",
+        )
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let batch = arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+    assert_eq!(batch.num_rows(), expected.len());
+    for (i, row) in expected.iter().enumerate() {
+        let scalar = |c: usize| {
+            datafusion::common::ScalarValue::try_from_array(batch.column(c), i)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(scalar(0), row["boolean1"].to_string(), "row {i}");
+        assert_eq!(scalar(1), row["byte1"].to_string(), "row {i}");
+        assert_eq!(scalar(2), row["short1"].to_string(), "row {i}");
+        assert_eq!(scalar(3), row["int1"].to_string(), "row {i}");
+        assert_eq!(scalar(4), row["long1"].to_string(), "row {i}");
+        assert_eq!(
+            scalar(5).parse::<f64>().unwrap(),
+            row["double1"].as_f64().unwrap()
+        );
+        assert_eq!(scalar(6), row["string1"].as_str().unwrap(), "row {i}");
+        let middle = &row["middle"]["list"][1]["string1"];
+        assert_eq!(scalar(7), middle.as_str().unwrap(), "row {i}");
+        let list = row["list"].as_array().unwrap();
+        assert_eq!(scalar(8), list.len().to_string(), "row {i}");
+        assert_eq!(scalar(9), list[0]["int1"].to_string(), "row {i}");
+        let map = row["map"].as_array().unwrap();
+        assert_eq!(scalar(10), map.len().to_string(), "row {i}");
+    }
+}
+
+/// `orc_index_int_string.orc` (Hive's `_col0`, `_col1` names, a row index): the whole file,
+/// and a point filter that the row index narrows to one 1 000-row group.
+#[tokio::test]
+async fn apache_row_index_file_prunes_row_groups() {
+    let dir = copy_example("orc_index_int_string");
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let expected = expected_json("orc_index_int_string");
+    let sum: i64 = expected.iter().map(|r| r["_col0"].as_i64().unwrap()).sum();
+    let got = rows(&ctx, "SELECT count(*), sum(_col0) FROM t")
+        .await
+        .unwrap();
+    assert!(got.contains(&format!("| {} ", expected.len())), "{got}");
+    assert!(got.contains(&sum.to_string()), "{got}");
+    let want = expected
+        .iter()
+        .find(|r| r["_col0"] == 4000)
+        .map(|r| r["_col1"].as_str().unwrap().to_string())
+        .unwrap();
+    let got = rows(&ctx, "SELECT _col1 FROM t WHERE _col0 = 4000")
+        .await
+        .unwrap();
+    assert!(got.contains(&format!("| {want} ")), "{got}");
+    let plan = rows(
+        &ctx,
+        "EXPLAIN ANALYZE SELECT _col1 FROM t WHERE _col0 = 4000",
+    )
+    .await
+    .unwrap();
+    let pruned = metric(&plan, "rows_pruned_page_index");
+    assert!(pruned >= 4000, "row groups pruned: {pruned}\n{plan}");
+}
+
+/// `TestOrcFile.testStripeLevelStats.orc`: 11 000 rows in stripes of one value each; a
+/// filter on a value skips the other stripes by their statistics.
+#[tokio::test]
+async fn apache_stripe_statistics_prune_stripes() {
+    let dir = copy_example("TestOrcFile.testStripeLevelStats");
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let expected = expected_json("TestOrcFile.testStripeLevelStats");
+    let threes = expected.iter().filter(|r| r["int1"] == 3).count();
+    let got = rows(&ctx, "SELECT count(*) FROM t WHERE int1 = 3")
+        .await
+        .unwrap();
+    assert!(got.contains(&format!("| {threes} ")), "{got}");
+    let plan = rows(
+        &ctx,
+        "EXPLAIN ANALYZE SELECT count(*) FROM t WHERE int1 = 3",
+    )
+    .await
+    .unwrap();
+    assert!(metric(&plan, "row_groups_pruned_statistics") >= 1, "{plan}");
+}
+
+/// `decimal.orc`: 6 000 decimals (2 000 NULL) with their sum, minimum and maximum.
+#[tokio::test]
+async fn apache_decimal_file() {
+    let dir = copy_example("decimal");
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let got = rows(
+        &ctx,
+        "SELECT count(*), count(_col0), CAST(sum(_col0) AS VARCHAR), min(_col0), max(_col0) FROM t",
+    )
+    .await
+    .unwrap();
+    for want in ["6000", "4000", "1998301.09900", "-1000.50000", "1999.20000"] {
+        assert!(got.contains(want), "{want} in {got}");
+    }
+}
+
+/// The sum of metric `name` in an `EXPLAIN ANALYZE` text.
+fn metric(plan: &str, name: &str) -> usize {
+    let pattern = format!("{name}=");
+    plan.match_indices(&pattern)
+        .filter_map(|(at, _)| {
+            let rest = &plan[at + pattern.len()..];
+            // DataFusion prints large counts as `4.00 K`, `1.20 M`.
+            let number: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let value = number.parse::<f64>().ok()?;
+            let scale = match rest[number.len()..].trim_start().chars().next() {
+                Some('K') => 1e3,
+                Some('M') => 1e6,
+                Some('B') => 1e9,
+                _ => 1.0,
+            };
+            Some((value * scale).round() as usize)
+        })
+        .sum()
+}
+
+/// Rows with every type the writer and reader map, nulls at every level.
+fn typed_batch(n: usize, offset: i64) -> RecordBatch {
+    let point = Fields::from(vec![
+        Field::new("x", DataType::Int32, true),
+        Field::new("label", DataType::Utf8, true),
+    ]);
+    let ids: Vec<i64> = (0..n as i64).map(|i| i + offset).collect();
+    let id: ArrayRef = Arc::new(Int64Array::from(ids.clone()));
+    let small: ArrayRef = Arc::new(Int32Array::from_iter(
+        ids.iter()
+            .map(|i| (i % 7 != 3).then_some((i % 1000) as i32)),
+    ));
+    let price: ArrayRef = Arc::new(
+        Decimal128Array::from_iter(
+            ids.iter()
+                .map(|i| (i % 11 != 0).then_some(i128::from(i * 137 - 5000))),
+        )
+        .with_precision_and_scale(12, 2)
+        .unwrap(),
+    );
+    let ratio: ArrayRef = Arc::new(Float64Array::from_iter(
+        ids.iter()
+            .map(|i| (i % 5 != 1).then_some(*i as f64 / 8.0 - 3.0)),
+    ));
+    let name: ArrayRef = Arc::new(StringArray::from_iter(
+        ids.iter()
+            .map(|i| (i % 9 != 4).then(|| format!("name-{:05}", i % 400))),
+    ));
+    let flag: ArrayRef = Arc::new(BooleanArray::from_iter(
+        ids.iter().map(|i| (i % 13 != 2).then_some(i % 3 == 0)),
+    ));
+    let day: ArrayRef = Arc::new(Date32Array::from_iter(
+        ids.iter()
+            .map(|i| (i % 17 != 5).then_some(18_000 + (*i % 900) as i32)),
+    ));
+    let at: ArrayRef = Arc::new(TimestampMicrosecondArray::from_iter(ids.iter().map(|i| {
+        (i % 19 != 7).then_some(1_600_000_000_000_000 + i * 1_000_123 - 50_000_000_000)
+    })));
+    let xs = Int32Array::from_iter(ids.iter().map(|i| (i % 4 != 0).then_some(*i as i32 * 2)));
+    let labels = StringArray::from_iter(ids.iter().map(|i| (i % 6 != 0).then(|| format!("p{i}"))));
+    let nulls = arrow::buffer::NullBuffer::from_iter(ids.iter().map(|i| i % 10 != 9));
+    let pt: ArrayRef = Arc::new(
+        StructArray::try_new(point, vec![Arc::new(xs), Arc::new(labels)], Some(nulls)).unwrap(),
+    );
+    let tags: ArrayRef = Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(
+        ids.iter().map(|i| {
+            (i % 8 != 6).then(|| {
+                (0..(i % 4))
+                    .map(|k| (k % 3 != 2).then_some((i + k) as i32))
+                    .collect::<Vec<_>>()
+            })
+        }),
+    ));
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("small", DataType::Int32, true),
+        Field::new("price", DataType::Decimal128(12, 2), true),
+        Field::new("ratio", DataType::Float64, true),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("flag", DataType::Boolean, true),
+        Field::new("day", DataType::Date32, true),
+        Field::new("at", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+        Field::new("pt", pt.data_type().clone(), true),
+        Field::new("tags", tags.data_type().clone(), true),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![id, small, price, ratio, name, flag, day, at, pt, tags],
+    )
+    .unwrap()
+}
+
+/// The same rows in memory and in ORC files (two files, several stripes and row-index
+/// groups each): every query gives the same rows.
+#[tokio::test]
+async fn written_files_read_as_their_rows() {
+    let (a, b) = (typed_batch(25_000, 0), typed_batch(7_000, 25_000));
+    let schema = a.schema();
+    let options = OrcWriteOptions {
+        stripe_rows: 9_000,
+        row_index_stride: 1_000,
+        ..Default::default()
+    };
+    let dir = table_dir(&[
+        (
+            "f1.orc",
+            write_orc(&schema, &[a.clone()], &options).unwrap(),
+        ),
+        (
+            "f2.orc",
+            write_orc(&schema, &[b.clone()], &options).unwrap(),
+        ),
+    ]);
+    let ctx = session();
+    let columns = "id BIGINT, small INT, price DECIMAL(12, 2), ratio DOUBLE, name VARCHAR, \
+                   flag BOOLEAN, day DATE, at TIMESTAMP, \
+                   pt STRUCT<x: INT, label: VARCHAR>, tags ARRAY<INT>";
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t ({columns}) STORED AS HIVE LOCATION '{}' \
+         OPTIONS ('format' 'orc', 'split_size' '40000')",
+        dir.path().display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let memory = MemTable::try_new(schema, vec![vec![a, b]]).unwrap();
+    ctx.register_table("m", Arc::new(memory)).unwrap();
+    let queries = [
+        "SELECT * FROM {t}",
+        "SELECT id, name FROM {t} WHERE small = 42",
+        "SELECT id FROM {t} WHERE small BETWEEN 100 AND 120 AND flag",
+        "SELECT count(*), sum(price), min(price), max(price) FROM {t} WHERE price > 1000",
+        "SELECT id, ratio FROM {t} WHERE ratio < -2.5 OR ratio > 3000",
+        "SELECT name, count(*) FROM {t} WHERE name >= 'name-00390' GROUP BY name",
+        "SELECT id, day FROM {t} WHERE day = DATE '2019-04-01'",
+        "SELECT id, at FROM {t} WHERE at < TIMESTAMP '2020-09-12 00:00:00'",
+        "SELECT id, pt['label'] FROM {t} WHERE pt['x'] = 4002",
+        "SELECT id, tags FROM {t} WHERE id > 31990",
+        "SELECT count(*) FROM {t} WHERE pt IS NULL",
+        "SELECT count(*), count(small), count(name), count(tags) FROM {t}",
+        "SELECT id FROM {t} WHERE id = 24999 OR id = 25000",
+    ];
+    for q in queries {
+        let want = rows(&ctx, &q.replace("{t}", "m AS x")).await.unwrap();
+        let got = rows(&ctx, &q.replace("{t}", "t AS x")).await.unwrap();
+        assert_eq!(got, want, "{q}");
+    }
+}
+
+/// A file of several stripes read in byte ranges: every stripe once (the midpoint rule),
+/// whatever the split size.
+#[tokio::test]
+async fn byte_range_splits_read_every_stripe_once() {
+    let batch = typed_batch(30_000, 0);
+    let options = OrcWriteOptions {
+        stripe_rows: 4_000,
+        row_index_stride: 1_000,
+        ..Default::default()
+    };
+    let dir = table_dir(&[(
+        "f.orc",
+        write_orc(&batch.schema(), &[batch], &options).unwrap(),
+    )]);
+    for split_size in ["1000", "50000", "123457", "100000000"] {
+        let ctx = session();
+        create(
+            &ctx,
+            "t",
+            dir.path(),
+            &format!("OPTIONS ('split_size' '{split_size}')"),
+        )
+        .await;
+        let got = rows(&ctx, "SELECT count(*), sum(id), count(DISTINCT id) FROM t")
+            .await
+            .unwrap();
+        assert!(
+            got.contains("| 30000    | 449985000 | 30000 "),
+            "{split_size}: {got}"
+        );
+    }
+}
+
+/// Hidden columns: `$row_index` is the file position, whatever split and filter read it.
+#[tokio::test]
+async fn row_index_is_the_file_position() {
+    let batch = typed_batch(12_000, 0);
+    let options = OrcWriteOptions {
+        stripe_rows: 5_000,
+        row_index_stride: 1_000,
+        ..Default::default()
+    };
+    let dir = table_dir(&[(
+        "f.orc",
+        write_orc(&batch.schema(), &[batch], &options).unwrap(),
+    )]);
+    let ctx = session();
+    create(
+        &ctx,
+        "t",
+        dir.path(),
+        "OPTIONS ('hidden_columns' 'all', 'split_size' '30000')",
+    )
+    .await;
+    let got = rows(&ctx, "SELECT count(*) FROM t WHERE \"$row_index\" <> id")
+        .await
+        .unwrap();
+    assert!(got.contains("| 0 "), "{got}");
+    let got = rows(
+        &ctx,
+        "SELECT id, \"$row_index\" FROM t WHERE \"$row_index\" IN (5, 7777, 11999) AND small IS NOT NULL",
+    )
+    .await
+    .unwrap();
+    for id in ["5", "7777", "11999"] {
+        assert!(got.contains(&format!("| {id} ")), "{got}");
+    }
+}
+
+/// Bad files: an error naming the file and what is wrong, never a panic or rows.
+#[tokio::test]
+async fn bad_files_are_errors_naming_them() {
+    let batch = typed_batch(3_000, 0);
+    let good = write_orc(&batch.schema(), &[batch], &OrcWriteOptions::default()).unwrap();
+    let declared = "(id BIGINT, small INT) STORED AS HIVE";
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = vec![];
+    // Truncated: the postscript and footer gone.
+    cases.push((
+        "truncated",
+        good[..good.len() / 2].to_vec(),
+        "cannot read ORC file",
+    ));
+    // The postscript length byte past the file.
+    let mut bad_ps = good.clone();
+    *bad_ps.last_mut().unwrap() = 255;
+    cases.push(("postscript", bad_ps, "postscript"));
+    // An unknown codec: the postscript's compression field (tag 2) set to 9.
+    let mut codec = good.clone();
+    let ps_len = *codec.last().unwrap() as usize;
+    let ps_start = codec.len() - 1 - ps_len;
+    let at = (ps_start..codec.len() - 1)
+        .find(|&i| codec[i] == 0x10 && codec[i + 1] == 0)
+        .expect("the writer writes compression NONE as 0x10 0x00");
+    codec[at + 1] = 9;
+    cases.push(("codec", codec, "unknown compression kind 9"));
+    // A corrupt stripe footer (Apache ORC's example: fewer encodings than columns).
+    let bad_footer = std::fs::read(testdata("orc/stripe_footer_bad_column_encodings.orc")).unwrap();
+    cases.push(("stripe_footer", bad_footer, "cannot read ORC file"));
+    // A Parquet file in an ORC table.
+    cases.push(("parquet", parquet_bytes(), "it is a PARQUET file"));
+    for (name, bytes, want) in cases {
+        let dir = table_dir(&[("f.orc", bytes)]);
+        let ctx = session();
+        let sql = format!(
+            "CREATE EXTERNAL TABLE t {declared} LOCATION '{}' OPTIONS ('format' 'orc')",
+            dir.path().display()
+        );
+        ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        let err = rows(&ctx, "SELECT * FROM t")
+            .await
+            .expect_err(name)
+            .to_string();
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(err.contains("f.orc"), "{name}: {err}");
+    }
+}
+
+/// An ORC file in a Parquet table: the error says which format it is.
+#[tokio::test]
+async fn orc_file_in_a_parquet_table_is_named() {
+    let batch = typed_batch(100, 0);
+    let orc = write_orc(&batch.schema(), &[batch], &OrcWriteOptions::default()).unwrap();
+    let dir = table_dir(&[("a.parquet", parquet_bytes()), ("b.orc", orc)]);
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let err = rows(&ctx, "SELECT * FROM t").await.unwrap_err().to_string();
+    assert!(
+        err.contains("b.orc") && err.contains("it is a ORC file"),
+        "{err}"
+    );
+}
+
+/// Hive ACID tables are not read: `NotImplemented` naming the table.
+#[tokio::test]
+async fn acid_tables_are_not_implemented() {
+    let batch = typed_batch(10, 0);
+    let orc = write_orc(&batch.schema(), &[batch], &OrcWriteOptions::default()).unwrap();
+    let dir = table_dir(&[("delta_0000001_0000001/bucket_00000", orc)]);
+    let ctx = session();
+    let sql = format!(
+        "CREATE EXTERNAL TABLE acid_t STORED AS HIVE LOCATION '{}'",
+        dir.path().display()
+    );
+    let err = ctx.sql(&sql).await.unwrap_err().to_string();
+    assert!(err.contains("acid_t") && err.contains("Hive ACID"), "{err}");
+    let sql = format!(
+        "CREATE EXTERNAL TABLE acid_u (id BIGINT) STORED AS HIVE LOCATION '{}' \
+         OPTIONS ('transactional' 'true')",
+        dir.path().display()
+    );
+    let err = ctx.sql(&sql).await.unwrap_err().to_string();
+    assert!(
+        err.contains("not implemented")
+            || err.contains("NotImplemented")
+            || err.contains("does not read Hive ACID"),
+        "{err}"
+    );
+}
+
+fn parquet_bytes() -> Vec<u8> {
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)])),
+        vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+    )
+    .unwrap();
+    let mut out = vec![];
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    out
+}
