@@ -86,6 +86,9 @@ pub struct LakescanDb {
     /// When the file's queries of lakescan tables run on a Ballista cluster (the `Ballista`
     /// run): a client session sharing `ctx`'s catalog.
     cluster: Option<SessionContext>,
+    /// The ORC twin run: every Parquet file a `COPY` writes is rewritten as ORC (same name,
+    /// same rows, its row groups as stripes), so the file's Hive tables read ORC.
+    orc_twin: bool,
 }
 
 impl LakescanDb {
@@ -95,7 +98,14 @@ impl LakescanDb {
             ctx,
             mirror: None,
             cluster: None,
+            orc_twin: false,
         }
+    }
+
+    /// Rewrites the Parquet files `COPY` writes as ORC files (the ORC twin run).
+    pub fn with_orc_twin(mut self) -> Self {
+        self.orc_twin = true;
+        self
     }
 
     /// Runs the queries that read lakescan tables, and only lakescan tables, on `cluster` (a
@@ -121,6 +131,21 @@ impl LakescanDb {
 
 impl LakescanDb {
     async fn execute(&self, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
+        if self.orc_twin {
+            let plan = self.ctx.state().create_logical_plan(sql).await?;
+            if let LogicalPlan::Copy(copy) = &plan {
+                let target = copy.output_url.clone();
+                let output = Self::execute_in(&self.ctx, sql).await?;
+                let rewritten = crate::orc_twin::rewrite_as_orc(std::path::Path::new(&target))?;
+                let parquet = sql.to_ascii_lowercase().contains("stored as parquet");
+                if parquet && rewritten == 0 {
+                    return Err(DataFusionError::Execution(format!(
+                        "ORC twin: COPY wrote no Parquet file under '{target}' to rewrite"
+                    )));
+                }
+                return Ok(output);
+            }
+        }
         let Some(cluster) = &self.cluster else {
             return Self::execute_in(&self.ctx, sql).await;
         };

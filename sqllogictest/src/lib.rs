@@ -18,6 +18,7 @@
 
 pub mod convert;
 pub mod db;
+pub mod orc_twin;
 pub mod s3;
 pub mod validate;
 

@@ -167,10 +167,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             let off = twice.then(|| (file.clone(), Variant::PreloadOff));
             let s3 = (check && on_s3(&name)).then(|| (file.clone(), Variant::S3));
             let ballista = (check && on_ballista(&name)).then(|| (file.clone(), Variant::Ballista));
+            let orc = (check && on_orc(&name)).then(|| (file.clone(), Variant::Orc));
             std::iter::once((file, Variant::Default))
                 .chain(off)
                 .chain(s3)
                 .chain(ballista)
+                .chain(orc)
         })
         .collect();
     let outcomes = runtime.block_on(run_files(runs, args.mode))?;
@@ -202,6 +204,22 @@ const ON_BALLISTA: &[&str] = &[
     "iceberg_duckdb_partitions.slt",
     "iceberg_writers.slt",
 ];
+
+/// Files whose Hive tables run again over ORC files (the ORC twin: every Parquet file a
+/// `COPY` writes becomes an ORC file of the same rows): every file reading Hive tables but
+/// those about Parquet itself (bloom filters, footer corruption) or the runner.
+const NOT_ORC: &[&str] = &[
+    "bad_input.slt",
+    "bloom_filters.slt",
+    "iceberg_",
+    "listing_cache.slt",
+    "smoke.slt",
+];
+
+/// Whether `name` runs again over ORC files.
+fn on_orc(name: &str) -> bool {
+    !NOT_ORC.iter().any(|prefix| name.starts_with(prefix))
+}
 
 /// Whether `name` runs again on Ballista.
 fn on_ballista(name: &str) -> bool {
@@ -287,6 +305,10 @@ enum Variant {
     /// the same rows. `EXPLAIN` records are left out (a distributed plan has stages);
     /// `skipif ballista` marks records that differ there.
     Ballista,
+    /// Over ORC files (`lakescan_sqllogictest::orc_twin`): the same rows. `EXPLAIN` records
+    /// are left out (metrics of bytes and pages differ); `skipif orc` marks records that
+    /// differ there.
+    Orc,
 }
 
 /// The S3 server of a run (moto on loopback) and its bucket `slt`, with `testdata/` uploaded
@@ -355,6 +377,7 @@ async fn run_file(file: &Path, variant: Variant, s3: Option<Arc<S3Run>>, mode: M
         Variant::PreloadOff => " (preload off)",
         Variant::S3 => " (on S3)",
         Variant::Ballista => " (on Ballista)",
+        Variant::Orc => " (ORC)",
     };
     Outcome {
         name: format!("{}{suffix}", file_name(file)),
@@ -394,11 +417,17 @@ async fn new_runner(
         if let Some(cluster) = &cluster {
             db = db.with_cluster(cluster.clone());
         }
+        if variant == Variant::Orc {
+            db = db.with_orc_twin();
+        }
         async move { Ok::<_, DbError>(db) }
     });
     runner.set_var("TESTDATA".to_string(), testdata_dir());
     if variant == Variant::Ballista {
         runner.add_label("ballista");
+    }
+    if variant == Variant::Orc {
+        runner.add_label("orc");
     }
     runner.with_validator(validator);
     // The `I`/`R`/`T` letters of `query` records are checked against the result's types.
@@ -414,8 +443,21 @@ async fn check_file(file: &Path, variant: Variant) -> Result<(), String> {
     if variant == Variant::Ballista {
         records.retain(|r| !shows_one_process(r));
     }
+    if variant == Variant::Orc {
+        records.retain(|r| !is_explain(r));
+    }
     let runner = new_runner(file, variant, None).await?;
     run_records(runner, records).await
+}
+
+/// Whether `record` is an `EXPLAIN` (its metrics count Parquet pages and bytes).
+fn is_explain(record: &Record<sqllogictest::DefaultColumnType>) -> bool {
+    match record {
+        Record::Query { sql, .. } | Record::Statement { sql, .. } => {
+            sql.trim_start().to_ascii_lowercase().starts_with("explain")
+        }
+        _ => false,
+    }
 }
 
 /// Whether `record` shows a plan or types of one process: `EXPLAIN` (a distributed plan has

@@ -482,14 +482,12 @@ fn as_view_type(field: Field) -> Field {
 }
 
 /// The format of the data file `meta` by its magic bytes (`PAR1` at both ends, `ORC` at the
-/// start): a table that does not declare its format reads its files as this one's.
+/// start): a table that does not declare its format reads its files as this one's. A file of
+/// neither reads as Parquet, whose reader then names what is wrong with it.
 async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<FileFormat> {
     let size = meta.size;
     if size < 4 {
-        return plan_err!(
-            "cannot tell the format of data file '{}': it has {size} bytes",
-            meta.location
-        );
+        return Ok(FileFormat::Parquet);
     }
     let ranges = [0..4, size - 4..size];
     let parts = store.get_ranges(&meta.location, &ranges).await?;
@@ -499,11 +497,7 @@ async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Resul
             meta.location
         ),
         Some(format) => Ok(format),
-        None => plan_err!(
-            "cannot tell the format of data file '{}': it is neither Parquet nor ORC (declare \
-             it with OPTIONS ('format' 'parquet' | 'orc'))",
-            meta.location
-        ),
+        None => Ok(FileFormat::Parquet),
     }
 }
 

@@ -41,6 +41,9 @@ const ORC_EPOCH: i64 = 1_420_070_400;
 pub struct OrcWriteOptions {
     /// Rows per stripe.
     pub stripe_rows: usize,
+    /// Rows of each stripe in order, when given (the last takes the rest): a Parquet file's
+    /// row groups become stripes of the same rows.
+    pub stripes: Vec<usize>,
     /// Rows per row-index group (0: no row index).
     pub row_index_stride: usize,
     /// Attributes per top-level column name, written on that column's type (for example
@@ -52,6 +55,7 @@ impl Default for OrcWriteOptions {
     fn default() -> Self {
         Self {
             stripe_rows: 64 * 1024,
+            stripes: vec![],
             row_index_stride: 10_000,
             attributes: BTreeMap::new(),
         }
@@ -93,8 +97,14 @@ pub fn write_orc(
     let mut file_stats = vec![Stats::default(); types.len()];
     let stripe_rows = options.stripe_rows.max(1);
     let mut start = 0;
+    let mut sizes = options.stripes.iter();
     while start < rows {
-        let end = (start + stripe_rows).min(rows);
+        let size = sizes
+            .next()
+            .copied()
+            .filter(|s| *s > 0)
+            .unwrap_or(stripe_rows);
+        let end = (start + size).min(rows);
         let (info, stats) =
             write_stripe(&mut file, &root, &columns, start..end, options, types.len())?;
         for (f, s) in file_stats.iter_mut().zip(&stats) {

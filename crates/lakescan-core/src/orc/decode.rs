@@ -251,7 +251,7 @@ impl Reading {
         first_row: u64,
         rows: u64,
     ) -> Result<VecDeque<Range<u64>>> {
-        let whole = VecDeque::from([0..rows]);
+        let whole: VecDeque<Range<u64>> = std::iter::once(0..rows).collect();
         let stride = self.file.footer.row_index_stride.unwrap_or(0) as u64;
         if self.context.filters.filters.is_empty() || stride == 0 || rows <= stride {
             return Ok(whole);
@@ -382,12 +382,11 @@ fn decode_window(
         }
     }
     let mut arrays: Vec<Option<ArrayRef>> = vec![None; decoding.roots.len()];
-    for k in 0..decoding.filter_roots {
-        let array = current.decoders[k]
-            .next_batch(n, None)
-            .map_err(decode_error)?;
+    let filter_decoders = current.decoders[..decoding.filter_roots].iter_mut();
+    for (slot, decoder) in arrays.iter_mut().zip(filter_decoders) {
+        let array = decoder.next_batch(n, None).map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
-        arrays[k] = Some(array);
+        *slot = Some(array);
     }
     for (k, predicate) in &decoding.filters {
         if keep.as_ref().is_some_and(|k| k.true_count() == 0) {

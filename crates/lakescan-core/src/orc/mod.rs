@@ -280,7 +280,6 @@ impl OrcSplitReader {
                 _ => {}
             }
         }
-        drop(add);
         Ok(Decoding {
             roots,
             filter_roots,
