@@ -11,6 +11,7 @@
 //! | `orders_bucketed` | `bucketed/orders/00000B_0.parquet`: 8 Hive buckets of `o_custkey` (lakescan knows the bucketing; the peers read plain Parquet) |
 //! | `lineitem_struct` | `nested/lineitem_struct/*.parquet`: `l_orderkey`, `s` = a struct of 20 members |
 //! | `small`         | `small/p=P/fF.parquet`: 2 000 files of 400 rows (`k`, `x`) in 40 partitions `p` (the same at every scale) |
+//! | `lineitem_orc`  | `orc/lineitem/*.orc`: `flat/lineitem` as ORC, row groups as stripes (`orc_*` cases) |
 //! | `lineitem_ice`, `lineitem_ice_pos`, `lineitem_ice_dv`, `lineitem_ice_eq` | Iceberg tables over `flat/lineitem` with no deletes, position deletes, deletion vectors, equality deletes (`crate::iceberg_tables`) |
 
 /// Which table directory a floor scan reads.
@@ -59,6 +60,8 @@ pub struct Case {
     /// Over the Iceberg copies of lineitem: run by lakescan and the Iceberg peers
     /// (`duckdb-iceberg`, `iceberg-datafusion`) instead of the Parquet engines.
     pub iceberg: bool,
+    /// Over the ORC copy of lineitem (`lineitem_orc`): run by lakescan and `datafusion-orc`.
+    pub orc: bool,
 }
 
 const ALL_LINEITEM: [&str; 16] = [
@@ -118,6 +121,15 @@ const ALL_ORDERS: [&str; 9] = [
 /// The cases at `scale`, in the order they run. Key constants scale with the data so each
 /// case keeps its selectivity (about 1 % of rows for `selective` and `or_prune`).
 pub fn all(scale: f64) -> Vec<Case> {
+    all_parquet(scale)
+        .into_iter()
+        .chain(iceberg_cases(scale))
+        .chain(orc_cases(scale))
+        .collect()
+}
+
+/// The cases over Parquet files.
+fn all_parquet(scale: f64) -> Vec<Case> {
     let point = middle_order_key(scale);
     let point_predicate = format!("l_orderkey = {point}");
     let early_keys = ((60_000.0 * scale).round() as u64).max(1);
@@ -137,6 +149,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "full_scan",
             iceberg: false,
+            orc: false,
             description: "all 16 columns of lineitem, no filter",
             sql: "SELECT * FROM lineitem".to_string(),
             floor: vec![flat(&ALL_LINEITEM, None)],
@@ -144,6 +157,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "selective",
             iceberg: false,
+            orc: false,
             description: "l_shipdate range (~1 % of rows), 4 columns",
             sql: format!(
                 "SELECT l_orderkey, l_partkey, l_extendedprice, l_shipdate FROM lineitem \
@@ -157,6 +171,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "or_prune",
             iceberg: false,
+            orc: false,
             description: "OR across two columns, both prunable by min/max: \
                           early order keys (~1 % of rows) or a ship date before the data starts",
             sql: format!(
@@ -171,6 +186,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "point_lookup",
             iceberg: false,
+            orc: false,
             description: "one order's line items by l_orderkey, all columns",
             sql: format!("SELECT * FROM lineitem WHERE {point_predicate}"),
             floor: vec![flat(&ALL_LINEITEM, Some(&point_predicate))],
@@ -178,6 +194,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "count_partition",
             iceberg: false,
+            orc: false,
             description: "count(*) of two ship years of the Hive layout (partition filter only)",
             sql: "SELECT count(*) FROM lineitem_hive WHERE l_shipyear IN (1994, 1995)".to_string(),
             floor: vec![FloorScan {
@@ -193,6 +210,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "tpch_q1",
             iceberg: false,
+            orc: false,
             description: "TPC-H Q1",
             sql: "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, \
                   sum(l_extendedprice) AS sum_base_price, \
@@ -221,6 +239,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "tpch_q6",
             iceberg: false,
+            orc: false,
             description: "TPC-H Q6",
             sql: "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem \
                   WHERE l_shipdate >= DATE '1994-01-01' \
@@ -236,6 +255,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "join_orders",
             iceberg: false,
+            orc: false,
             description: "lineitem joined with orders under a one-week o_orderdate filter \
                           (the join's dynamic filter goes into the lineitem scan)",
             sql: format!(
@@ -255,6 +275,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "topk",
             iceberg: false,
+            orc: false,
             description: "the 10 largest l_extendedprice: TopK's dynamic filter tightens \
                           while the scan streams",
             sql: "SELECT l_extendedprice FROM lineitem ORDER BY l_extendedprice DESC LIMIT 10"
@@ -264,6 +285,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "small_files",
             iceberg: false,
+            orc: false,
             description: "2 000 files of 400 rows in 40 partitions: a GROUP BY over all of them \
                           (per-file opening cost dominates)",
             sql: "SELECT k, count(*) AS n, avg(x) AS ax FROM small GROUP BY k".to_string(),
@@ -277,6 +299,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "small_partition",
             iceberg: false,
+            orc: false,
             description: "count(*) of one partition of the small-files table (50 files)",
             sql: "SELECT count(*) AS n FROM small WHERE p = 7".to_string(),
             floor: vec![FloorScan {
@@ -289,6 +312,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "bucket_lookup",
             iceberg: false,
+            orc: false,
             description: "one customer's orders by o_custkey in 8 Hive bucket files \
                           (lakescan reads the key's bucket only)",
             sql: format!("SELECT * FROM orders_bucketed WHERE {customer}"),
@@ -302,6 +326,7 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "struct_field",
             iceberg: false,
+            orc: false,
             description: "one member of a 20-member struct: sum(s['l_quantity'])",
             sql: "SELECT sum(s['l_quantity']) AS q FROM lineitem_struct".to_string(),
             floor: vec![nested(&["s.l_quantity"])],
@@ -309,14 +334,37 @@ pub fn all(scale: f64) -> Vec<Case> {
         Case {
             name: "struct_whole",
             iceberg: false,
+            orc: false,
             description: "the whole 20-member struct (the bytes struct_field must undercut 10×)",
             sql: "SELECT s FROM lineitem_struct".to_string(),
             floor: vec![nested(&["s"])],
         },
     ]
-    .into_iter()
-    .chain(iceberg_cases(scale))
-    .collect()
+}
+
+/// `full_scan`, `selective` and `tpch_q6` over the ORC copy of `lineitem` (`orc/lineitem`):
+/// lakescan's ORC reader against `datafusion-orc`; lakescan's own Parquet cases are the
+/// Parquet twin.
+fn orc_cases(scale: f64) -> Vec<Case> {
+    let names = [
+        ("full_scan", "orc_full_scan"),
+        ("selective", "orc_selective"),
+        ("tpch_q6", "orc_tpch_q6"),
+    ];
+    all_parquet(scale)
+        .into_iter()
+        .filter_map(|case| {
+            let (_, name) = names.iter().find(|(from, _)| *from == case.name)?;
+            Some(Case {
+                name,
+                description: "the Parquet case of the same name over lineitem as ORC",
+                sql: case.sql.replace("FROM lineitem", "FROM lineitem_orc"),
+                floor: vec![],
+                iceberg: false,
+                orc: true,
+            })
+        })
+        .collect()
 }
 
 /// The same scan of each Iceberg copy of `lineitem` (`crate::iceberg_tables`): five columns,
@@ -328,6 +376,7 @@ fn iceberg_cases(scale: f64) -> Vec<Case> {
         name,
         description,
         iceberg: true,
+        orc: false,
         sql: format!(
             "SELECT count(*) AS n, sum(l_quantity) AS qty, \
              sum(l_extendedprice * (1 - l_discount)) AS revenue, \
@@ -348,6 +397,7 @@ fn iceberg_cases(scale: f64) -> Vec<Case> {
             name: "iceberg_read",
             description: "the same columns and filter without arithmetic: min/max/sum only",
             iceberg: true,
+            orc: false,
             sql: "SELECT count(*) AS n, sum(l_quantity) AS qty, \
                   max(l_extendedprice) AS top_price, min(l_discount) AS low_discount, \
                   max(l_orderkey) AS last_order FROM lineitem_ice \
@@ -365,6 +415,7 @@ fn iceberg_cases(scale: f64) -> Vec<Case> {
             description: "iceberg_pos below the middle order key: half the row groups pruned, \
                           and their splits' delete files never read",
             iceberg: true,
+            orc: false,
             sql: format!(
                 "SELECT count(*) AS n, sum(l_quantity) AS qty, max(l_orderkey) AS last_order \
                  FROM lineitem_ice_pos WHERE l_orderkey < {}",

@@ -13,6 +13,8 @@
 //!   nested/lineitem_struct/*.parquet          l_orderkey and s, a struct of 20 members
 //!   small/p=P/fF.parquet                      2 000 files of 400 rows (k, x) in 40 partitions
 //!   iceberg/lineitem{,_pos,_dv,_eq}/          Iceberg tables over flat/lineitem (crate::iceberg_tables)
+//!   orc/lineitem/*.orc                        flat/lineitem as ORC (stripes = row groups;
+//!                                             its own _READY; written when an ORC case runs)
 //! ```
 //!
 //! A cache whose marker differs from the current layout is generated again.
@@ -64,6 +66,12 @@ impl Dataset {
     /// `nested/lineitem_struct`: `l_orderkey` and `s`, a struct of [`STRUCT_MEMBERS`] members.
     pub fn struct_lineitem(&self) -> PathBuf {
         self.root.join("nested").join("lineitem_struct")
+    }
+
+    /// `orc/lineitem`: `flat/lineitem` as ORC files (one per Parquet file, its row groups as
+    /// stripes), written by [`prepare_orc`].
+    pub fn orc_lineitem(&self) -> PathBuf {
+        self.root.join("orc").join("lineitem")
     }
 
     /// `small/p=P/fF.parquet`: [`SMALL_FILES`] files of [`SMALL_ROWS`] rows in
@@ -261,6 +269,78 @@ pub fn ensure(cache: &Path, layout: &Layout, smoke: bool) -> Result<Dataset> {
         bail!("data generation failed ({status})");
     }
     Ok(dataset)
+}
+
+/// The marker of `orc/lineitem`: what its files are.
+const ORC_MARKER: &str = "lineitem as ORC v1: one file per Parquet file of flat/lineitem, its \
+                          row groups as stripes, row index every 10000 rows, uncompressed, \
+                          written by lakescan_testkit::orc";
+
+/// `orc/lineitem` of `dataset`, written first (in a child process running
+/// `lakescan-bench --prepare-orc …`, so the conversion's memory is not the benchmark's) when
+/// its marker is missing.
+pub fn ensure_orc(dataset: &Dataset, cache: &Path, layout: &Layout, smoke: bool) -> Result<()> {
+    let marker = dataset.orc_lineitem().join("_READY");
+    if std::fs::read_to_string(&marker).unwrap_or_default() == ORC_MARKER {
+        return Ok(());
+    }
+    eprintln!("writing lineitem as ORC into {} (once) ...", dataset.orc_lineitem().display());
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("--prepare-orc")
+        .arg("--scale")
+        .arg(layout.scale.to_string())
+        .arg("--cache-dir")
+        .arg(cache);
+    if smoke {
+        cmd.arg("--smoke");
+    }
+    let status = cmd.status()?;
+    if !status.success() || !marker.is_file() {
+        bail!("writing the ORC files failed ({status})");
+    }
+    Ok(())
+}
+
+/// Writes `orc/lineitem` from `flat/lineitem` (the `--prepare-orc` child's work): each
+/// Parquet file as an ORC file of the same rows, its row groups as stripes.
+pub fn prepare_orc(dataset: &Dataset) -> Result<()> {
+    use lakescan_testkit::orc::{OrcWriteOptions, write_orc};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let out = dataset.orc_lineitem();
+    let partial = out.with_extension("partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial)?;
+    }
+    std::fs::create_dir_all(&partial)?;
+    for file in parquet_files(&dataset.flat_lineitem())? {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file)?)?;
+        let stripes = builder
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows().max(0) as usize)
+            .collect();
+        let schema = builder.schema().clone();
+        let batches = builder.build()?.collect::<std::result::Result<Vec<_>, _>>()?;
+        let options = OrcWriteOptions {
+            stripes,
+            ..OrcWriteOptions::default()
+        };
+        let bytes = write_orc(&schema, &batches, &options)?;
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        std::fs::write(partial.join(format!("{name}.orc")), bytes)?;
+    }
+    std::fs::write(partial.join("_READY"), ORC_MARKER)?;
+    if out.exists() {
+        std::fs::remove_dir_all(&out)?;
+    }
+    std::fs::rename(&partial, &out)?;
+    Ok(())
 }
 
 /// Generates the dataset of `layout` under `cache` (the `--prepare-data` child's work).

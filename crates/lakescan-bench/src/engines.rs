@@ -45,11 +45,14 @@ pub enum Engine {
     DuckDbIceberg,
     /// iceberg-rust's `iceberg-datafusion` 0.10.1, in its own process (Iceberg cases).
     IcebergDataFusion,
+    /// `datafusion-orc` 0.9 (DataFusion 54's ORC `FileFormat`, on `orc-rust` 0.8) over
+    /// `lineitem_orc` (the ORC cases).
+    DataFusionOrc,
 }
 
 impl Engine {
     /// Every engine, in the order each run visits them.
-    pub const ALL: [Engine; 12] = [
+    pub const ALL: [Engine; 13] = [
         Engine::Lakescan,
         Engine::LakescanNoPreload,
         Engine::LakescanNoDynamicFilters,
@@ -62,6 +65,7 @@ impl Engine {
         Engine::DuckDb,
         Engine::DuckDbIceberg,
         Engine::IcebergDataFusion,
+        Engine::DataFusionOrc,
     ];
 
     /// Name in the table and the JSON.
@@ -79,6 +83,7 @@ impl Engine {
             Engine::DuckDb => "duckdb",
             Engine::DuckDbIceberg => "duckdb-iceberg",
             Engine::IcebergDataFusion => "iceberg-datafusion",
+            Engine::DataFusionOrc => "datafusion-orc",
         }
     }
 
@@ -105,7 +110,8 @@ impl Engine {
             Engine::LakescanBallista => BALLISTA_CASES.contains(&case.name),
             Engine::DataFusionBallista => BALLISTA_CASES.contains(&case.name) && !case.iceberg,
             Engine::DuckDbIceberg | Engine::IcebergDataFusion => case.iceberg,
-            _ => !case.iceberg,
+            Engine::DataFusionOrc => case.orc,
+            _ => !case.iceberg && !case.orc,
         }
     }
 
@@ -204,8 +210,27 @@ pub async fn lakescan_session(
     Ok(ctx)
 }
 
+/// A session with `lineitem_orc` as a `datafusion-orc` listing table (DataFusion's ORC
+/// reader: `orc-rust`'s, with projection but no filter pushdown or pruning).
+pub async fn datafusion_orc_session(dataset: &Dataset, threads: usize) -> Result<SessionContext> {
+    use datafusion_orc::{OrcReadOptions, SessionContextOrcExt};
+    let ctx = SessionContext::new_with_config(config(threads, false));
+    let dir = dir_url(&dataset.orc_lineitem());
+    ctx.register_orc("lineitem_orc", &dir, OrcReadOptions::default())
+        .await?;
+    Ok(ctx)
+}
+
 /// The benchmark's tables in `ctx` as lakescan (`STORED AS HIVE`, `STORED AS ICEBERG`) tables.
 async fn create_lakescan_tables(ctx: &SessionContext, dataset: &Dataset) -> Result<()> {
+    if dataset.orc_lineitem().join("_READY").is_file() {
+        let sql = format!(
+            "CREATE EXTERNAL TABLE lineitem_orc STORED AS HIVE LOCATION '{}' \
+             OPTIONS ('format' 'orc')",
+            dir_url(&dataset.orc_lineitem())
+        );
+        ctx.sql(&sql).await?.collect().await?;
+    }
     for table in tables(dataset) {
         let sql = format!(
             "CREATE EXTERNAL TABLE {}{} STORED AS HIVE LOCATION '{}'{}{}",

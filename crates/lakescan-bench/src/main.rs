@@ -117,6 +117,9 @@ struct Args {
     /// Internal: generate the data set and exit (run as a child process).
     #[arg(long, hide = true)]
     prepare_data: bool,
+    /// Internal: write `orc/lineitem` and exit (run as a child process).
+    #[arg(long, hide = true)]
+    prepare_orc: bool,
 }
 
 fn main() -> Result<()> {
@@ -136,6 +139,10 @@ fn main() -> Result<()> {
     };
     if args.prepare_data {
         return runtime.block_on(data::prepare(&cache, &layout));
+    }
+    if args.prepare_orc {
+        let dataset = data::ensure(&cache, &layout, args.smoke)?;
+        return data::prepare_orc(&dataset);
     }
     runtime.block_on(run(args, cache, layout))
 }
@@ -201,6 +208,9 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         );
     }
     let dataset = data::ensure(&cache, &layout, args.smoke)?;
+    if cases.iter().any(|c| c.orc) {
+        data::ensure_orc(&dataset, &cache, &layout, args.smoke)?;
+    }
     if args.s3 {
         // DuckDB's S3 peer needs the Iceberg venv's httpfs package: required when --engines
         // names duckdb, else skipped with the reason.
@@ -258,6 +268,10 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             false => None,
         },
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
+        datafusion_orc: match engines.contains(&Engine::DataFusionOrc) && cases.iter().any(|c| c.orc) {
+            true => Some(engines::datafusion_orc_session(&dataset, args.threads).await?),
+            false => None,
+        },
     };
     if args.explain {
         for case in &cases {
@@ -432,6 +446,10 @@ async fn rss_probe(
             let ctx = engines::datafusion_session(dataset, threads, pushdown).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
+        Engine::DataFusionOrc => {
+            let ctx = engines::datafusion_orc_session(dataset, threads).await?;
+            engines::run_sql_on(&ctx, &case.sql, on).await?;
+        }
         Engine::ParquetFloor => {
             FloorPlan::new(dataset, &case.floor).await?.run(threads)?;
         }
@@ -479,6 +497,8 @@ struct Sessions {
     /// Started only when the engine runs.
     datafusion_ballista: Option<SessionContext>,
     datafusion_pushdown: SessionContext,
+    /// Started only when the engine runs an ORC case.
+    datafusion_orc: Option<SessionContext>,
 }
 
 impl Sessions {
@@ -492,6 +512,7 @@ impl Sessions {
             Engine::DataFusion => Some(&self.datafusion),
             Engine::DataFusionBallista => self.datafusion_ballista.as_ref(),
             Engine::DataFusionPushdown => Some(&self.datafusion_pushdown),
+            Engine::DataFusionOrc => self.datafusion_orc.as_ref(),
             _ => None,
         }
     }
@@ -571,7 +592,8 @@ impl CaseBench<'_> {
                 | Engine::LakescanBallista
                 | Engine::DataFusionBallista
                 | Engine::DataFusion
-                | Engine::DataFusionPushdown => {
+                | Engine::DataFusionPushdown
+                | Engine::DataFusionOrc => {
                     let mut c = ResultCollector::default();
                     let ctx = self.sessions.of(engine).context("session")?;
                     engines::run_sql(ctx, &case.sql, Some(&mut c))
@@ -751,7 +773,8 @@ impl CaseBench<'_> {
             | Engine::LakescanBallista
             | Engine::DataFusionBallista
             | Engine::DataFusion
-            | Engine::DataFusionPushdown => {
+            | Engine::DataFusionPushdown
+            | Engine::DataFusionOrc => {
                 let ctx = self.sessions.of(engine).context("session")?;
                 let rss = PeakRss::start();
                 let run: SqlRun = engines::run_sql_on(ctx, &self.case.sql, self.consume_on).await?;
@@ -760,9 +783,10 @@ impl CaseBench<'_> {
                 seen.rows_returned = run.rows;
                 if matches!(
                     engine,
-                    Engine::LakescanBallista | Engine::DataFusionBallista
+                    Engine::LakescanBallista | Engine::DataFusionBallista | Engine::DataFusionOrc
                 ) {
-                    // The scans ran in the executors: no metrics in the client's plan.
+                    // No scan metrics to show: on Ballista the scans ran in the executors;
+                    // datafusion-orc's scan is not DataFusion's Parquet scan.
                 } else if engine.lakescan_variant().is_some() {
                     seen.lake = Some(engines::lakescan_metrics(&run.plan));
                 } else {

@@ -237,6 +237,20 @@ pub fn targets(all: &[Measurement]) -> String {
         Engine::DataFusion,
         1.0,
     );
+    // Issue 23: lakescan's ORC reader against DataFusion's (datafusion-orc, the floor the
+    // issue names when a release builds against DataFusion 54).
+    time_target(
+        "ORC full scan vs datafusion-orc",
+        "orc_full_scan",
+        Engine::DataFusionOrc,
+        1.1,
+    );
+    time_target(
+        "ORC selective scan vs datafusion-orc",
+        "orc_selective",
+        Engine::DataFusionOrc,
+        0.7,
+    );
     for case in ["iceberg_scan", "iceberg_pos", "iceberg_dv", "iceberg_eq"] {
         time_target(
             &format!("Iceberg {case} vs DuckDB"),
