@@ -395,7 +395,15 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
             },
         ),
         (List(f) | LargeList(f), List(t) | LargeList(t)) => can_adapt(f.data_type(), t.data_type()),
-        (Map(f, _), Map(t, _)) => can_adapt(f.data_type(), t.data_type()),
+        // Keys and values by position: writers name them differently (Parquet's
+        // `key_value.key`, ORC's `entries.keys`).
+        (Map(f, _), Map(t, _)) => match (f.data_type(), t.data_type()) {
+            (Struct(fkv), Struct(tkv)) if fkv.len() == 2 && tkv.len() == 2 => {
+                can_adapt(fkv[0].data_type(), tkv[0].data_type())
+                    && can_adapt(fkv[1].data_type(), tkv[1].data_type())
+            }
+            _ => can_adapt(f.data_type(), t.data_type()),
+        },
         _ => {
             file.equals_datatype(table)
                 || is_safe_widening(file, table)

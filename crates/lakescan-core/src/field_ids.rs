@@ -93,3 +93,114 @@ pub struct FieldIdMatching {
     /// The table's name mapping, for files written without ids.
     pub name_mapping: Option<Vec<MappedName>>,
 }
+
+/// The metadata key of a field's id in Arrow schemas (the `parquet` crate's, which ORC and
+/// Avro readers reuse for the ids of their own files).
+pub const FIELD_ID_KEY: &str = "PARQUET:field_id";
+
+/// The id of an Arrow field, from its [`FIELD_ID_KEY`] metadata.
+pub fn arrow_field_id(field: &arrow::datatypes::Field) -> Option<i32> {
+    field.metadata().get(FIELD_ID_KEY)?.parse().ok()
+}
+
+/// `fields` of a file (their ids in [`FIELD_ID_KEY`] metadata) renamed to the table's names
+/// by field id, with the rules of [`crate::parquet::field_ids`]: a field's own id, else the
+/// id its name maps to in the table's name mapping; a field whose id the table does not have
+/// (or that has none) takes a reserved name no table column has. Order and types are kept.
+///
+/// A file with no id at all and no name mapping is returned as it is: its columns bind by
+/// their names, the table's current names, as Java reads ORC and Avro files without ids
+/// (`MappingUtil.create(schema)`).
+pub fn rename_fields_by_id(
+    fields: &arrow::datatypes::Fields,
+    matching: &FieldIdMatching,
+) -> arrow::datatypes::Fields {
+    if !fields.iter().any(|f| has_arrow_ids(f)) && matching.name_mapping.is_none() {
+        return fields.clone();
+    }
+    rename_arrow_level(fields, &matching.table, matching.name_mapping.as_deref())
+}
+
+fn has_arrow_ids(field: &arrow::datatypes::Field) -> bool {
+    use arrow::datatypes::DataType;
+    arrow_field_id(field).is_some()
+        || match field.data_type() {
+            DataType::Struct(children) => children.iter().any(|c| has_arrow_ids(c)),
+            DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
+                has_arrow_ids(item)
+            }
+            _ => false,
+        }
+}
+
+/// Renames one struct level (`mapping`: the name mapping at this level).
+fn rename_arrow_level(
+    fields: &arrow::datatypes::Fields,
+    table: &FieldIds,
+    mapping: Option<&[MappedName]>,
+) -> arrow::datatypes::Fields {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(position, field)| {
+            let by_name = mapped(mapping, field.name());
+            let below = by_name.map(|m| m.fields.as_slice());
+            let id = arrow_field_id(field).or_else(|| by_name.and_then(|m| m.field_id));
+            let renamed = match id.and_then(|id| table.get(id)) {
+                Some(node) => field
+                    .as_ref()
+                    .clone()
+                    .with_name(node.name.clone())
+                    .with_data_type(rename_arrow_type(field.data_type(), &node.nested, below)),
+                None => {
+                    let name = match id {
+                        Some(id) => format!("{UNMATCHED_PREFIX}{id}"),
+                        None => format!("{UNMATCHED_PREFIX}at_{position}"),
+                    };
+                    field.as_ref().clone().with_name(name)
+                }
+            };
+            std::sync::Arc::new(renamed)
+        })
+        .collect()
+}
+
+/// `t` with the struct members below it renamed as `nested` says; list elements, map keys
+/// and values keep their names. A structure other than the table's is kept: reading it as
+/// the table type reports the mismatch.
+fn rename_arrow_type(
+    t: &arrow::datatypes::DataType,
+    nested: &NestedIds,
+    mapping: Option<&[MappedName]>,
+) -> arrow::datatypes::DataType {
+    use arrow::datatypes::DataType;
+    let child = |name: &str| mapped(mapping, name).map(|m| m.fields.as_slice());
+    let renamed_child = |f: &arrow::datatypes::FieldRef, nested: &NestedIds, name: &str| {
+        let t = rename_arrow_type(f.data_type(), nested, child(name));
+        std::sync::Arc::new(f.as_ref().clone().with_data_type(t))
+    };
+    match (t, nested) {
+        (DataType::Struct(children), NestedIds::Struct(members)) => {
+            DataType::Struct(rename_arrow_level(children, members, mapping))
+        }
+        (DataType::List(item), NestedIds::List(element)) => {
+            DataType::List(renamed_child(item, element, "element"))
+        }
+        (DataType::LargeList(item), NestedIds::List(element)) => {
+            DataType::LargeList(renamed_child(item, element, "element"))
+        }
+        (DataType::Map(entries, sorted), NestedIds::Map(key, value)) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return t.clone();
+            };
+            let [k, v] = kv.iter().collect::<Vec<_>>()[..] else {
+                return t.clone();
+            };
+            let kv: arrow::datatypes::Fields =
+                vec![renamed_child(k, key, "key"), renamed_child(v, value, "value")].into();
+            let entries = entries.as_ref().clone().with_data_type(DataType::Struct(kv));
+            DataType::Map(std::sync::Arc::new(entries), *sorted)
+        }
+        _ => t.clone(),
+    }
+}

@@ -1,5 +1,6 @@
 //! [`TableWriter`]: a small writer of Iceberg tables (format v1, v2 or v3) in a local
-//! directory, for the CLI demo, the tests and the benchmark: data files, position-delete and
+//! directory, for the CLI demo, the tests and the benchmark: data files (Parquet, or ORC with
+//! [`TableWriter::with_data_format`]), position-delete and
 //! equality-delete files as Parquet with field ids, deletion vectors in Puffin files, schema
 //! and partition evolution, one snapshot per commit with its own sequence number (v3: and
 //! its first row id), a metadata file per commit. Manifests and manifest lists are written
@@ -25,6 +26,37 @@ use iceberg::spec::{
 };
 use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
 
+/// The `iceberg.id` attributes of `field` (at dotted `path`) and the types below it, by
+/// the paths `lakescan_testkit::orc` names them (`s.x`, `l._elem`, `m._key`, `m._value`).
+fn orc_ids(field: &Field, path: &str, out: &mut BTreeMap<String, Vec<(String, String)>>) {
+    use arrow::datatypes::DataType;
+    if let Some(id) = field.metadata().get(PARQUET_FIELD_ID_META_KEY) {
+        out.insert(
+            path.to_string(),
+            vec![("iceberg.id".to_string(), id.clone())],
+        );
+    }
+    match field.data_type() {
+        DataType::Struct(children) => {
+            for c in children {
+                orc_ids(c, &format!("{path}.{}", c.name()), out);
+            }
+        }
+        DataType::List(item) | DataType::LargeList(item) => {
+            orc_ids(item, &format!("{path}._elem"), out)
+        }
+        DataType::Map(entries, _) => {
+            if let DataType::Struct(kv) = entries.data_type()
+                && kv.len() == 2
+            {
+                orc_ids(&kv[0], &format!("{path}._key"), out);
+                orc_ids(&kv[1], &format!("{path}._value"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> DataFusionError {
     exec_datafusion_err!("writing an Iceberg table: {e}")
 }
@@ -49,6 +81,8 @@ pub struct TableWriter {
     /// The table's next row id (v3 row lineage).
     next_row_id: u64,
     files_written: usize,
+    /// The format of the data files it writes (delete files are Parquet).
+    data_format: DataFileFormat,
     /// The spec id of each file described, by path.
     file_specs: HashMap<String, i32>,
 }
@@ -102,6 +136,7 @@ impl TableWriter {
             snapshots: vec![],
             next_row_id: 0,
             files_written: 0,
+            data_format: DataFileFormat::Parquet,
             file_specs: HashMap::new(),
         };
         writer.evolve_partitioning(fields)?;
@@ -219,6 +254,57 @@ impl TableWriter {
         self
     }
 
+    /// Writes data files as `format`: Parquet (the default) or ORC (with `iceberg.id`
+    /// attributes on every type, as Java's ORC writer; `lakescan_testkit::orc`). Delete files
+    /// stay Parquet.
+    pub fn with_data_format(mut self, format: DataFileFormat) -> Self {
+        self.data_format = format;
+        self
+    }
+
+    /// Writes `columns` (name, field id, values) as a data file of the writer's format;
+    /// returns its recorded path, size, rows and format.
+    fn write_data(
+        &mut self,
+        columns: Vec<(&str, i32, ArrayRef)>,
+    ) -> Result<(String, u64, u64, DataFileFormat)> {
+        if self.data_format != DataFileFormat::Orc {
+            let (path, size, rows) = self.write_parquet(columns)?;
+            return Ok((path, size, rows, DataFileFormat::Parquet));
+        }
+        self.files_written += 1;
+        let path: PathBuf = self
+            .path()
+            .join("data")
+            .join(format!("f{:03}.orc", self.files_written));
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(name, id, values)| {
+                Field::new(*name, values.data_type().clone(), true).with_metadata(HashMap::from([
+                    (PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string()),
+                ]))
+            })
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            columns.into_iter().map(|c| c.2).collect(),
+        )
+        .map_err(err)?;
+        let rows = batch.num_rows() as u64;
+        let mut attributes = BTreeMap::new();
+        for field in schema.fields() {
+            orc_ids(field, field.name(), &mut attributes);
+        }
+        let options = lakescan_testkit::orc::OrcWriteOptions {
+            attributes,
+            ..Default::default()
+        };
+        let bytes = lakescan_testkit::orc::write_orc(&schema, &[batch], &options).map_err(err)?;
+        std::fs::write(&path, &bytes).map_err(err)?;
+        Ok((self.recorded(&path), bytes.len() as u64, rows, DataFileFormat::Orc))
+    }
+
     /// How the metadata records the local file `local`.
     fn recorded(&self, local: &Path) -> String {
         match (&self.location, local.strip_prefix(&self.root)) {
@@ -279,7 +365,7 @@ impl TableWriter {
         Ok((self.recorded(&path), size, rows))
     }
 
-    /// A data file holding `columns`.
+    /// A data file holding `columns` (in the writer's data format).
     pub fn data_file(&mut self, columns: Vec<(&str, i32, ArrayRef)>) -> Result<DataFile> {
         self.data_file_in(Struct::empty(), columns)
     }
@@ -290,16 +376,10 @@ impl TableWriter {
         columns: Vec<(&str, i32, ArrayRef)>,
         bounds: Vec<(i32, iceberg::spec::Datum, iceberg::spec::Datum)>,
     ) -> Result<DataFile> {
-        let (path, size, rows) = self.write_parquet(columns)?;
+        let (path, size, rows, format) = self.write_data(columns)?;
         let lower = bounds.iter().map(|(id, lo, _)| (*id, lo.clone())).collect();
         let upper = bounds.iter().map(|(id, _, hi)| (*id, hi.clone())).collect();
-        self.described(
-            DataContentType::Data,
-            path,
-            DataFileFormat::Parquet,
-            rows,
-            size,
-        )
+        self.described(DataContentType::Data, path, format, rows, size)
         .lower_bounds(lower)
         .upper_bounds(upper)
         .build()
@@ -312,15 +392,9 @@ impl TableWriter {
         partition: Struct,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<DataFile> {
-        let (path, size, rows) = self.write_parquet(columns)?;
-        self.described(
-            DataContentType::Data,
-            path,
-            DataFileFormat::Parquet,
-            rows,
-            size,
-        )
-        .partition(partition)
+        let (path, size, rows, format) = self.write_data(columns)?;
+        self.described(DataContentType::Data, path, format, rows, size)
+            .partition(partition)
         .build()
         .map_err(err)
     }

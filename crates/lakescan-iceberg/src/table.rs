@@ -14,7 +14,7 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{
-    Result, ScalarValue, Statistics, exec_datafusion_err, internal_err, not_impl_err,
+    Result, ScalarValue, Statistics, exec_datafusion_err, exec_err, internal_err, not_impl_err,
     plan_datafusion_err,
 };
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -30,7 +30,7 @@ use lakescan_core::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedI
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use lakescan_core::requests::Attempts;
 use lakescan_core::scan_statistics::{RowCount, ScanStatistics};
-use lakescan_core::split::{AdapterKey, FileSplit, SplitValue};
+use lakescan_core::split::{AdapterKey, FileFormat, FileSplit, SplitValue};
 
 use crate::deletes::equality::EqualityDeleteSet;
 use crate::deletes::{DeleteFile, DeleteKind};
@@ -199,20 +199,26 @@ impl IcebergTable {
         split_size: u64,
         info: Vec<(String, ScalarValue)>,
     ) -> Result<()> {
-        if file.format != DataFileFormat::Parquet {
-            return not_impl_err!(
-                "Iceberg data file '{}' is stored as {}; lakescan reads Parquet data files \
-                 only (ORC and Avro come later)",
-                file.written_path,
-                file.format
-            );
-        }
+        let format = match file.format {
+            DataFileFormat::Parquet => FileFormat::Parquet,
+            DataFileFormat::Orc => FileFormat::Orc,
+            // Read when it is scanned: a clear `NotImplemented` until Avro data files are.
+            DataFileFormat::Avro => FileFormat::Avro,
+            DataFileFormat::Puffin => {
+                return exec_err!(
+                    "Iceberg data file '{}' is a Puffin file: Puffin files hold statistics and \
+                     deletion vectors, not rows",
+                    file.written_path
+                );
+            }
+        };
         // The scan's store is its first file's; a file elsewhere names its own (delete
         // files elsewhere are found by their readers).
         let scan_store = splits
             .store
             .get_or_insert_with(|| file.location.store.clone());
         let mut split = FileSplit::builder(file.location.path.clone(), file.file_size)
+            .format(format)
             .written_path(file.written_path.as_str())
             .values(
                 self.missing_values()

@@ -76,7 +76,7 @@ pub struct Reading {
     positions: Vec<usize>,
     stripes: VecDeque<usize>,
     first_rows: Vec<u64>,
-    deleted: Option<Arc<DeletedRows>>,
+    deleted: Option<Deleted>,
     current: Option<StripeReading>,
     /// Turns decoded batches into batches of `R`.
     pub assembler: Assembler,
@@ -92,6 +92,30 @@ struct StripeReading {
     /// The stripe-local row the decoders are at.
     at: u64,
 }
+
+/// The rows of the file deleted by position, and their union (built once per split).
+struct Deleted {
+    rows: Arc<DeletedRows>,
+    all: roaring::RoaringTreemap,
+}
+
+impl Deleted {
+    /// Of the deleted rows among `positions`, those position-delete files delete (the
+    /// others the deletion vector does).
+    fn by_files(&self, positions: Range<u64>) -> usize {
+        self.rows.by_position_deletes.range_cardinality(positions) as usize
+    }
+
+    /// The deleted positions in `range`, ascending.
+    fn in_range(&self, range: Range<u64>) -> impl Iterator<Item = u64> + '_ {
+        let mut from = self.all.iter();
+        from.advance_to(range.start);
+        from.take_while(move |p| *p < range.end)
+    }
+}
+
+/// Deleted runs at least this long are skipped rather than decoded and dropped.
+const SKIPPED_DELETED_RUN: u64 = 1024;
 
 /// A batch of `R` and what the reader advanced over to produce it.
 pub struct Decoded {
@@ -145,7 +169,10 @@ impl Reading {
             positions,
             stripes: stripes.into(),
             first_rows,
-            deleted: deleted.filter(|d| !d.is_empty()),
+            deleted: deleted.filter(|d| !d.is_empty()).map(|rows| Deleted {
+                all: rows.all().into_owned(),
+                rows,
+            }),
             current: None,
             assembler,
         }
@@ -168,7 +195,8 @@ impl Reading {
             let Some(current) = self.current.as_mut() else {
                 continue;
             };
-            let Some(window) = next_window(current, self.context.options.batch_size) else {
+            let batch_size = self.context.options.batch_size;
+            let Some(window) = next_window(current, batch_size, self.deleted.as_ref()) else {
                 self.current = None;
                 continue;
             };
@@ -178,21 +206,20 @@ impl Reading {
                     current,
                     window,
                     &self.decoding,
-                    self.deleted.as_deref(),
+                    self.deleted.as_ref(),
                     &path,
                 )
             }))
             .map_err(|panic| decoder_panic(&path, panic))??;
             scanned += read.rows;
             deleted += read.deleted;
-            self.context
-                .metrics
+            let metrics = &self.context.metrics;
+            metrics
                 .rows_deleted_position
-                .add(read.by_files);
-            self.context
-                .metrics
+                .add(read.by_files + read.skipped_deleted.0);
+            metrics
                 .rows_deleted_vector
-                .add(read.deleted - read.by_files);
+                .add(read.deleted - read.by_files + read.skipped_deleted.1);
             if let Some(batch) = read.batch {
                 let batch = self.assembler.assemble(batch)?;
                 return Ok(Decoded {
@@ -251,11 +278,10 @@ impl Reading {
         first_row: u64,
         rows: u64,
     ) -> Result<VecDeque<Range<u64>>> {
-        let whole: VecDeque<Range<u64>> = std::iter::once(0..rows).collect();
-        let stride = self.file.footer.row_index_stride.unwrap_or(0) as u64;
-        if self.context.filters.filters.is_empty() || stride == 0 || rows <= stride {
-            return Ok(whole);
-        }
+        let stride = match self.file.footer.row_index_stride.unwrap_or(0) as u64 {
+            0 => rows.max(1),
+            s => s,
+        };
         let groups = rows.div_ceil(stride);
         let mut units: Vec<OrcUnit> = (0..groups)
             .map(|g| OrcUnit {
@@ -264,6 +290,57 @@ impl Reading {
                 columns: Default::default(),
             })
             .collect();
+        let all: Vec<usize> = (0..units.len()).collect();
+        let mut kept = all.clone();
+        if !self.context.filters.filters.is_empty() && groups > 1 {
+            kept = self.prune_groups(stripe, &mut units, &all)?;
+            let skipped: u64 = all
+                .iter()
+                .filter(|g| kept.binary_search(g).is_err())
+                .map(|&g| units[g].rows)
+                .sum();
+            self.context
+                .metrics
+                .rows_pruned_page_index
+                .add(skipped as usize);
+        }
+        // Groups whose every row is deleted are never decoded (as Parquet's selection
+        // skips them); their rows count as deleted, not scanned.
+        if let Some(deleted) = &self.deleted {
+            kept.retain(|&g| {
+                let range = units[g].first_row..units[g].first_row + units[g].rows;
+                if deleted.all.range_cardinality(range.clone()) < units[g].rows {
+                    return true;
+                }
+                let by_files = deleted.by_files(range);
+                let metrics = &self.context.metrics;
+                metrics.rows_deleted_position.add(by_files);
+                metrics
+                    .rows_deleted_vector
+                    .add(units[g].rows as usize - by_files);
+                false
+            });
+        }
+        let mut runs: VecDeque<Range<u64>> = VecDeque::new();
+        for g in kept {
+            let start = units[g].first_row - first_row;
+            let end = start + units[g].rows;
+            match runs.back_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => runs.push_back(start..end),
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Of the row groups `all` (`units`), those the filters may match by the row index of
+    /// the filter columns.
+    fn prune_groups(
+        &self,
+        stripe: &orc_rust::stripe::Stripe,
+        units: &mut [OrcUnit],
+        all: &[usize],
+    ) -> Result<Vec<usize>> {
         let root_type = self.file.metadata.root_data_type();
         for (k, root) in self.decoding.roots[..self.decoding.filter_roots]
             .iter()
@@ -272,7 +349,7 @@ impl Reading {
             let Some(entries) = row_index(&self.path, stripe, self.positions[k])? else {
                 continue;
             };
-            if entries.len() as u64 != groups {
+            if entries.len() != units.len() {
                 continue;
             }
             let Some(id) = root_type
@@ -292,35 +369,21 @@ impl Reading {
             &self.context.spec,
             &self.binding,
             root_type.children(),
-            &units,
+            units,
         );
-        let all: Vec<usize> = (0..units.len()).collect();
-        let kept = prune_units(&self.context, &self.split, &stats, &all)?;
-        let skipped: u64 = all
-            .iter()
-            .filter(|g| kept.binary_search(g).is_err())
-            .map(|&g| units[g].rows)
-            .sum();
-        self.context
-            .metrics
-            .rows_pruned_page_index
-            .add(skipped as usize);
-        let mut runs: VecDeque<Range<u64>> = VecDeque::new();
-        for g in kept {
-            let start = units[g].first_row - first_row;
-            let end = start + units[g].rows;
-            match runs.back_mut() {
-                Some(last) if last.end == start => last.end = end,
-                _ => runs.push_back(start..end),
-            }
-        }
-        Ok(runs)
+        prune_units(&self.context, &self.split, &stats, all)
     }
 }
 
-/// The next window of at most `batch_size` rows to read (stripe-local), the decoders
-/// moved to its start; `None` when the stripe is read.
-fn next_window(current: &mut StripeReading, batch_size: usize) -> Option<Range<u64>> {
+/// The next window of at most `batch_size` rows to read (stripe-local); `None` when the
+/// stripe is read. A window ends before a run of at least [`SKIPPED_DELETED_RUN`] deleted
+/// rows, and such a run (or the deleted rest of a group) is a window of its own, which
+/// [`decode_window`] skips.
+fn next_window(
+    current: &mut StripeReading,
+    batch_size: usize,
+    deleted: Option<&Deleted>,
+) -> Option<Range<u64>> {
     loop {
         let run = current.runs.front_mut()?;
         if run.is_empty() {
@@ -328,7 +391,30 @@ fn next_window(current: &mut StripeReading, batch_size: usize) -> Option<Range<u
             continue;
         }
         let start = run.start;
-        let end = run.end.min(start + batch_size.max(1) as u64);
+        let mut end = run.end.min(start + batch_size.max(1) as u64);
+        if let Some(deleted) = deleted {
+            let first = current.first_row;
+            let deleted_from = |at: u64, limit: u64| {
+                // The deleted run starting at `at` (file position), up to `limit`.
+                let mut next = at;
+                for p in deleted.in_range(at..limit) {
+                    if p != next {
+                        break;
+                    }
+                    next += 1;
+                }
+                next - at
+            };
+            let gap = deleted_from(first + start, first + run.end);
+            if gap >= SKIPPED_DELETED_RUN.min(run.end - start) && gap > 0 {
+                end = start + gap;
+            } else if let Some(p) = deleted.in_range(first + start..first + end).next() {
+                let long = deleted_from(p, first + run.end);
+                if long >= SKIPPED_DELETED_RUN && p > first + start {
+                    end = p - first;
+                }
+            }
+        }
         run.start = end;
         return Some(start..end);
     }
@@ -340,6 +426,9 @@ struct WindowRead {
     rows: usize,
     deleted: usize,
     by_files: usize,
+    /// Rows of a window skipped because all are deleted: (by position-delete files, by
+    /// the deletion vector).
+    skipped_deleted: (usize, usize),
 }
 
 /// Decodes one window: gaps skipped, filter columns decoded and tested with the deleted
@@ -348,7 +437,7 @@ fn decode_window(
     current: &mut StripeReading,
     window: Range<u64>,
     decoding: &Decoding,
-    deleted: Option<&DeletedRows>,
+    deleted: Option<&Deleted>,
     path: &str,
 ) -> Result<WindowRead> {
     let stripe = current.index;
@@ -365,11 +454,29 @@ fn decode_window(
     let n = (window.end - window.start) as usize;
     current.at = window.end;
     let first = current.first_row + window.start;
+    // A window whose every row is deleted is skipped, not decoded: its rows are deleted,
+    // not scanned.
+    if let Some(deleted) = deleted {
+        let positions = first..first + n as u64;
+        if deleted.all.range_cardinality(positions.clone()) == n as u64 {
+            for decoder in &mut current.decoders {
+                decoder.skip_values(n, None).map_err(decode_error)?;
+            }
+            let by_files = deleted.by_files(positions);
+            return Ok(WindowRead {
+                batch: None,
+                rows: 0,
+                deleted: 0,
+                by_files: 0,
+                skipped_deleted: (by_files, n - by_files),
+            });
+        }
+    }
     // Rows deleted by position: never tested, never output.
     let (mut keep, mut dropped, mut by_files) = (None, 0, 0);
     if let Some(deleted) = deleted {
         let positions = first..first + n as u64;
-        let all = deleted.all();
+        let all = &deleted.all;
         if all.range_cardinality(positions.clone()) > 0 {
             let mut mask = BooleanBufferBuilder::new(n);
             for p in positions.clone() {
@@ -377,7 +484,7 @@ fn decode_window(
             }
             let mask = BooleanArray::new(mask.finish(), None);
             dropped = n - mask.true_count();
-            by_files = deleted.by_position_deletes.range_cardinality(positions) as usize;
+            by_files = deleted.by_files(positions);
             keep = Some(mask);
         }
     }
@@ -414,6 +521,7 @@ fn decode_window(
             rows: n,
             deleted: dropped,
             by_files,
+            skipped_deleted: (0, 0),
         });
     }
     for k in rest {
@@ -450,6 +558,7 @@ fn decode_window(
         rows: n,
         deleted: dropped,
         by_files,
+        skipped_deleted: (0, 0),
     })
 }
 
@@ -468,8 +577,10 @@ fn check_len(path: &str, stripe: usize, array: &ArrayRef, n: usize) -> Result<()
     }
 }
 
-/// The type a file column is decoded in: its file type, timestamps in the table's unit
-/// (ORC stores nanoseconds; Iceberg tables read microseconds, Hive tables nanoseconds).
+/// The type a file column is decoded in: its file type, with timestamps in the table's unit
+/// (ORC stores nanoseconds; Iceberg tables read microseconds, Hive tables nanoseconds), and
+/// Iceberg's fixed-size binaries and times as the binaries and longs `orc-rust` decodes
+/// (the assembler casts them to the table type).
 pub fn decode_type(file_type: &DataType, table_type: &DataType) -> DataType {
     match (file_type, table_type) {
         (DataType::Timestamp(_, zone), DataType::Timestamp(unit, _)) => {
@@ -478,6 +589,21 @@ pub fn decode_type(file_type: &DataType, table_type: &DataType) -> DataType {
         (DataType::Timestamp(_, zone), _) => {
             DataType::Timestamp(TimeUnit::Nanosecond, zone.clone())
         }
-        _ => file_type.clone(),
+        _ => as_decoded(file_type),
+    }
+}
+
+/// `t` with the Iceberg types `orc-rust` does not decode as their ORC storage.
+fn as_decoded(t: &DataType) -> DataType {
+    let field = |f: &arrow::datatypes::FieldRef| {
+        Arc::new(f.as_ref().clone().with_data_type(as_decoded(f.data_type())))
+    };
+    match t {
+        DataType::FixedSizeBinary(_) => DataType::Binary,
+        DataType::Time64(_) => DataType::Int64,
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        DataType::List(item) => DataType::List(field(item)),
+        DataType::Map(entries, sorted) => DataType::Map(field(entries), *sorted),
+        other => other.clone(),
     }
 }

@@ -22,7 +22,8 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
+use orc_rust::schema::DataType as OrcType;
 use bytes::{Bytes, BytesMut};
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
 use futures::FutureExt;
@@ -37,6 +38,7 @@ use prost013::Message;
 
 use crate::parquet::open::{CountingReader, counting_reader};
 
+use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
 use crate::format::{FileFormat, format_of_tail, wrong_format};
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
@@ -68,19 +70,99 @@ impl OrcFile {
     }
 }
 
-/// `LoadTail`: reads and checks the tail of `split`'s file.
+/// `LoadTail`: reads and checks the tail of `split`'s file. For a table that matches columns
+/// by field id (Iceberg), the file schema is renamed to the table's names by the `iceberg.id`
+/// attributes of its types, and Iceberg's type attributes give the declared types
+/// ([`with_iceberg_attributes`]).
 pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<OrcFile> {
     let path = split.display_path();
-    if context.spec.field_ids().is_some() {
-        return Err(DataFusionError::NotImplemented(format!(
-            "ORC data file '{path}': tables that match columns by field id (Iceberg) read \
-             ORC files in a later release"
-        )));
-    }
     let reader = counting_reader(&context, &split, split.file_size());
-    let file = read_tail(path, reader).await?;
+    let mut file = read_tail(path, reader).await?;
     check_not_acid(path, &file)?;
+    if let Some(matching) = context.spec.field_ids() {
+        let annotated = with_iceberg_attributes(&file);
+        let renamed = rename_fields_by_id(annotated.fields(), matching);
+        file.schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
+            renamed,
+            annotated.metadata().clone(),
+        ));
+    }
     Ok(file)
+}
+
+/// The file schema of `file` with Iceberg's type attributes applied: each field's
+/// `iceberg.id` as its id ([`FIELD_ID_KEY`]), `iceberg.binary-type` `UUID` / `FIXED` (with
+/// `iceberg.length`) as fixed-size binaries and `iceberg.long-type` `TIME` as times, the
+/// types Java's `ORCSchemaUtil` writes those Iceberg types as.
+pub fn with_iceberg_attributes(file: &OrcFile) -> arrow::datatypes::Schema {
+    let types = &file.footer.types;
+    let roots = file.metadata.root_data_type().children();
+    let fields: Vec<Field> = file
+        .schema
+        .fields()
+        .iter()
+        .zip(roots)
+        .map(|(field, column)| annotate(field, column.data_type(), types))
+        .collect();
+    arrow::datatypes::Schema::new_with_metadata(fields, file.schema.metadata().clone())
+}
+
+fn annotate(field: &Field, orc: &OrcType, types: &[proto::Type]) -> Field {
+    let attributes = types
+        .get(orc.column_index())
+        .map(|t| t.attributes.as_slice())
+        .unwrap_or_default();
+    let get = |key: &str| {
+        attributes
+            .iter()
+            .find(|a| a.key.as_deref() == Some(key))
+            .and_then(|a| a.value.as_deref())
+    };
+    let data_type = match (field.data_type(), orc) {
+        (DataType::Binary, _) => match (get("iceberg.binary-type"), get("iceberg.length")) {
+            (Some("UUID"), _) => DataType::FixedSizeBinary(16),
+            (Some("FIXED"), Some(n)) => match n.trim().parse::<i32>() {
+                Ok(n) if n > 0 => DataType::FixedSizeBinary(n),
+                _ => DataType::Binary,
+            },
+            _ => DataType::Binary,
+        },
+        (DataType::Int64, _) if get("iceberg.long-type") == Some("TIME") => {
+            DataType::Time64(TimeUnit::Microsecond)
+        }
+        (DataType::Struct(fields), OrcType::Struct { children, .. }) => DataType::Struct(
+            fields
+                .iter()
+                .zip(children)
+                .map(|(f, c)| annotate(f, c.data_type(), types))
+                .collect(),
+        ),
+        (DataType::List(item), OrcType::List { child, .. }) => {
+            DataType::List(Arc::new(annotate(item, child, types)))
+        }
+        (DataType::Map(entries, sorted), OrcType::Map { key, value, .. }) => match entries
+            .data_type()
+        {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let kv = vec![annotate(&kv[0], key, types), annotate(&kv[1], value, types)];
+                let entries = entries
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Struct(kv.into()));
+                DataType::Map(Arc::new(entries), *sorted)
+            }
+            _ => field.data_type().clone(),
+        },
+        (other, _) => other.clone(),
+    };
+    let mut metadata = field.metadata().clone();
+    if let Some(id) = get("iceberg.id") {
+        metadata.insert(FIELD_ID_KEY.to_string(), id.trim().to_string());
+    }
+    field
+        .clone()
+        .with_data_type(data_type)
+        .with_metadata(metadata)
 }
 
 /// The columns of the ORC file at `location` (`size` bytes) as a table declares them:

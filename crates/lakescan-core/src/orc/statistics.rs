@@ -177,10 +177,12 @@ impl UnitStatistics for OrcStatistics<'_> {
             let (OrcType::Struct { children, .. }, DataType::Struct(fields)) = (orc, &arrow) else {
                 return Ok(None);
             };
-            let (Some(child), Some((_, field))) = (
-                children.iter().find(|c| c.name() == name),
-                fields.find(name),
-            ) else {
+            // By position: the Arrow names are the table's (renamed by field id), the ORC
+            // ones the file's.
+            let Some((k, field)) = fields.find(name) else {
+                return Ok(None);
+            };
+            let Some(child) = children.get(k) else {
                 return Ok(None);
             };
             orc = child.data_type();

@@ -65,7 +65,22 @@ pub fn adapt_with_defaults(
         }
         (DataType::Map(_, _), DataType::Map(entries, ordered)) => {
             let map = decoded.as_map();
-            let entries_array: ArrayRef = Arc::new(map.entries().clone());
+            // Keys and values by position, under the table's names (writers name them
+            // differently: Parquet's `key_value.key`, ORC's `entries.keys`).
+            let stored = map.entries();
+            let entries_array: ArrayRef = match entries.data_type() {
+                DataType::Struct(names) if names.len() == 2 && stored.num_columns() == 2 => {
+                    let fields: Fields = stored
+                        .fields()
+                        .iter()
+                        .zip(names.iter())
+                        .map(|(f, t)| Arc::new(f.as_ref().clone().with_name(t.name())))
+                        .collect();
+                    let columns = stored.columns().to_vec();
+                    Arc::new(StructArray::try_new(fields, columns, stored.nulls().cloned())?)
+                }
+                _ => Arc::new(stored.clone()),
+            };
             let adapted = adapt_array(&entries_array, entries.data_type())?;
             let map = MapArray::try_new(
                 Arc::clone(entries),

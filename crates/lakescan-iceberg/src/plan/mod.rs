@@ -290,6 +290,15 @@ impl<'a> Planner<'a> {
                 };
                 DeleteKind::DeletionVector { offset, length }
             }
+            (_, format @ (DataFileFormat::Orc | DataFileFormat::Avro)) => {
+                return Err(DataFusionError::NotImplemented(format!(
+                    "Iceberg table '{}': delete file '{}' is stored as {format}; lakescan reads \
+                     Parquet delete files and deletion vectors (ORC and Avro delete files come \
+                     later)",
+                    self.loaded.file,
+                    file.file_path()
+                )));
+            }
             (DataContentType::PositionDeletes, _) => DeleteKind::Position,
             _ => match file.equality_ids() {
                 Some(ids) if !ids.is_empty() => DeleteKind::Equality { field_ids: ids },

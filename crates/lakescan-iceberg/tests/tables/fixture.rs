@@ -30,7 +30,9 @@ impl Fixture {
 
     pub fn partitioned(schema: Schema, fields: Vec<(&str, &str, Transform)>) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let writer = TableWriter::partitioned(dir.path(), schema, fields).unwrap();
+        let writer = TableWriter::partitioned(dir.path(), schema, fields)
+            .unwrap()
+            .with_data_format(crate::DATA_FORMAT);
         Self { _dir: dir, writer }
     }
 

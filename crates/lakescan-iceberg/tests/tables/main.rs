@@ -4,6 +4,10 @@
 // Test code: a failed step is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// The format of the data files the fixtures write (`tables_orc` runs these tests again
+/// over ORC data files).
+pub const DATA_FORMAT: iceberg::spec::DataFileFormat = iceberg::spec::DataFileFormat::Parquet;
+
 mod bad_input;
 mod catalogs;
 mod changelog;
