@@ -284,7 +284,10 @@ pub fn ensure_orc(dataset: &Dataset, cache: &Path, layout: &Layout, smoke: bool)
     if std::fs::read_to_string(&marker).unwrap_or_default() == ORC_MARKER {
         return Ok(());
     }
-    eprintln!("writing lineitem as ORC into {} (once) ...", dataset.orc_lineitem().display());
+    eprintln!(
+        "writing lineitem as ORC into {} (once) ...",
+        dataset.orc_lineitem().display()
+    );
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
     cmd.arg("--prepare-orc")
@@ -323,7 +326,9 @@ pub fn prepare_orc(dataset: &Dataset) -> Result<()> {
             .map(|g| g.num_rows().max(0) as usize)
             .collect();
         let schema = builder.schema().clone();
-        let batches = builder.build()?.collect::<std::result::Result<Vec<_>, _>>()?;
+        let batches = builder
+            .build()?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let options = OrcWriteOptions {
             stripes,
             ..OrcWriteOptions::default()

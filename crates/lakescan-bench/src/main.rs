@@ -268,7 +268,9 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             false => None,
         },
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
-        datafusion_orc: match engines.contains(&Engine::DataFusionOrc) && cases.iter().any(|c| c.orc) {
+        datafusion_orc: match engines.contains(&Engine::DataFusionOrc)
+            && cases.iter().any(|c| c.orc)
+        {
             true => Some(engines::datafusion_orc_session(&dataset, args.threads).await?),
             false => None,
         },

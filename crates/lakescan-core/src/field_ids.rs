@@ -196,9 +196,15 @@ fn rename_arrow_type(
             let [k, v] = kv.iter().collect::<Vec<_>>()[..] else {
                 return t.clone();
             };
-            let kv: arrow::datatypes::Fields =
-                vec![renamed_child(k, key, "key"), renamed_child(v, value, "value")].into();
-            let entries = entries.as_ref().clone().with_data_type(DataType::Struct(kv));
+            let kv: arrow::datatypes::Fields = vec![
+                renamed_child(k, key, "key"),
+                renamed_child(v, value, "value"),
+            ]
+            .into();
+            let entries = entries
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Struct(kv));
             DataType::Map(std::sync::Arc::new(entries), *sorted)
         }
         _ => t.clone(),

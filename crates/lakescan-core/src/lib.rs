@@ -32,6 +32,7 @@
 //! [`reader::SplitReaderFactory`].
 
 pub mod adaptive;
+pub mod avro;
 pub mod binding;
 pub mod config;
 pub mod defaults;

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::compute::filter_record_batch;
-use datafusion::common::{DataFusionError, Result, internal_err};
+use datafusion::common::{Result, internal_err};
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::memory_pool::{MemoryPool, UnboundedMemoryPool};
 use datafusion::execution::object_store::ObjectStoreRegistry;
@@ -46,6 +46,7 @@ use datafusion::physical_plan::PhysicalExpr;
 use datafusion::physical_plan::metrics::Count;
 use object_store::ObjectStore;
 
+use crate::avro::AvroSplitReader;
 use crate::binding::SplitConstants;
 use crate::filter::eval::keep_mask;
 use crate::metrics::LakeScanMetrics;
@@ -388,12 +389,7 @@ impl FileDataSource {
         let reader: Box<dyn SplitReader> = match split.format() {
             FileFormat::Parquet => Box::new(ParquetSplitReader::new(split, context, deletes)),
             FileFormat::Orc => Box::new(OrcSplitReader::new(split, context, deletes)),
-            FileFormat::Avro => {
-                return Err(DataFusionError::NotImplemented(format!(
-                    "Avro data file '{}': lakescan does not read Avro data files yet",
-                    split.display_path()
-                )));
-            }
+            FileFormat::Avro => Box::new(AvroSplitReader::new(split, context, deletes)),
         };
         Ok(Some(PendingSplit {
             number,

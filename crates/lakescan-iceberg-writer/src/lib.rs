@@ -1,6 +1,6 @@
 //! [`TableWriter`]: a small writer of Iceberg tables (format v1, v2 or v3) in a local
 //! directory, for the CLI demo, the tests and the benchmark: data files (Parquet, or ORC with
-//! [`TableWriter::with_data_format`]), position-delete and
+//! Avro with [`TableWriter::with_data_format`]), position-delete and
 //! equality-delete files as Parquet with field ids, deletion vectors in Puffin files, schema
 //! and partition evolution, one snapshot per commit with its own sequence number (v3: and
 //! its first row id), a metadata file per commit. Manifests and manifest lists are written
@@ -55,6 +55,151 @@ fn orc_ids(field: &Field, path: &str, out: &mut BTreeMap<String, Vec<(String, St
         }
         _ => {}
     }
+}
+
+/// `file` (an Avro object container file) with `schema` as its header's `avro.schema`.
+fn with_header_schema(file: &[u8], schema: &str) -> Result<Vec<u8>> {
+    fn long(bytes: &[u8], at: &mut usize) -> Result<i64> {
+        let mut value: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let byte = *bytes.get(*at).ok_or_else(|| err("a cut Avro header"))?;
+            *at += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok((value >> 1) as i64 ^ -((value & 1) as i64));
+            }
+        }
+        Err(err("a bad varint in an Avro header"))
+    }
+    fn put_long(out: &mut Vec<u8>, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        loop {
+            let byte = (z & 0x7f) as u8;
+            z >>= 7;
+            if z == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    fn chunk<'a>(bytes: &'a [u8], at: &mut usize) -> Result<&'a [u8]> {
+        let len = usize::try_from(long(bytes, at)?).map_err(err)?;
+        let part = bytes
+            .get(*at..*at + len)
+            .ok_or_else(|| err("a cut Avro header"))?;
+        *at += len;
+        Ok(part)
+    }
+    let mut at = 4;
+    let mut entries = vec![];
+    loop {
+        let count = long(file, &mut at)?;
+        if count == 0 {
+            break;
+        }
+        for _ in 0..count.unsigned_abs() {
+            let key = chunk(file, &mut at)?.to_vec();
+            let value = chunk(file, &mut at)?.to_vec();
+            entries.push((key, value));
+        }
+    }
+    let mut out = file[..4].to_vec();
+    put_long(&mut out, entries.len() as i64);
+    for (key, value) in entries {
+        let value = match key.as_slice() {
+            b"avro.schema" => schema.as_bytes().to_vec(),
+            _ => value,
+        };
+        put_long(&mut out, key.len() as i64);
+        out.extend_from_slice(&key);
+        put_long(&mut out, value.len() as i64);
+        out.extend_from_slice(&value);
+    }
+    put_long(&mut out, 0);
+    out.extend_from_slice(&file[at..]);
+    Ok(out)
+}
+
+/// One record field of an Avro schema for `field` (nullable: a `["null", T]` union),
+/// with its Iceberg `field-id`.
+fn avro_member(field: &Field, id: Option<i64>, names: &mut usize) -> Result<serde_json::Value> {
+    let id = id.or_else(|| {
+        field
+            .metadata()
+            .get(PARQUET_FIELD_ID_META_KEY)?
+            .parse()
+            .ok()
+    });
+    let mut member = serde_json::json!({
+        "name": field.name(),
+        "type": ["null", avro_type(field, names)?],
+        "default": null,
+    });
+    if let Some(id) = id {
+        member["field-id"] = id.into();
+    }
+    Ok(member)
+}
+
+/// The Avro type of `field`'s values, as Iceberg's Avro writer writes it.
+fn avro_type(field: &Field, names: &mut usize) -> Result<serde_json::Value> {
+    use arrow::datatypes::{DataType, TimeUnit};
+    use serde_json::json;
+    let id_of =
+        |f: &Field| -> Option<i64> { f.metadata().get(PARQUET_FIELD_ID_META_KEY)?.parse().ok() };
+    Ok(match field.data_type() {
+        DataType::Boolean => json!("boolean"),
+        DataType::Int32 => json!("int"),
+        DataType::Int64 => json!("long"),
+        DataType::Float32 => json!("float"),
+        DataType::Float64 => json!("double"),
+        DataType::Utf8 => json!("string"),
+        DataType::Binary => json!("bytes"),
+        DataType::Date32 => json!({"type": "int", "logicalType": "date"}),
+        DataType::Timestamp(TimeUnit::Microsecond, zone) => json!({
+            "type": "long",
+            "logicalType": "timestamp-micros",
+            "adjust-to-utc": zone.is_some(),
+        }),
+        DataType::Decimal128(p, s) => {
+            json!({"type": "bytes", "logicalType": "decimal", "precision": p, "scale": s})
+        }
+        DataType::Struct(children) => {
+            *names += 1;
+            let fields = children
+                .iter()
+                .map(|c| avro_member(c, None, names))
+                .collect::<Result<Vec<_>>>()?;
+            json!({"type": "record", "name": format!("r{names}"), "fields": fields})
+        }
+        DataType::List(item) => {
+            let mut t = json!({"type": "array", "items": ["null", avro_type(item, names)?]});
+            if let Some(id) = id_of(item) {
+                t["element-id"] = id.into();
+            }
+            t
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(err("a map whose entries are not a struct"));
+            };
+            if kv.len() != 2 || kv[0].data_type() != &DataType::Utf8 {
+                return Err(err("Avro maps have string keys"));
+            }
+            let mut t = json!({"type": "map", "values": ["null", avro_type(&kv[1], names)?]});
+            if let (Some(k), Some(v)) = (id_of(&kv[0]), id_of(&kv[1])) {
+                t["key-id"] = k.into();
+                t["value-id"] = v.into();
+            }
+            t
+        }
+        other => {
+            return Err(err(format!(
+                "Avro data files of this writer cannot hold {other}"
+            )));
+        }
+    })
 }
 
 fn err(e: impl std::fmt::Display) -> DataFusionError {
@@ -268,9 +413,13 @@ impl TableWriter {
         &mut self,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<(String, u64, u64, DataFileFormat)> {
-        if self.data_format != DataFileFormat::Orc {
-            let (path, size, rows) = self.write_parquet(columns)?;
-            return Ok((path, size, rows, DataFileFormat::Parquet));
+        match self.data_format {
+            DataFileFormat::Orc => {}
+            DataFileFormat::Avro => return self.write_avro(columns),
+            _ => {
+                let (path, size, rows) = self.write_parquet(columns)?;
+                return Ok((path, size, rows, DataFileFormat::Parquet));
+            }
         }
         self.files_written += 1;
         let path: PathBuf = self
@@ -302,7 +451,62 @@ impl TableWriter {
         };
         let bytes = lakescan_testkit::orc::write_orc(&schema, &[batch], &options).map_err(err)?;
         std::fs::write(&path, &bytes).map_err(err)?;
-        Ok((self.recorded(&path), bytes.len() as u64, rows, DataFileFormat::Orc))
+        Ok((
+            self.recorded(&path),
+            bytes.len() as u64,
+            rows,
+            DataFileFormat::Orc,
+        ))
+    }
+
+    /// Writes `columns` as an Avro data file: its `avro.schema` written here with Iceberg's
+    /// ids (`field-id`, `element-id`, `key-id`, `value-id`) and `adjust-to-utc`, as Java's
+    /// Avro writer does; the rows by `arrow-avro`.
+    fn write_avro(
+        &mut self,
+        columns: Vec<(&str, i32, ArrayRef)>,
+    ) -> Result<(String, u64, u64, DataFileFormat)> {
+        self.files_written += 1;
+        let path: PathBuf = self
+            .path()
+            .join("data")
+            .join(format!("f{:03}.avro", self.files_written));
+        let mut names = 0;
+        let members: Vec<serde_json::Value> = columns
+            .iter()
+            .map(|(name, id, values)| {
+                let field = Field::new(*name, values.data_type().clone(), true);
+                avro_member(&field, Some(i64::from(*id)), &mut names)
+            })
+            .collect::<Result<_>>()?;
+        let record = serde_json::json!({"type": "record", "name": "table", "fields": members});
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(name, _, values)| Field::new(*name, values.data_type().clone(), true))
+            .collect();
+        let schema = Schema::new(fields).with_metadata(HashMap::from([(
+            "avro.schema".to_string(),
+            record.to_string(),
+        )]));
+        let batch = RecordBatch::try_new(
+            Arc::new(schema.clone()),
+            columns.into_iter().map(|c| c.2).collect(),
+        )
+        .map_err(err)?;
+        let rows = batch.num_rows() as u64;
+        let mut writer = arrow_avro::writer::AvroWriter::new(Vec::new(), schema).map_err(err)?;
+        writer.write(&batch).map_err(err)?;
+        writer.finish().map_err(err)?;
+        // arrow-avro encodes with the schema given but advertises one it generates without
+        // the ids: the header gets the schema the rows were encoded with.
+        let bytes = with_header_schema(&writer.into_inner(), &record.to_string())?;
+        std::fs::write(&path, &bytes).map_err(err)?;
+        Ok((
+            self.recorded(&path),
+            bytes.len() as u64,
+            rows,
+            DataFileFormat::Avro,
+        ))
     }
 
     /// How the metadata records the local file `local`.
@@ -380,10 +584,10 @@ impl TableWriter {
         let lower = bounds.iter().map(|(id, lo, _)| (*id, lo.clone())).collect();
         let upper = bounds.iter().map(|(id, _, hi)| (*id, hi.clone())).collect();
         self.described(DataContentType::Data, path, format, rows, size)
-        .lower_bounds(lower)
-        .upper_bounds(upper)
-        .build()
-        .map_err(err)
+            .lower_bounds(lower)
+            .upper_bounds(upper)
+            .build()
+            .map_err(err)
     }
 
     /// A data file of `partition` holding `columns`.
@@ -395,8 +599,8 @@ impl TableWriter {
         let (path, size, rows, format) = self.write_data(columns)?;
         self.described(DataContentType::Data, path, format, rows, size)
             .partition(partition)
-        .build()
-        .map_err(err)
+            .build()
+            .map_err(err)
     }
 
     /// An equality-delete file over `ids` holding the deleted keys `columns` (unpartitioned:

@@ -202,7 +202,6 @@ impl IcebergTable {
         let format = match file.format {
             DataFileFormat::Parquet => FileFormat::Parquet,
             DataFileFormat::Orc => FileFormat::Orc,
-            // Read when it is scanned: a clear `NotImplemented` until Avro data files are.
             DataFileFormat::Avro => FileFormat::Avro,
             DataFileFormat::Puffin => {
                 return exec_err!(
@@ -257,7 +256,13 @@ impl IcebergTable {
             split = split.adapter(key);
         }
         let split = split.build()?;
-        for (start, length) in split_ranges(&file, split_size) {
+        // An Avro file is one split: rows before a range's first block cannot be counted
+        // without reading them, and positions (`_pos`, position deletes) need them.
+        let ranges = match format {
+            FileFormat::Avro => vec![(0, file.file_size)],
+            _ => split_ranges(&file, split_size),
+        };
+        for (start, length) in ranges {
             splits.splits.push(split.with_range(start, length)?);
         }
         Ok(())

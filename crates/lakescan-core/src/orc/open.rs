@@ -23,7 +23,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
-use orc_rust::schema::DataType as OrcType;
 use bytes::{Bytes, BytesMut};
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
 use futures::FutureExt;
@@ -32,6 +31,7 @@ use orc_rust::compression::{Compression, Decompressor};
 use orc_rust::proto;
 use orc_rust::reader::AsyncChunkReader;
 use orc_rust::reader::metadata::{FileMetadata, read_metadata_async};
+use orc_rust::schema::DataType as OrcType;
 use orc_rust::schema::{ArrowSchemaOptions, TimestampPrecision};
 use parquet::arrow::async_reader::AsyncFileReader;
 use prost013::Message;
@@ -140,19 +140,19 @@ fn annotate(field: &Field, orc: &OrcType, types: &[proto::Type]) -> Field {
         (DataType::List(item), OrcType::List { child, .. }) => {
             DataType::List(Arc::new(annotate(item, child, types)))
         }
-        (DataType::Map(entries, sorted), OrcType::Map { key, value, .. }) => match entries
-            .data_type()
-        {
-            DataType::Struct(kv) if kv.len() == 2 => {
-                let kv = vec![annotate(&kv[0], key, types), annotate(&kv[1], value, types)];
-                let entries = entries
-                    .as_ref()
-                    .clone()
-                    .with_data_type(DataType::Struct(kv.into()));
-                DataType::Map(Arc::new(entries), *sorted)
+        (DataType::Map(entries, sorted), OrcType::Map { key, value, .. }) => {
+            match entries.data_type() {
+                DataType::Struct(kv) if kv.len() == 2 => {
+                    let kv = vec![annotate(&kv[0], key, types), annotate(&kv[1], value, types)];
+                    let entries = entries
+                        .as_ref()
+                        .clone()
+                        .with_data_type(DataType::Struct(kv.into()));
+                    DataType::Map(Arc::new(entries), *sorted)
+                }
+                _ => field.data_type().clone(),
             }
-            _ => field.data_type().clone(),
-        },
+        }
         (other, _) => other.clone(),
     };
     let mut metadata = field.metadata().clone();

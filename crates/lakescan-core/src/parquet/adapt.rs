@@ -77,7 +77,11 @@ pub fn adapt_with_defaults(
                         .map(|(f, t)| Arc::new(f.as_ref().clone().with_name(t.name())))
                         .collect();
                     let columns = stored.columns().to_vec();
-                    Arc::new(StructArray::try_new(fields, columns, stored.nulls().cloned())?)
+                    Arc::new(StructArray::try_new(
+                        fields,
+                        columns,
+                        stored.nulls().cloned(),
+                    )?)
                 }
                 _ => Arc::new(stored.clone()),
             };

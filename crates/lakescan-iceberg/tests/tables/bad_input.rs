@@ -75,23 +75,42 @@ async fn an_equality_key_no_schema_has() {
     assert!(err.contains("field id 99, which no schema"), "{err}");
 }
 
+/// A missing ORC data file is an error naming it; ORC and Avro delete files are
+/// `NotImplemented` naming them (never read as Parquet, never ignored).
 #[tokio::test]
-async fn orc_and_avro_data_files_are_not_implemented() {
+async fn missing_orc_files_and_orc_delete_files() {
     let mut t = table();
-    let orc = DataFileBuilder::default()
-        .content(DataContentType::Data)
-        .file_path("/nowhere/f.orc".to_string())
-        .file_format(DataFileFormat::Orc)
-        .record_count(1)
-        .file_size_in_bytes(10)
-        .partition(Struct::empty())
-        .partition_spec_id(0)
-        .build()
-        .unwrap();
+    let described = |content, path: &str, format| {
+        DataFileBuilder::default()
+            .content(content)
+            .file_path(path.to_string())
+            .file_format(format)
+            .record_count(1)
+            .file_size_in_bytes(10)
+            .partition(Struct::empty())
+            .partition_spec_id(0)
+            .build()
+            .unwrap()
+    };
+    let orc = described(DataContentType::Data, "/nowhere/f.orc", DataFileFormat::Orc);
     let metadata = t.commit(vec![orc], vec![]).await;
     let err = error_of(&metadata).await;
-    assert!(err.contains("'/nowhere/f.orc' is stored as orc"), "{err}");
-    assert!(err.contains("not implemented"), "{err}");
+    assert!(
+        err.contains("cannot read ORC file '/nowhere/f.orc'"),
+        "{err}"
+    );
+    for format in [DataFileFormat::Orc, DataFileFormat::Avro] {
+        let mut t = table();
+        let deletes = described(DataContentType::PositionDeletes, "/nowhere/d", format);
+        let data = t.data_file(vec![("v", 1, longs([1]))]);
+        let metadata = t.commit(vec![data], vec![deletes]).await;
+        let err = error_of(&metadata).await;
+        assert!(
+            err.contains("delete file '/nowhere/d' is stored as")
+                && err.contains("not implemented"),
+            "{err}"
+        );
+    }
 }
 
 /// The key set of equality deletes is reserved in the memory pool: a limit fails the query

@@ -222,7 +222,9 @@ async fn metadata_columns_of_a_partitioned_table() {
         .unwrap();
     // (ORC data files skip `_pos` by row-index group, not by row selection.)
     let metrics = match crate::DATA_FORMAT {
-        iceberg::spec::DataFileFormat::Parquet => &["splits_skipped=1", "rows_pruned_row_index=1"][..],
+        iceberg::spec::DataFileFormat::Parquet => {
+            &["splits_skipped=1", "rows_pruned_row_index=1"][..]
+        }
         _ => &["splits_skipped=1"][..],
     };
     for metric in metrics {
@@ -429,6 +431,9 @@ async fn seed_15_5_map_keys_beside_a_lineage_column() {
         plan.contains("projection=[map_keys(m@"),
         "the extraction is in the scan: {plan}"
     );
-    // The keys only: one leaf of m, none for its values or v.
-    assert!(plan.contains("leaves_decoded=1,"), "{plan}");
+    // The keys only: one leaf of m, none for its values or v (Avro is row-oriented: its
+    // records are decoded whole).
+    if crate::DATA_FORMAT != iceberg::spec::DataFileFormat::Avro {
+        assert!(plan.contains("leaves_decoded=1,"), "{plan}");
+    }
 }

@@ -1,0 +1,617 @@
+//! The Avro split reader: Iceberg data files stored as Avro object container files, read
+//! with `arrow-avro` 58.
+//!
+//! ```text
+//!  file:  "Obj\x01" | metadata (avro.schema, avro.codec) | sync | block: count, size, data, sync | …
+//! ```
+//!
+//! Avro has no statistics and no random access: a file is one split (the planner emits one
+//! per Avro file), it is fetched whole, and every filter runs on the decoded rows. The
+//! lifecycle is short: `Pending ─LoadFile, bind─▶ Bound ─LoadDeletes─▶ Ready ─▶ Reading ─▶
+//! Done` (a constant a filter rejects ends it at `bind`, as for the other formats).
+//!
+//! What `arrow-avro` does not do, done here:
+//!
+//! * **field ids** — it drops a record field's `field-id`; the ids of the columns and of the
+//!   members, elements, keys and values below them are read from the header's `avro.schema`
+//!   and the file schema is renamed by them (`field_ids::rename_fields_by_id`);
+//! * **timestamps without zone** — it reads every `timestamp-micros` as UTC; Iceberg's
+//!   `timestamp` (`adjust-to-utc: false`) reads as a timestamp without zone;
+//! * **truncation** — it stops silently at a cut last block; the blocks are walked first
+//!   ([`blocks`]) and the rows decoded must be the rows their headers count;
+//! * **panics** on corrupt input are caught and named.
+//!
+//! Not read: Iceberg's maps with non-string keys (an array of key/value records: an error
+//! that the column cannot be read as the table's map type), and union columns.
+
+use std::io::Cursor;
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBufferBuilder, Int64Array, ListArray, MapArray,
+    RecordBatch, RecordBatchOptions, StructArray,
+};
+use arrow::compute::{and, cast, filter_record_batch};
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
+use async_trait::async_trait;
+use bytes::Bytes;
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
+use parquet::arrow::async_reader::AsyncFileReader;
+
+use crate::binding::{FieldSource, SplitBinding};
+use crate::deleted_rows::DeletedRows;
+use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
+use crate::format::constants_rejected;
+use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
+use crate::parquet::open::counting_reader;
+use crate::parquet::row_filter::ColumnPredicate;
+use crate::reader::{
+    BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, SplitContext, SplitReader,
+};
+use crate::required::{PathStep, has_path};
+use crate::split::FileSplit;
+use crate::subfield::Subfield;
+
+/// Reads the one split of an Avro data file into batches of the reader schema `R`.
+pub struct AvroSplitReader {
+    split: Arc<FileSplit>,
+    context: SplitContext,
+    state: State,
+    deletes: Option<Box<dyn DeleteSource>>,
+    delete_stages: Vec<BatchStage>,
+}
+
+enum State {
+    Pending,
+    Bound(Bound),
+    Ready(Bound, Option<Arc<DeletedRows>>),
+    Reading(Box<Reading>),
+    Done,
+}
+
+/// A fetched file bound to the scan.
+struct Bound {
+    file: AvroFile,
+    binding: SplitBinding,
+}
+
+/// An Avro file, fetched and checked.
+struct AvroFile {
+    bytes: Bytes,
+    /// The columns as decoded, renamed to the table's names by field id.
+    schema: SchemaRef,
+    /// Rows the file's blocks hold.
+    rows: u64,
+}
+
+/// The file being decoded.
+struct Reading {
+    path: String,
+    schema: SchemaRef,
+    reader: arrow_avro::reader::Reader<Cursor<Bytes>>,
+    filters: Vec<(usize, ColumnPredicate)>,
+    deleted: Option<Arc<DeletedRows>>,
+    row_numbers: bool,
+    /// File position of the next row.
+    position: u64,
+    rows: u64,
+    assembler: Assembler,
+    reader_schema: SchemaRef,
+    metrics: crate::metrics::LakeScanMetrics,
+}
+
+impl AvroSplitReader {
+    /// A reader for `split`; nothing is fetched before [`SplitReader::prepare`].
+    pub fn new(
+        split: Arc<FileSplit>,
+        context: SplitContext,
+        deletes: Option<Box<dyn DeleteSource>>,
+    ) -> Self {
+        Self {
+            split,
+            context,
+            state: State::Pending,
+            deletes,
+            delete_stages: vec![],
+        }
+    }
+
+    fn path(&self) -> &str {
+        self.split.display_path()
+    }
+
+    fn start_reading(&self, bound: Bound, deleted: Option<Arc<DeletedRows>>) -> Result<Reading> {
+        let Bound { file, binding } = bound;
+        let spec = &self.context.spec;
+        let mut filters = vec![];
+        for (subfield, filter) in &self.context.filters.filters {
+            let Some((i, field)) = spec.field(subfield.root()) else {
+                continue;
+            };
+            let FieldSource::File { root, file_type } = &binding.sources()[i] else {
+                continue;
+            };
+            let has_default = field
+                .handle
+                .member_defaults
+                .as_deref()
+                .is_some_and(|d| d.at(subfield.path()).is_some());
+            if member_missing(*root, file_type, subfield) && !has_default {
+                continue;
+            }
+            filters.push((
+                *root,
+                ColumnPredicate {
+                    column: subfield.to_string(),
+                    projection: parquet::arrow::ProjectionMask::all(),
+                    subfield: subfield.clone(),
+                    filter: filter.clone(),
+                    adaptive: Arc::clone(spec.adaptive()),
+                    rows_scanned: None,
+                    table_type: field.handle.data_type.clone(),
+                    defaults: field.handle.member_defaults.clone(),
+                },
+            ));
+        }
+        let all_roots = (0..file.schema.fields().len()).collect();
+        let generated = crate::parquet::plan::generated_filters(&self.context, &binding);
+        let assembler = Assembler::try_new(
+            &self.context,
+            &self.split,
+            &binding,
+            &file.schema,
+            &all_roots,
+            (vec![], generated),
+        )?;
+        let reader = open(self.path(), &file.bytes, self.context.options.batch_size)?;
+        Ok(Reading {
+            path: self.path().to_string(),
+            schema: file.schema,
+            reader,
+            filters,
+            deleted: deleted.filter(|d| !d.is_empty()),
+            row_numbers: binding.needs_row_index(),
+            position: 0,
+            rows: file.rows,
+            assembler,
+            reader_schema: Arc::clone(spec.reader_schema()),
+            metrics: self.context.metrics.clone(),
+        })
+    }
+}
+
+/// `LoadFile`: the whole file, its blocks walked, its schema renamed (owned inputs: the
+/// future stays `Send`).
+async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroFile> {
+    let path = split.display_path();
+    let mut reader = counting_reader(&context, &split, split.file_size());
+    let size = split.file_size();
+    let bytes = reader
+        .get_bytes(0..size)
+        .await
+        .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
+    let rows = blocks(path, &bytes)?;
+    let decoder = open(path, &bytes, 1)?;
+    let decoded = decoder.schema();
+    let json = decoder
+        .avro_header()
+        .get("avro.schema")
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .ok_or_else(|| avro_error(path, "its header has no avro.schema"))?;
+    let json: serde_json::Value = serde_json::from_str(&json)
+        .map_err(|e| avro_error(path, format!("its avro.schema is not JSON: {e}")))?;
+    let annotated = annotate_record(decoded.fields(), &json);
+    let fields = match context.spec.field_ids() {
+        Some(matching) => rename_fields_by_id(&annotated, matching),
+        None => annotated,
+    };
+    Ok(AvroFile {
+        bytes,
+        schema: Arc::new(Schema::new(fields)),
+        rows,
+    })
+}
+
+/// An `arrow-avro` reader over the file's bytes, its panics caught.
+fn open(
+    path: &str,
+    bytes: &Bytes,
+    batch_size: usize,
+) -> Result<arrow_avro::reader::Reader<Cursor<Bytes>>> {
+    let built = std::panic::catch_unwind(|| {
+        arrow_avro::reader::ReaderBuilder::new()
+            .with_batch_size(batch_size.max(1))
+            .build(Cursor::new(bytes.clone()))
+    })
+    .map_err(|_| avro_error(path, "its header does not decode (the file is corrupt)"))?;
+    built.map_err(|e| avro_error(path, format!("its header does not decode: {e}")))
+}
+
+/// Walks the blocks of an object container file: the rows they hold. A block cut short,
+/// one whose sync marker is not the header's, or bytes after the last block are errors.
+fn blocks(path: &str, bytes: &[u8]) -> Result<u64> {
+    let corrupt = |why: &str| avro_error(path, format!("{why} (the file is truncated or corrupt)"));
+    if !bytes.starts_with(b"Obj\x01") {
+        return Err(avro_error(path, "it is not an Avro object container file"));
+    }
+    let mut at = 4;
+    // The header's metadata: a map of string → bytes, in blocks of entries.
+    loop {
+        let count = varint(bytes, &mut at).ok_or_else(|| corrupt("its header is cut"))?;
+        if count == 0 {
+            break;
+        }
+        if count < 0 {
+            // A block with its size in bytes after the count.
+            varint(bytes, &mut at).ok_or_else(|| corrupt("its header is cut"))?;
+        }
+        for _ in 0..count.unsigned_abs() {
+            for _ in 0..2 {
+                let len = varint(bytes, &mut at).ok_or_else(|| corrupt("its header is cut"))?;
+                let len = usize::try_from(len).map_err(|_| corrupt("its header is corrupt"))?;
+                at = at
+                    .checked_add(len)
+                    .filter(|end| *end <= bytes.len())
+                    .ok_or_else(|| corrupt("its header is cut"))?;
+            }
+        }
+    }
+    let sync = bytes
+        .get(at..at + 16)
+        .ok_or_else(|| corrupt("its header is cut"))?
+        .to_vec();
+    at += 16;
+    let mut rows = 0u64;
+    while at < bytes.len() {
+        let count = varint(bytes, &mut at).ok_or_else(|| corrupt("a block header is cut"))?;
+        let size = varint(bytes, &mut at).ok_or_else(|| corrupt("a block header is cut"))?;
+        let (Ok(count), Ok(size)) = (u64::try_from(count), usize::try_from(size)) else {
+            return Err(corrupt("a block has a negative count or size"));
+        };
+        let end = at
+            .checked_add(size)
+            .filter(|end| end + 16 <= bytes.len())
+            .ok_or_else(|| corrupt("its last block is cut"))?;
+        if bytes[end..end + 16] != sync[..] {
+            return Err(corrupt("a block does not end in the header's sync marker"));
+        }
+        rows += count;
+        at = end + 16;
+    }
+    Ok(rows)
+}
+
+/// A zigzag varint (Avro's `long`) at `at`, moving past it.
+fn varint(bytes: &[u8], at: &mut usize) -> Option<i64> {
+    let mut value: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some((value >> 1) as i64 ^ -((value & 1) as i64));
+        }
+    }
+    None
+}
+
+/// `fields` (decoded from the record schema `record`) with their Avro ids as
+/// [`FIELD_ID_KEY`] metadata, and Iceberg's `timestamp` (`adjust-to-utc: false`) without
+/// zone.
+fn annotate_record(fields: &Fields, record: &serde_json::Value) -> Fields {
+    let members = record.get("fields").and_then(|f| f.as_array());
+    fields
+        .iter()
+        .enumerate()
+        .map(|(k, field)| {
+            let member = members.and_then(|m| {
+                m.iter()
+                    .find(|m| m.get("name").and_then(|n| n.as_str()) == Some(field.name()))
+                    .or_else(|| m.get(k))
+            });
+            let id = member.and_then(|m| m.get("field-id")).and_then(json_id);
+            let schema = member.and_then(|m| m.get("type"));
+            Arc::new(annotate(field, id, schema))
+        })
+        .collect()
+}
+
+fn json_id(v: &serde_json::Value) -> Option<i64> {
+    v.as_i64().or_else(|| v.as_str()?.parse().ok())
+}
+
+/// `field` with `id`, its type annotated from `schema` (its Avro type).
+fn annotate(field: &Field, id: Option<i64>, schema: Option<&serde_json::Value>) -> Field {
+    let schema = schema.map(non_null);
+    let data_type = match (field.data_type(), schema) {
+        (DataType::Struct(children), Some(s)) => DataType::Struct(annotate_record(children, s)),
+        (DataType::List(item), Some(s)) => {
+            let item_id = s.get("element-id").and_then(json_id);
+            DataType::List(Arc::new(annotate(item, item_id, s.get("items"))))
+        }
+        (DataType::Map(entries, sorted), Some(s)) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let key = annotate(&kv[0], s.get("key-id").and_then(json_id), None);
+                let value = annotate(&kv[1], s.get("value-id").and_then(json_id), s.get("values"));
+                let entries = entries
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Struct(vec![key, value].into()));
+                DataType::Map(Arc::new(entries), *sorted)
+            }
+            _ => field.data_type().clone(),
+        },
+        (DataType::Timestamp(unit, Some(_)), Some(s))
+            if s.get("adjust-to-utc").and_then(|v| v.as_bool()) == Some(false) =>
+        {
+            DataType::Timestamp(*unit, None)
+        }
+        (other, _) => other.clone(),
+    };
+    let mut metadata = field.metadata().clone();
+    if let Some(id) = id {
+        metadata.insert(FIELD_ID_KEY.to_string(), id.to_string());
+    }
+    field
+        .clone()
+        .with_data_type(data_type)
+        .with_metadata(metadata)
+}
+
+/// The non-null branch of a `["null", T]` union.
+fn non_null(schema: &serde_json::Value) -> &serde_json::Value {
+    match schema.as_array() {
+        Some(branches) => branches
+            .iter()
+            .find(|b| b.as_str() != Some("null"))
+            .unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// `array` as `target`: the same values under the renamed names of `target` (struct
+/// members, list items, map entries), timestamps in `target`'s zone.
+fn retype(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    if array.data_type() == target {
+        return Ok(Arc::clone(array));
+    }
+    Ok(match (array.data_type(), target) {
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            let s = array.as_struct();
+            if s.num_columns() != fields.len() {
+                return internal_err!("a decoded Avro struct lost members");
+            }
+            let columns = s
+                .columns()
+                .iter()
+                .zip(fields.iter())
+                .map(|(c, f)| retype(c, f.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(StructArray::try_new(
+                fields.clone(),
+                columns,
+                s.nulls().cloned(),
+            )?)
+        }
+        (DataType::List(_), DataType::List(item)) => {
+            let l = array.as_list::<i32>();
+            let values = retype(l.values(), item.data_type())?;
+            Arc::new(ListArray::try_new(
+                Arc::clone(item),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )?)
+        }
+        (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
+            let m = array.as_map();
+            let kv: ArrayRef = Arc::new(m.entries().clone());
+            let kv = retype(&kv, entries.data_type())?;
+            Arc::new(MapArray::try_new(
+                Arc::clone(entries),
+                m.offsets().clone(),
+                kv.as_struct().clone(),
+                m.nulls().cloned(),
+                *sorted,
+            )?)
+        }
+        _ => cast(array, target)?,
+    })
+}
+
+fn member_missing(_root: usize, file_type: &DataType, subfield: &Subfield) -> bool {
+    let path: Vec<PathStep> = subfield
+        .path()
+        .iter()
+        .cloned()
+        .map(PathStep::Field)
+        .collect();
+    !path.is_empty() && !has_path(file_type, &path)
+}
+
+impl Reading {
+    /// The next batch of `R`; `None` at the end.
+    fn next(&mut self) -> Result<Option<ReaderBatch>> {
+        let (mut scanned, mut deleted_total) = (0, 0);
+        loop {
+            let path = self.path.clone();
+            let polled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.reader.next()))
+                    .map_err(|_| {
+                        avro_error(&path, "the Avro decoder panicked (the file is corrupt)")
+                    })?;
+            let decoded = match polled {
+                None => {
+                    if self.position != self.rows {
+                        return Err(avro_error(
+                            &path,
+                            format!(
+                                "its blocks count {} rows but {} decode (the file is corrupt)",
+                                self.rows, self.position
+                            ),
+                        ));
+                    }
+                    if scanned == 0 {
+                        return Ok(None);
+                    }
+                    return Ok(Some(ReaderBatch {
+                        batch: RecordBatch::new_empty(Arc::clone(&self.reader_schema)),
+                        rows_scanned: scanned,
+                        rows_deleted: deleted_total,
+                    }));
+                }
+                Some(Err(e)) => return Err(avro_error(&path, format!("it does not decode: {e}"))),
+                Some(Ok(batch)) => batch,
+            };
+            let n = decoded.num_rows();
+            let first = self.position;
+            self.position += n as u64;
+            scanned += n;
+            let columns = decoded
+                .columns()
+                .iter()
+                .zip(self.schema.fields())
+                .map(|(c, f)| retype(c, f.data_type()))
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| avro_error(&path, e))?;
+            let mut keep: Option<BooleanArray> = None;
+            let mut dropped = 0;
+            if let Some(deleted) = &self.deleted {
+                let positions: Range<u64> = first..first + n as u64;
+                let all = deleted.all();
+                if all.range_cardinality(positions.clone()) > 0 {
+                    let mut mask = BooleanBufferBuilder::new(n);
+                    for p in positions.clone() {
+                        mask.append(!all.contains(p));
+                    }
+                    let mask = BooleanArray::new(mask.finish(), None);
+                    dropped = n - mask.true_count();
+                    let by_files =
+                        deleted.by_position_deletes.range_cardinality(positions) as usize;
+                    self.metrics.rows_deleted_position.add(by_files);
+                    self.metrics.rows_deleted_vector.add(dropped - by_files);
+                    keep = Some(mask);
+                }
+            }
+            deleted_total += dropped;
+            for (root, predicate) in &self.filters {
+                if keep.as_ref().is_some_and(|k| k.true_count() == 0) {
+                    break;
+                }
+                let mask = predicate.keep(&columns[*root])?;
+                keep = Some(match keep {
+                    Some(k) => and(&k, &mask)?,
+                    None => mask,
+                });
+            }
+            let mut fields: Vec<Field> = self
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone())
+                .collect();
+            let mut columns = columns;
+            if self.row_numbers {
+                fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
+                let positions = (first as i64)..(first + n as u64) as i64;
+                columns.push(Arc::new(Int64Array::from_iter_values(positions)));
+            }
+            let options = RecordBatchOptions::new().with_row_count(Some(n));
+            let mut batch = RecordBatch::try_new_with_options(
+                Arc::new(Schema::new(fields)),
+                columns,
+                &options,
+            )?;
+            if let Some(keep) = keep {
+                if keep.true_count() == 0 {
+                    continue;
+                }
+                if keep.true_count() < n {
+                    batch = filter_record_batch(&batch, &keep)?;
+                }
+            }
+            let batch = self.assembler.assemble(batch)?;
+            return Ok(Some(ReaderBatch {
+                batch,
+                rows_scanned: scanned,
+                rows_deleted: deleted_total,
+            }));
+        }
+    }
+}
+
+#[async_trait]
+impl SplitReader for AvroSplitReader {
+    async fn prepare(&mut self) -> Result<Prepared> {
+        loop {
+            let state = std::mem::replace(&mut self.state, State::Done);
+            let (next, outcome) = match state {
+                State::Pending => {
+                    // The planner gives an Avro file one split; another range reads nothing.
+                    if self.split.start() > 0 {
+                        (State::Done, Some(Prepared::EmptyRange))
+                    } else {
+                        let file = load_file(Arc::clone(&self.split), self.context.clone()).await?;
+                        let binding = SplitBinding::try_new(
+                            &self.context.spec,
+                            &self.split,
+                            &self.context.constants,
+                            &file.schema,
+                        )?;
+                        match constants_rejected(&self.context, &binding, member_missing) {
+                            true => (State::Done, Some(Prepared::SkippedByConstant)),
+                            false => (State::Bound(Bound { file, binding }), None),
+                        }
+                    }
+                }
+                State::Bound(bound) => {
+                    let deleted = match self.deletes.take() {
+                        Some(source) => {
+                            let Deletes { positions, stages } = source.load(&self.context).await?;
+                            self.delete_stages = stages;
+                            positions
+                        }
+                        None => None,
+                    };
+                    (State::Ready(bound, deleted), Some(Prepared::Read))
+                }
+                State::Ready(..) | State::Reading(_) | State::Done => {
+                    return internal_err!("split of '{}' prepared twice", self.path());
+                }
+            };
+            self.state = next;
+            if let Some(outcome) = outcome {
+                return Ok(outcome);
+            }
+        }
+    }
+
+    fn take_delete_stages(&mut self) -> Vec<BatchStage> {
+        std::mem::take(&mut self.delete_stages)
+    }
+
+    async fn next(&mut self) -> Result<Option<ReaderBatch>> {
+        if matches!(self.state, State::Ready(..))
+            && let State::Ready(bound, deleted) = std::mem::replace(&mut self.state, State::Done)
+        {
+            self.state = State::Reading(Box::new(self.start_reading(bound, deleted)?));
+        }
+        match &mut self.state {
+            State::Reading(reading) => {
+                let batch = reading.next()?;
+                if batch.is_none() {
+                    self.state = State::Done;
+                }
+                Ok(batch)
+            }
+            State::Done => Ok(None),
+            _ => internal_err!("split of '{}' was read before it was prepared", self.path()),
+        }
+    }
+}
+
+/// An error reading the Avro file at `path`.
+fn avro_error(path: &str, message: impl std::fmt::Display) -> DataFusionError {
+    exec_datafusion_err!("cannot read Avro file '{path}': {message}")
+}
