@@ -252,3 +252,56 @@ async fn undecodable_partition_summaries_keep_the_manifest() {
     let out = query(&metadata, sql).await.unwrap();
     assert_eq!(crate::position_deletes::column(&out), ["1"], "{out}");
 }
+
+/// A table of one Avro data file holding `v` as written by `values`.
+async fn one_avro_file(values: ArrayRef) -> (tempfile::TempDir, String, String) {
+    use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Schema::builder()
+        .with_fields(vec![Arc::new(NestedField::optional(
+            1,
+            "v",
+            Type::Primitive(PrimitiveType::Long),
+        ))])
+        .build()
+        .unwrap();
+    let mut t = lakescan_iceberg_writer::TableWriter::partitioned(dir.path(), schema, vec![])
+        .unwrap()
+        .with_data_format(DataFileFormat::Avro);
+    let a = t.data_file(vec![("v", 1, values)]).unwrap();
+    let path = a.file_path().to_string();
+    let metadata = t.commit(vec![a], vec![]).await.unwrap();
+    (dir, path, metadata)
+}
+
+/// Avro data files: a corrupt block, a column stored in a type that does not read as the
+/// table's, a file that is not Avro — each an error naming the file, no rows.
+#[tokio::test]
+async fn bad_avro_data_files() {
+    // The last block's sync marker overwritten (the file keeps its size).
+    let (_dir, path, metadata) = one_avro_file(longs(0..100)).await;
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 16..].copy_from_slice(&[0u8; 16]);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = error_of(&metadata).await;
+    assert!(
+        err.contains(&format!("cannot read Avro file '{path}'")) && err.contains("sync marker"),
+        "{err}"
+    );
+    // Strings where the table has BIGINT.
+    let strings: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["a", "b"]));
+    let (_dir, path, metadata) = one_avro_file(strings).await;
+    let err = error_of(&metadata).await;
+    assert!(err.contains(&path) && err.contains("'v'"), "{err}");
+    // Not an Avro file at all (same size).
+    let (_dir, path, metadata) = one_avro_file(longs(0..10)).await;
+    let size = std::fs::metadata(&path).unwrap().len() as usize;
+    std::fs::write(&path, vec![b'x'; size]).unwrap();
+    let err = error_of(&metadata).await;
+    assert!(
+        err.contains(&format!("cannot read Avro file '{path}'"))
+            && err.contains("not an Avro object container file"),
+        "{err}"
+    );
+}
