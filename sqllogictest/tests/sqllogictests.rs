@@ -401,6 +401,16 @@ async fn new_runner(
         let url = url::Url::parse(&format!("s3://{S3_BUCKET}")).map_err(|e| e.to_string())?;
         ctx.register_object_store(&url, mirror.store());
     }
+    if variant == Variant::Orc {
+        // Tables that declare their columns take the session's format; the others find
+        // their first file's.
+        ctx.state_ref()
+            .write()
+            .config_mut()
+            .options_mut()
+            .set("lakescan.hive_default_format", "orc")
+            .map_err(|e| format!("{}: cannot set the ORC default: {e}", file.display()))?;
+    }
     if variant == Variant::PreloadOff {
         ctx.state_ref()
             .write()

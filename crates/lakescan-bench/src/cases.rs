@@ -445,7 +445,8 @@ mod tests {
         assert_eq!(middle_order_key(1.0), 3_000_001);
         assert_eq!(middle_order_key(0.01), 29_985);
         let names: Vec<_> = all(1.0).iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 20);
+        assert_eq!(names.len(), 23);
+        assert!(names.contains(&"orc_selective"));
         assert_eq!(customer_key(1.0), 75_001);
         assert_eq!(customer_key(0.01) % 3, 1);
     }

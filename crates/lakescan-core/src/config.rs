@@ -29,6 +29,10 @@ extensions_options! {
         /// queries from it; files added, removed or rewritten in that time are not seen until
         /// it expires. 0 (the default) lists the table's directories at every query.
         pub listing_cache_ttl_seconds: u64, default = 0
+        /// The file format (`parquet` or `orc`) of Hive tables that declare their columns
+        /// but not `OPTIONS ('format' …)` (Trino's `hive.storage-format`); a table whose
+        /// columns are inferred takes its first file's format.
+        pub hive_default_format: String, default = "parquet".to_string()
     }
 }
 

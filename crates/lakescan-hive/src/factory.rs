@@ -219,31 +219,34 @@ impl HiveTableBuilder {
             resolve_partition_types(&store, &location, self.partition_columns, listed).await?;
         let mut data_columns = self.columns;
         let mut options = self.options;
-        // The files decide what the table's definition leaves open: their format, and
-        // whether they are a Hive ACID table's.
-        let files = match (data_columns.is_empty() || options.format.is_none(), listed) {
-            (false, _) => None,
-            (true, Some(objects)) => Some(Arc::clone(objects)),
-            (true, None) => list_whole(&store, location.prefix()).await.ok(),
-        };
-        let visible: Vec<&ObjectMeta> = files
-            .iter()
-            .flat_map(|f| f.iter())
-            .filter(|m| is_visible(&m.location, location.prefix()))
-            .collect();
-        check_not_acid(&self.name, &location, &visible)?;
-        if options.format.is_none() {
-            options.format = Some(match visible.first() {
-                Some(first) => detect_format(&store, first).await?,
-                None => FileFormat::Parquet,
-            });
+        // A Hive ACID table is refused when its files are listed anyway (its queries refuse
+        // it too: `HiveTable::plan`).
+        if let Some(objects) = listed {
+            check_not_acid(&self.name, location.prefix(), objects.iter())?;
         }
-        let format = options.format.unwrap_or_default();
+        // Declared columns: the session's default format (no request to find it out);
+        // inferred ones: the first file's, found by the footer read that infers them.
+        if options.format.is_none() && !data_columns.is_empty() {
+            let session = LakeScanOptions::from_config(state.config_options());
+            options.format = Some(session.hive_default_format.parse()?);
+        }
         if data_columns.is_empty() {
             let footers =
                 FooterCache::new(state.runtime_env().cache_manager.get_file_metadata_cache());
-            let inferred =
-                infer_data_columns(&store, &location, &keys, &footers, listed, format).await;
+            let inferred = infer_data_columns(
+                &self.name,
+                &store,
+                &location,
+                &keys,
+                &footers,
+                listed,
+                options.format,
+            )
+            .await
+            .map(|(columns, format)| {
+                options.format = Some(format);
+                columns
+            });
             // No data files: the location may name an object (a file) rather than a
             // directory, which deserves its own message.
             if inferred.is_err() {
@@ -386,13 +389,14 @@ const FOOTERS_READ_AT_CREATE: usize = 32;
 /// and kept in the session's footer cache: the first query's planner finds it there (with up
 /// to [`FOOTERS_READ_AT_CREATE`] others when `listed` is an unpartitioned table's listing).
 async fn infer_data_columns(
+    name: &str,
     store: &Arc<dyn ObjectStore>,
     location: &ListingTableUrl,
     keys: &[String],
     footers: &FooterCache,
     listed: Option<&Arc<Vec<ObjectMeta>>>,
-    format: FileFormat,
-) -> std::result::Result<Vec<Field>, InferError> {
+    format: Option<FileFormat>,
+) -> std::result::Result<(Vec<Field>, FileFormat), InferError> {
     let files = match listed {
         Some(objects) => Arc::clone(objects),
         None => list_whole(store, location.prefix())
@@ -404,10 +408,11 @@ async fn infer_data_columns(
         .iter()
         .filter(|m| is_visible(&m.location, location.prefix()))
         .collect();
+    check_not_acid(name, location.prefix(), visible.iter().copied()).map_err(InferError::Failed)?;
     let Some(first) = visible.first().copied() else {
         return Err(InferError::NoFiles);
     };
-    if format == FileFormat::Orc {
+    let orc_columns = async || {
         let schema = lakescan_core::orc::open::file_schema(store, &first.location, first.size)
             .await
             .map_err(|e| match e {
@@ -417,12 +422,16 @@ async fn infer_data_columns(
                     first.location
                 )),
             })?;
-        return Ok(schema
+        let columns = schema
             .fields()
             .iter()
             .filter(|f| !keys.contains(f.name()))
             .map(|f| f.as_ref().clone())
-            .collect());
+            .collect();
+        Ok((columns, FileFormat::Orc))
+    };
+    if format == Some(FileFormat::Orc) {
+        return orc_columns().await;
     }
     let read = |meta: &ObjectMeta| {
         let split = FileSplit::builder(meta.location.clone(), meta.size)
@@ -445,12 +454,22 @@ async fn infer_data_columns(
         read(first),
         futures::future::join_all(others.iter().map(|m| read(m)))
     );
-    let metadata = metadata.map_err(|e| {
-        InferError::Failed(exec_datafusion_err!(
-            "cannot infer schema from '{}': not a readable Parquet file: {e}",
-            first.location
-        ))
-    })?;
+    let metadata = match metadata {
+        Ok(metadata) => metadata,
+        // Not Parquet and no format declared: an ORC file is read as one.
+        Err(_)
+            if format.is_none()
+                && detect_format(store, first).await.ok() == Some(FileFormat::Orc) =>
+        {
+            return orc_columns().await;
+        }
+        Err(e) => {
+            return Err(InferError::Failed(exec_datafusion_err!(
+                "cannot infer schema from '{}': not a readable Parquet file: {e}",
+                first.location
+            )));
+        }
+    };
     let schema = parquet::arrow::parquet_to_arrow_schema(
         metadata.file_metadata().schema_descr(),
         metadata.file_metadata().key_value_metadata(),
@@ -461,12 +480,15 @@ async fn infer_data_columns(
             first.location
         ))
     })?;
-    Ok(schema
-        .fields()
-        .iter()
-        .filter(|f| !keys.contains(f.name()))
-        .map(|f| f.as_ref().clone())
-        .collect())
+    Ok((
+        schema
+            .fields()
+            .iter()
+            .filter(|f| !keys.contains(f.name()))
+            .map(|f| f.as_ref().clone())
+            .collect(),
+        FileFormat::Parquet,
+    ))
 }
 
 /// Strings and binaries as view types, as DataFusion's own Parquet tables do by default
@@ -503,19 +525,20 @@ async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Resul
 
 /// Hive ACID (transactional) tables keep their rows in `base_N`, `delta_N_M` and
 /// `delete_delta_N_M` directories, merged by transaction at read time: reading their files
-/// as a plain table's would return deleted and superseded rows.
-fn check_not_acid(name: &str, location: &ListingTableUrl, files: &[&ObjectMeta]) -> Result<()> {
-    let acid = files.iter().find(|m| {
-        m.location
-            .prefix_match(location.prefix())
-            .is_some_and(|mut parts| {
-                parts.any(|p| {
-                    let p = p.as_ref();
-                    p.starts_with("base_")
-                        || p.starts_with("delta_")
-                        || p.starts_with("delete_delta_")
-                })
+/// as a plain table's would return deleted and superseded rows. `NotImplemented` naming the
+/// table when one of `files` (under `root`) lies in such a directory.
+pub(crate) fn check_not_acid<'a>(
+    name: &str,
+    root: &Path,
+    files: impl IntoIterator<Item = &'a ObjectMeta>,
+) -> Result<()> {
+    let acid = files.into_iter().find(|m| {
+        m.location.prefix_match(root).is_some_and(|mut parts| {
+            parts.any(|p| {
+                let p = p.as_ref();
+                p.starts_with("base_") || p.starts_with("delta_") || p.starts_with("delete_delta_")
             })
+        })
     });
     match acid {
         Some(m) => Err(datafusion::error::DataFusionError::NotImplemented(format!(
