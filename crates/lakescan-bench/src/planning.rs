@@ -94,6 +94,7 @@ fn measure(size: Size, runs: usize) -> anyhow::Result<PlanningFigure> {
             referenced_data_file: referenced,
             record_count: 10,
             file_size: 1_000,
+            format: Default::default(),
         });
     }
     for g in 0..GLOBAL_DELETES {
@@ -109,6 +110,7 @@ fn measure(size: Size, runs: usize) -> anyhow::Result<PlanningFigure> {
             referenced_written: None,
             record_count: 10,
             file_size: 1_000,
+            format: Default::default(),
         });
     }
     let data: Vec<(FileLocation, Struct, i64)> = (0..size.data_files)

@@ -226,8 +226,10 @@ pub struct TableWriter {
     /// The table's next row id (v3 row lineage).
     next_row_id: u64,
     files_written: usize,
-    /// The format of the data files it writes (delete files are Parquet).
+    /// The format of the data files it writes.
     data_format: DataFileFormat,
+    /// The format of the position- and equality-delete files it writes.
+    delete_format: DataFileFormat,
     /// The spec id of each file described, by path.
     file_specs: HashMap<String, i32>,
 }
@@ -282,6 +284,7 @@ impl TableWriter {
             next_row_id: 0,
             files_written: 0,
             data_format: DataFileFormat::Parquet,
+            delete_format: DataFileFormat::Parquet,
             file_specs: HashMap::new(),
         };
         writer.evolve_partitioning(fields)?;
@@ -407,13 +410,29 @@ impl TableWriter {
         self
     }
 
+    /// Writes position- and equality-delete files as `format` (Parquet by default).
+    pub fn with_delete_format(mut self, format: DataFileFormat) -> Self {
+        self.delete_format = format;
+        self
+    }
+
     /// Writes `columns` (name, field id, values) as a data file of the writer's format;
     /// returns its recorded path, size, rows and format.
     fn write_data(
         &mut self,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<(String, u64, u64, DataFileFormat)> {
-        match self.data_format {
+        self.write_as(self.data_format, columns)
+    }
+
+    /// Writes `columns` as a file of `format`; returns its recorded path, size, rows and
+    /// format.
+    fn write_as(
+        &mut self,
+        format: DataFileFormat,
+        columns: Vec<(&str, i32, ArrayRef)>,
+    ) -> Result<(String, u64, u64, DataFileFormat)> {
+        match format {
             DataFileFormat::Orc => {}
             DataFileFormat::Avro => return self.write_avro(columns),
             _ => {
@@ -621,18 +640,12 @@ impl TableWriter {
         ids: Vec<i32>,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<DataFile> {
-        let (path, size, rows) = self.write_parquet(columns)?;
-        self.described(
-            DataContentType::EqualityDeletes,
-            path,
-            DataFileFormat::Parquet,
-            rows,
-            size,
-        )
-        .partition(partition)
-        .equality_ids(Some(ids))
-        .build()
-        .map_err(err)
+        let (path, size, rows, format) = self.write_as(self.delete_format, columns)?;
+        self.described(DataContentType::EqualityDeletes, path, format, rows, size)
+            .partition(partition)
+            .equality_ids(Some(ids))
+            .build()
+            .map_err(err)
     }
 
     /// A position-delete file deleting `(data file path, position)` rows; when every row
@@ -648,20 +661,17 @@ impl TableWriter {
         let positions: ArrayRef = Arc::new(arrow::array::Int64Array::from(
             rows.iter().map(|r| r.1).collect::<Vec<_>>(),
         ));
-        let (path, size, count) = self.write_parquet(vec![
-            ("file_path", 2147483546, paths),
-            ("pos", 2147483545, positions),
-        ])?;
-        self.described(
-            DataContentType::PositionDeletes,
-            path,
-            DataFileFormat::Parquet,
-            count,
-            size,
-        )
-        .referenced_data_file(referenced)
-        .build()
-        .map_err(err)
+        let (path, size, count, format) = self.write_as(
+            self.delete_format,
+            vec![
+                ("file_path", 2147483546, paths),
+                ("pos", 2147483545, positions),
+            ],
+        )?;
+        self.described(DataContentType::PositionDeletes, path, format, count, size)
+            .referenced_data_file(referenced)
+            .build()
+            .map_err(err)
     }
 
     /// A position-delete file of `partition` (under the default spec) deleting `(data file

@@ -615,3 +615,80 @@ impl SplitReader for AvroSplitReader {
 fn avro_error(path: &str, message: impl std::fmt::Display) -> DataFusionError {
     exec_datafusion_err!("cannot read Avro file '{path}': {message}")
 }
+
+/// The top-level columns with the Iceberg field ids `ids` (or, for a column without a
+/// `field-id`, the name beside its id) of the whole Avro file at `location` (`size` bytes,
+/// `path` in errors): its batches, their columns in the order of `ids`. For small files
+/// read whole, such as delete files; `None` when an id no column has.
+pub async fn read_columns_by_id(
+    store: &Arc<dyn object_store::ObjectStore>,
+    location: &object_store::path::Path,
+    size: u64,
+    path: &str,
+    ids: &[(i32, &str)],
+) -> Result<Option<Vec<RecordBatch>>> {
+    let mut reader = crate::parquet::open::CountingReader::open(
+        store,
+        location,
+        size,
+        datafusion::physical_plan::metrics::Count::new(),
+    );
+    let bytes = reader
+        .get_bytes(0..size)
+        .await
+        .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
+    let rows = blocks(path, &bytes)?;
+    let mut decoder = open(path, &bytes, 8192)?;
+    let json = decoder
+        .avro_header()
+        .get("avro.schema")
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .ok_or_else(|| avro_error(path, "its header has no avro.schema"))?;
+    let json: serde_json::Value = serde_json::from_str(&json)
+        .map_err(|e| avro_error(path, format!("its avro.schema is not JSON: {e}")))?;
+    let members = json
+        .get("fields")
+        .and_then(|f| f.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let schema = decoder.schema();
+    let position = |id: i32, name: &str| {
+        members
+            .iter()
+            .position(|m| m.get("field-id").and_then(json_id) == Some(i64::from(id)))
+            .or_else(|| schema.fields().iter().position(|f| f.name() == name))
+    };
+    let Some(columns) = ids
+        .iter()
+        .map(|(id, name)| position(*id, name))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Ok(None);
+    };
+    let mut out = vec![];
+    let mut decoded_rows = 0u64;
+    loop {
+        let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.next()))
+            .map_err(|_| avro_error(path, "the Avro decoder panicked (the file is corrupt)"))?;
+        let batch = match next {
+            None => break,
+            Some(batch) => {
+                batch.map_err(|e| avro_error(path, format!("it does not decode: {e}")))?
+            }
+        };
+        decoded_rows += batch.num_rows() as u64;
+        let fields: Vec<Field> = columns.iter().map(|&k| schema.field(k).clone()).collect();
+        let arrays = columns
+            .iter()
+            .map(|&k| Arc::clone(batch.column(k)))
+            .collect();
+        out.push(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?);
+    }
+    if decoded_rows != rows {
+        return Err(avro_error(
+            path,
+            format!("its blocks count {rows} rows but {decoded_rows} decode (the file is corrupt)"),
+        ));
+    }
+    Ok(Some(out))
+}

@@ -559,3 +559,95 @@ pub fn decoder_panic(path: &str, panic: Box<dyn std::any::Any + Send>) -> DataFu
         format!("the ORC decoder panicked: {message} (the file is corrupt)"),
     )
 }
+
+/// The top-level columns with the Iceberg field ids `ids` (or, for a column without an
+/// `iceberg.id`, the name beside its id) of the whole ORC file at `location` (`size` bytes,
+/// `path` in errors): its batches, their columns in the order of `ids`. For small files read
+/// whole, such as delete files; `None` when an id no column has.
+pub async fn read_columns_by_id(
+    store: &Arc<dyn object_store::ObjectStore>,
+    location: &object_store::path::Path,
+    size: u64,
+    path: &str,
+    ids: &[(i32, &str)],
+) -> Result<Option<Vec<arrow::array::RecordBatch>>> {
+    let reader = CountingReader::open(
+        store,
+        location,
+        size,
+        datafusion::physical_plan::metrics::Count::new(),
+    );
+    let mut file = read_tail(path, reader).await?;
+    let bytes = file
+        .reader
+        .get_bytes(0..size)
+        .await
+        .map_err(|e| orc_error(path, format!("reading it failed: {e}")))?;
+    let root = file.metadata.root_data_type().clone();
+    let id_of = |column: usize| {
+        file.footer
+            .types
+            .get(column)?
+            .attributes
+            .iter()
+            .find_map(|a| {
+                (a.key.as_deref() == Some("iceberg.id"))
+                    .then(|| a.value.as_deref()?.trim().parse().ok())?
+            })
+    };
+    let mut wanted: Vec<Option<usize>> = vec![];
+    for (id, name) in ids {
+        let by_id = root
+            .children()
+            .iter()
+            .position(|c| id_of(c.data_type().column_index()) == Some(*id));
+        let by_name = || root.children().iter().position(|c| c.name() == *name);
+        wanted.push(by_id.or_else(by_name));
+    }
+    let Some(columns) = wanted.iter().copied().collect::<Option<Vec<usize>>>() else {
+        return Ok(None);
+    };
+    let indices: Vec<usize> = columns
+        .iter()
+        .map(|&k| root.children()[k].data_type().column_index())
+        .collect();
+    let names: Vec<String> = columns
+        .iter()
+        .map(|&k| root.children()[k].name().to_string())
+        .collect();
+    let decoded = std::panic::catch_unwind(|| -> std::result::Result<_, String> {
+        let mask = orc_rust::projection::ProjectionMask::roots(&root, indices);
+        let reader = orc_rust::ArrowReaderBuilder::try_new(bytes)
+            .map_err(|e| e.to_string())?
+            .with_projection(mask)
+            .with_timestamp_precision(TimestampPrecision::Microsecond)
+            .build();
+        reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())
+    })
+    .map_err(|panic| decoder_panic(path, panic))?
+    .map_err(|e| orc_error(path, format!("it does not decode: {e}")))?;
+    decoded
+        .into_iter()
+        .map(|batch| {
+            let columns = names
+                .iter()
+                .map(|n| {
+                    batch
+                        .column_by_name(n)
+                        .cloned()
+                        .ok_or_else(|| orc_error(path, format!("column '{n}' was not decoded")))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let fields: Vec<Field> = names
+                .iter()
+                .zip(&columns)
+                .map(|(n, c)| Field::new(n, c.data_type().clone(), true))
+                .collect();
+            let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+            Ok(arrow::array::RecordBatch::try_new(schema, columns)?)
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}

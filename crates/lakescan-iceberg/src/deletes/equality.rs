@@ -222,9 +222,15 @@ pub async fn load_key_set(
     let reservation = MemoryConsumer::new("lakescan equality-delete keys").register(pool);
     for file in &set.files {
         let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
-        let (mut stream, order) = open(&stores.of(file)?, file, &ids).await?;
-        check_key_types(file, &set.columns, stream.schema(), &order, types)?;
-        while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
+        let (mut stream, schema, order) = open(&stores.of(file)?, file, &ids).await?;
+        // Parquet's schema is known before the first batch; ORC's and Avro's with each.
+        if let Some(schema) = &schema {
+            check_key_types(file, &set.columns, schema, &order, types)?;
+        }
+        while let Some(batch) = stream.try_next().await? {
+            if schema.is_none() {
+                check_key_types(file, &set.columns, batch.schema_ref(), &order, types)?;
+            }
             let columns = order
                 .iter()
                 .zip(types)
@@ -270,16 +276,30 @@ fn bad(file: &DeleteFile, e: impl std::fmt::Display) -> DataFusionError {
     )
 }
 
-/// A stream over the key columns of `file`, and where the column of each of `ids` is in its
-/// batches.
-async fn open(
+/// The batches of the key columns of `file`, their schema when known before the first
+/// batch (Parquet), and where the column of each of `ids` is in them.
+async fn open<'a>(
     store: &Arc<dyn ObjectStore>,
-    file: &DeleteFile,
+    file: &'a DeleteFile,
     ids: &[i32],
 ) -> Result<(
-    parquet::arrow::async_reader::ParquetRecordBatchStream<ParquetObjectReader>,
+    futures::stream::BoxStream<'a, Result<RecordBatch>>,
+    Option<arrow::datatypes::SchemaRef>,
     Vec<usize>,
 )> {
+    use futures::StreamExt;
+    if file.format != lakescan_core::split::FileFormat::Parquet {
+        let wanted: Vec<(i32, &str)> = ids.iter().map(|id| (*id, "")).collect();
+        let Some(batches) = super::read_orc_or_avro(store, file, &wanted).await? else {
+            return exec_err!(
+                "Iceberg equality-delete file '{}' has no top-level column with one of its \
+                 equality ids {ids:?}",
+                file.written_path
+            );
+        };
+        let stream = futures::stream::iter(batches.into_iter().map(Ok)).boxed();
+        return Ok((stream, None, (0..ids.len()).collect()));
+    }
     let reader = ParquetObjectReader::new(Arc::clone(store), file.location.path.clone());
     let builder = ParquetRecordBatchStreamBuilder::new(reader)
         .await
@@ -313,6 +333,8 @@ async fn open(
         .with_projection(mask)
         .build()
         .map_err(|e| bad(file, e))?;
+    let schema = Some(stream.schema().clone());
+    let stream = stream.map_err(|e| bad(file, e)).boxed();
     // The projection keeps file order: where each key column is in a decoded batch (every
     // index is in `sorted`, which holds them all once).
     let order = indices
@@ -322,7 +344,7 @@ async fn open(
             None => internal_err!("key column {i} of '{}' is not projected", file.written_path),
         })
         .collect::<Result<_>>()?;
-    Ok((stream, order))
+    Ok((stream, schema, order))
 }
 
 /// Drops the rows of a batch whose key is in a key set (one per equality-id set).

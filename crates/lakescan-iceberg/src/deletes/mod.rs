@@ -128,6 +128,33 @@ pub struct DeleteFile {
     pub record_count: u64,
     /// Its size in bytes.
     pub file_size: u64,
+    /// How its rows are stored (Parquet, ORC or Avro; a deletion vector's Puffin file reads
+    /// as bytes whatever this says).
+    #[serde(default)]
+    pub format: lakescan_core::split::FileFormat,
+}
+
+/// The top-level columns with field ids `ids` (or, without ids, the names beside them) of
+/// an ORC or Avro delete file, read whole: its batches, columns in the order of `ids`;
+/// `None` when an id no column has.
+pub(crate) async fn read_orc_or_avro(
+    store: &std::sync::Arc<dyn object_store::ObjectStore>,
+    file: &DeleteFile,
+    ids: &[(i32, &str)],
+) -> datafusion::common::Result<Option<Vec<arrow::array::RecordBatch>>> {
+    use lakescan_core::split::FileFormat;
+    let (location, size, path) = (&file.location.path, file.file_size, &file.written_path);
+    match file.format {
+        FileFormat::Orc => {
+            lakescan_core::orc::open::read_columns_by_id(store, location, size, path, ids).await
+        }
+        FileFormat::Avro => {
+            lakescan_core::avro::read_columns_by_id(store, location, size, path, ids).await
+        }
+        FileFormat::Parquet => datafusion::common::internal_err!(
+            "delete file '{path}' is Parquet, read by the Parquet reader"
+        ),
+    }
 }
 
 /// A data file as the delete rules see it.
@@ -364,6 +391,7 @@ mod tests {
             referenced_written: None,
             record_count: 1,
             file_size: 1,
+            format: Default::default(),
         }
     }
 

@@ -22,7 +22,8 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Int64Type};
 use bytes::Bytes;
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
-use futures::TryStreamExt;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use lakescan_core::deleted_rows::DeletedRows;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::async_reader::ParquetObjectReader;
@@ -133,6 +134,9 @@ async fn read_deleted_rows(
     Ok((rows, loaded))
 }
 
+/// Decoded batches of a delete file, whatever its format.
+type BatchStream<'a> = BoxStream<'a, Result<arrow::array::RecordBatch>>;
+
 fn bad(file: &DeleteFile, what: impl std::fmt::Display) -> DataFusionError {
     exec_datafusion_err!("Iceberg delete file '{}': {what}", file.written_path)
 }
@@ -142,39 +146,63 @@ async fn read_position_deletes(
     paths: &PathResolver,
     file: &DeleteFile,
 ) -> Result<PositionsByFile> {
-    let reader = ParquetObjectReader::new(Arc::clone(store), file.location.path.clone());
-    let builder = ParquetRecordBatchStreamBuilder::new(reader)
-        .await
-        .map_err(|e| bad(file, format!("not a readable Parquet file: {e}")))?;
-    let descr = builder.metadata().file_metadata().schema_descr_ptr();
-    let roots = descr.root_schema().get_fields();
-    let find = |id: i32, name: &str| {
-        root_with_field_id(roots, id).or_else(|| roots.iter().position(|f| f.name() == name))
-    };
-    let (Some(path_col), Some(pos_col)) = (find(FILE_PATH_ID, "file_path"), find(POS_ID, "pos"))
-    else {
-        return Err(bad(
+    let referenced = file.referenced_data_file.as_ref();
+    let not_position_deletes = || {
+        bad(
             file,
             "not a position-delete file: it needs columns file_path (field id 2147483546) and \
              pos (field id 2147483545)",
-        ));
+        )
     };
-    // A file whose manifest entry names the one data file all its rows reference: its
-    // positions are all that is read (no path strings to decode and compare).
-    let referenced = file.referenced_data_file.as_ref();
-    let mask = match referenced {
-        Some(_) => ProjectionMask::roots(&descr, [pos_col]),
-        None => ProjectionMask::roots(&descr, [path_col, pos_col]),
-    };
-    let mut stream = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| bad(file, e))?;
-    // The projection keeps file order.
-    let (path_at, pos_at) = match referenced {
-        Some(_) => (None, 0),
-        None if path_col < pos_col => (Some(0), 1),
-        None => (Some(1), 0),
+    // The batches, and where `file_path` (unless only positions are read) and `pos` are.
+    let (mut stream, path_at, pos_at): (BatchStream<'_>, Option<usize>, usize) = if file.format
+        != lakescan_core::split::FileFormat::Parquet
+    {
+        let ids: &[(i32, &str)] = match referenced {
+            Some(_) => &[(POS_ID, "pos")],
+            None => &[(FILE_PATH_ID, "file_path"), (POS_ID, "pos")],
+        };
+        let batches = super::read_orc_or_avro(store, file, ids)
+            .await?
+            .ok_or_else(not_position_deletes)?;
+        let stream = futures::stream::iter(batches.into_iter().map(Ok)).boxed();
+        match referenced {
+            Some(_) => (stream, None, 0),
+            None => (stream, Some(0), 1),
+        }
+    } else {
+        let reader = ParquetObjectReader::new(Arc::clone(store), file.location.path.clone());
+        let builder = ParquetRecordBatchStreamBuilder::new(reader)
+            .await
+            .map_err(|e| bad(file, format!("not a readable Parquet file: {e}")))?;
+        let descr = builder.metadata().file_metadata().schema_descr_ptr();
+        let roots = descr.root_schema().get_fields();
+        let find = |id: i32, name: &str| {
+            root_with_field_id(roots, id).or_else(|| roots.iter().position(|f| f.name() == name))
+        };
+        let (Some(path_col), Some(pos_col)) =
+            (find(FILE_PATH_ID, "file_path"), find(POS_ID, "pos"))
+        else {
+            return Err(not_position_deletes());
+        };
+        // A file whose manifest entry names the one data file all its rows reference:
+        // its positions are all that is read (no path strings to decode and compare).
+        let mask = match referenced {
+            Some(_) => ProjectionMask::roots(&descr, [pos_col]),
+            None => ProjectionMask::roots(&descr, [path_col, pos_col]),
+        };
+        let stream = builder
+            .with_projection(mask)
+            .build()
+            .map_err(|e| bad(file, e))?
+            .map_err(|e| bad(file, e))
+            .boxed();
+        // The projection keeps file order.
+        match referenced {
+            Some(_) => (stream, None, 0),
+            None if path_col < pos_col => (stream, Some(0), 1),
+            None => (stream, Some(1), 0),
+        }
     };
     let mut referenced_positions = RoaringTreemap::new();
     let mut by_file: PositionsByFile = HashMap::new();
@@ -189,7 +217,7 @@ async fn read_position_deletes(
         }
         Ok(())
     };
-    while let Some(batch) = stream.try_next().await.map_err(|e| bad(file, e))? {
+    while let Some(batch) = stream.try_next().await? {
         let positions = positions_of(file, batch.column(pos_at))?;
         let Some(path_at) = path_at else {
             for pos in positions {

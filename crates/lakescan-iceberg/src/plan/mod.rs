@@ -290,15 +290,6 @@ impl<'a> Planner<'a> {
                 };
                 DeleteKind::DeletionVector { offset, length }
             }
-            (_, format @ (DataFileFormat::Orc | DataFileFormat::Avro)) => {
-                return Err(DataFusionError::NotImplemented(format!(
-                    "Iceberg table '{}': delete file '{}' is stored as {format}; lakescan reads \
-                     Parquet delete files and deletion vectors (ORC and Avro delete files come \
-                     later)",
-                    self.loaded.file,
-                    file.file_path()
-                )));
-            }
             (DataContentType::PositionDeletes, _) => DeleteKind::Position,
             _ => match file.equality_ids() {
                 Some(ids) if !ids.is_empty() => DeleteKind::Equality { field_ids: ids },
@@ -321,6 +312,13 @@ impl<'a> Planner<'a> {
             referenced_written: file.referenced_data_file(),
             record_count: file.record_count(),
             file_size: file.file_size_in_bytes(),
+            format: match file.file_format() {
+                DataFileFormat::Orc => lakescan_core::split::FileFormat::Orc,
+                DataFileFormat::Avro => lakescan_core::split::FileFormat::Avro,
+                DataFileFormat::Parquet | DataFileFormat::Puffin => {
+                    lakescan_core::split::FileFormat::Parquet
+                }
+            },
         })
     }
 

@@ -32,7 +32,8 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let writer = TableWriter::partitioned(dir.path(), schema, fields)
             .unwrap()
-            .with_data_format(crate::DATA_FORMAT);
+            .with_data_format(crate::DATA_FORMAT)
+            .with_delete_format(crate::DATA_FORMAT);
         Self { _dir: dir, writer }
     }
 

@@ -207,7 +207,7 @@ async fn a_position_delete_file_with_the_wrong_schema_is_an_error() {
     let wrong = iceberg::spec::DataFileBuilder::default()
         .content(iceberg::spec::DataContentType::PositionDeletes)
         .file_path(bad.file_path().to_string())
-        .file_format(iceberg::spec::DataFileFormat::Parquet)
+        .file_format(bad.file_format())
         .record_count(1)
         .file_size_in_bytes(bad.file_size_in_bytes())
         .partition(iceberg::spec::Struct::empty())

@@ -103,6 +103,7 @@ fn dv_file(path: &str, offset: u64, length: u64, record_count: u64) -> DeleteFil
         referenced_written: None,
         record_count,
         file_size: 0,
+        format: Default::default(),
     }
 }
 
