@@ -160,6 +160,19 @@ pub fn prune_units(
         .collect())
 }
 
+/// Whether struct member `subfield` is missing from a file column of type `file_type` (for
+/// formats whose columns are decoded whole, where the Arrow type tells; Parquet also looks
+/// at its leaves).
+pub fn member_missing_in_type(_root: usize, file_type: &DataType, subfield: &Subfield) -> bool {
+    let path: Vec<crate::required::PathStep> = subfield
+        .path()
+        .iter()
+        .cloned()
+        .map(crate::required::PathStep::Field)
+        .collect();
+    !path.is_empty() && !crate::required::has_path(file_type, &path)
+}
+
 /// True when a filter rejects a constant of the bound file: a missing column's NULL, or a
 /// missing struct member's default (`member_missing(root, file_type, subfield)` tells
 /// whether the file lacks the member).

@@ -42,16 +42,14 @@ use parquet::arrow::async_reader::AsyncFileReader;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
-use crate::format::constants_rejected;
+use crate::format::{constants_rejected, member_missing_in_type};
 use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::parquet::open::counting_reader;
 use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::{
     BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, SplitContext, SplitReader,
 };
-use crate::required::{PathStep, has_path};
 use crate::split::FileSplit;
-use crate::subfield::Subfield;
 
 /// Reads the one split of an Avro data file into batches of the reader schema `R`.
 pub struct AvroSplitReader {
@@ -137,7 +135,7 @@ impl AvroSplitReader {
                 .member_defaults
                 .as_deref()
                 .is_some_and(|d| d.at(subfield.path()).is_some());
-            if member_missing(*root, file_type, subfield) && !has_default {
+            if member_missing_in_type(*root, file_type, subfield) && !has_default {
                 continue;
             }
             filters.push((
@@ -420,16 +418,6 @@ fn retype(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
     })
 }
 
-fn member_missing(_root: usize, file_type: &DataType, subfield: &Subfield) -> bool {
-    let path: Vec<PathStep> = subfield
-        .path()
-        .iter()
-        .cloned()
-        .map(PathStep::Field)
-        .collect();
-    !path.is_empty() && !has_path(file_type, &path)
-}
-
 impl Reading {
     /// The next batch of `R`; `None` at the end.
     fn next(&mut self) -> Result<Option<ReaderBatch>> {
@@ -559,7 +547,7 @@ impl SplitReader for AvroSplitReader {
                             &self.context.constants,
                             &file.schema,
                         )?;
-                        match constants_rejected(&self.context, &binding, member_missing) {
+                        match constants_rejected(&self.context, &binding, member_missing_in_type) {
                             true => (State::Done, Some(Prepared::SkippedByConstant)),
                             false => (State::Bound(Bound { file, binding }), None),
                         }

@@ -35,16 +35,15 @@ use datafusion::common::{Result, internal_err};
 
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
-use crate::format::{constants_rejected, prune_units};
+use crate::format::{constants_rejected, member_missing_in_type, prune_units};
 use crate::parquet::assemble::Assembler;
 use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::{
     BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, Refreshed, SplitContext, SplitReader,
 };
-use crate::required::{PathStep, RequiredSubfields, has_path};
+use crate::required::{RequiredSubfields, has_path};
 use crate::split::FileSplit;
 use crate::split_filters::SplitFilters;
-use crate::subfield::Subfield;
 use decode::{DecodedRoot, Decoding, Reading, decode_type};
 use open::OrcFile;
 use statistics::{OrcStatistics, OrcUnit};
@@ -100,7 +99,7 @@ impl OrcSplitReader {
     }
 
     fn rejected(&self, binding: &SplitBinding) -> bool {
-        constants_rejected(&self.context, binding, member_missing)
+        constants_rejected(&self.context, binding, member_missing_in_type)
     }
 
     /// `bind`; `None` when a filter rejects a constant.
@@ -219,7 +218,7 @@ impl OrcSplitReader {
                 .member_defaults
                 .as_deref()
                 .is_some_and(|d| d.at(subfield.path()).is_some());
-            if member_missing(*root, file_type, subfield) && !has_default {
+            if member_missing_in_type(*root, file_type, subfield) && !has_default {
                 continue;
             }
             filtered.push((*root, subfield, filter, field));
@@ -324,22 +323,6 @@ impl OrcSplitReader {
         self.delete_stages = stages;
         Ok(positions)
     }
-}
-
-/// Whether struct member `subfield` of a file column of type `file_type` is missing in
-/// the file (ORC columns are decoded whole: the Arrow type tells).
-fn member_missing(
-    _root: usize,
-    file_type: &arrow::datatypes::DataType,
-    subfield: &Subfield,
-) -> bool {
-    let path: Vec<PathStep> = subfield
-        .path()
-        .iter()
-        .cloned()
-        .map(PathStep::Field)
-        .collect();
-    !path.is_empty() && !has_path(file_type, &path)
 }
 
 /// Whether a channel reads anything of its file column: a column none of whose required
