@@ -158,6 +158,9 @@ pub struct ScanSpec {
     stage_columns: StageColumns,
     /// See `TableHandle::field_ids`.
     field_ids: Option<Arc<FieldIdMatching>>,
+    /// The table's file columns (role `Regular`) in declared order: what the columns of a
+    /// Hive writer's positional file (`_col0`, `_col1`, …) are.
+    file_columns: Arc<Vec<String>>,
     adaptive: Arc<AdaptiveState>,
 }
 
@@ -239,6 +242,14 @@ impl ScanSpec {
             residual,
             stage_columns: table.stage_columns.clone(),
             field_ids: table.field_ids.clone(),
+            file_columns: Arc::new(
+                table
+                    .columns()
+                    .iter()
+                    .filter(|c| matches!(c.role, crate::handle::ColumnRole::Regular))
+                    .map(|c| c.name.clone())
+                    .collect(),
+            ),
             adaptive: Arc::new(AdaptiveState::default()),
         })
     }
@@ -281,6 +292,13 @@ impl ScanSpec {
     }
 
     /// How file columns match table columns by field id, when they do (Iceberg).
+    /// The table's file columns in declared order (for files whose columns are named by
+    /// position, as old Hive writers name ORC columns `_col0`, `_col1`, …).
+    pub fn file_columns(&self) -> &[String] {
+        &self.file_columns
+    }
+
+    /// See `TableHandle::field_ids`.
     pub fn field_ids(&self) -> Option<&FieldIdMatching> {
         self.field_ids.as_deref()
     }

@@ -156,6 +156,28 @@ async fn apache_row_index_file_prunes_row_groups() {
     assert!(pruned >= 4000, "row groups pruned: {pruned}\n{plan}");
 }
 
+/// The same file under declared names: Hive's positional `_col0`, `_col1` columns are the
+/// table's columns in declared order (as Hive and Trino read them), not missing columns.
+#[tokio::test]
+async fn positional_columns_read_as_the_declared_ones() {
+    let dir = copy_example("orc_index_int_string");
+    let ctx = session();
+    let sql = format!(
+        "CREATE EXTERNAL TABLE t (id INT, label VARCHAR) STORED AS HIVE LOCATION '{}' \
+         OPTIONS ('format' 'orc')",
+        dir.path().display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    let got = rows(&ctx, "SELECT label FROM t WHERE id = 4000")
+        .await
+        .unwrap();
+    assert!(got.contains("| 4000 "), "{got}");
+    let got = rows(&ctx, "SELECT count(id), count(label) FROM t")
+        .await
+        .unwrap();
+    assert_eq!(got.matches("| 6000 ").count(), 2, "{got}");
+}
+
 /// `TestOrcFile.testStripeLevelStats.orc`: 11 000 rows in stripes of one value each; a
 /// filter on a value skips the other stripes by their statistics.
 #[tokio::test]

@@ -86,8 +86,42 @@ pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<O
             renamed,
             annotated.metadata().clone(),
         ));
+    } else if let Some(named) = by_position(&file.schema, context.spec.file_columns()) {
+        file.schema = Arc::new(named);
     }
     Ok(file)
+}
+
+/// A file whose columns are named by position (`_col0`, `_col1`, … as Hive's ORC writer
+/// names them when it does not know the table's names) with the table's file columns in
+/// declared order, as Hive and Trino read such files; `None` for a file with its own names.
+/// Columns past the table's keep their names (never read).
+fn by_position(
+    schema: &arrow::datatypes::Schema,
+    columns: &[String],
+) -> Option<arrow::datatypes::Schema> {
+    let positional = !schema.fields().is_empty()
+        && schema
+            .fields()
+            .iter()
+            .enumerate()
+            .all(|(k, f)| f.name() == &format!("_col{k}"));
+    if !positional || columns.iter().any(|c| c.starts_with("_col")) {
+        return None;
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(k, f)| match columns.get(k) {
+            Some(name) => f.as_ref().clone().with_name(name.clone()),
+            None => f.as_ref().clone(),
+        })
+        .collect();
+    Some(arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    ))
 }
 
 /// The file schema of `file` with Iceberg's type attributes applied: each field's
