@@ -524,6 +524,38 @@ async fn apache_corrupt_files_are_errors() {
     }
 }
 
+/// Stripe statistics only prune: a file whose statistics do not decode is read whole, as
+/// Java reads it (its statistics are read only when a filter asks), with every row.
+#[tokio::test]
+async fn undecodable_stripe_statistics_are_left_unread() {
+    let batch = typed_batch(5_000, 0);
+    let options = OrcWriteOptions {
+        stripe_rows: 2_000,
+        ..Default::default()
+    };
+    let mut bytes = write_orc(&batch.schema(), &[batch], &options).unwrap();
+    let metadata = lakescan_testkit::orc::metadata_section(&bytes).unwrap();
+    assert!(metadata.len() > 4);
+    for b in &mut bytes[metadata] {
+        *b = 0xff;
+    }
+    let dir = table_dir(&[("f.orc", bytes)]);
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let got = rows(&ctx, "SELECT count(*), sum(id) FROM t WHERE small < 500")
+        .await
+        .unwrap();
+    // `small` is `id % 1000`, NULL where `id % 7 == 3` (`typed_batch`).
+    let kept: Vec<i64> = (0..5_000)
+        .filter(|i| i % 7 != 3 && i % 1000 < 500)
+        .collect();
+    let sum: i64 = kept.iter().sum();
+    assert!(
+        got.contains(&format!("| {} ", kept.len())) && got.contains(&format!("| {sum} ")),
+        "{got}"
+    );
+}
+
 /// An ORC file in a Parquet table: the error says which format it is.
 #[tokio::test]
 async fn orc_file_in_a_parquet_table_is_named() {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
 use bytes::{Bytes, BytesMut};
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use orc_rust::compression::{Compression, Decompressor};
@@ -281,23 +281,34 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
     let compression = compression_of(path, &layout.postscript)?;
     let footer: proto::Footer = decode_section(path, "footer", slice(&layout.footer), compression)?;
     check_types(path, &footer)?;
-    let metadata: proto::Metadata =
-        decode_section(path, "metadata", slice(&layout.metadata), compression)?;
-    if !metadata.stripe_stats.is_empty() && metadata.stripe_stats.len() != footer.stripes.len() {
-        return Err(orc_error(
-            path,
-            format!(
-                "its metadata holds statistics of {} stripes but its footer lists {}",
-                metadata.stripe_stats.len(),
-                footer.stripes.len()
-            ),
-        ));
-    }
     check_stripes(path, file_size, &footer)?;
-    let mut chunks = TailChunks {
-        file_size,
-        start,
-        tail,
+    // Stripe statistics only prune: statistics that do not decode, or that do not match the
+    // stripes, are left unread (Java reads them only when a filter asks), and `orc-rust` is
+    // shown the tail without them.
+    let decoded: Result<proto::Metadata> =
+        decode_section(path, "metadata", slice(&layout.metadata), compression);
+    let (stripe_stats, mut chunks) = match decoded {
+        Ok(m) if m.stripe_stats.is_empty() || m.stripe_stats.len() == footer.stripes.len() => (
+            m.stripe_stats,
+            TailChunks {
+                file_size,
+                start,
+                tail,
+            },
+        ),
+        unusable => {
+            let why = match unusable {
+                Ok(m) => format!(
+                    "statistics of {} stripes for {}",
+                    m.stripe_stats.len(),
+                    footer.stripes.len()
+                ),
+                Err(e) => e.to_string(),
+            };
+            log::warn!("{path}: stripe statistics left unread: {why}");
+            let chunks = without_metadata(&layout, start, &tail)?;
+            (vec![], chunks)
+        }
     };
     let read = std::panic::AssertUnwindSafe(read_metadata_async(&mut chunks))
         .catch_unwind()
@@ -313,8 +324,34 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
         reader,
         metadata: Arc::new(file_metadata),
         footer: Arc::new(footer),
-        stripe_statistics: Arc::new(metadata.stripe_stats),
+        stripe_statistics: Arc::new(stripe_stats),
         schema: Arc::new(schema),
+    })
+}
+
+/// The tail of a file (`tail` from `start`) as `orc-rust` reads it without its metadata
+/// section: the footer, then the postscript saying `metadata_length = 0` (the stripes keep
+/// their offsets; only the virtual file's end moves).
+fn without_metadata(layout: &TailLayout, start: u64, tail: &Bytes) -> Result<TailChunks> {
+    let cut = |r: &Range<u64>| tail.slice((r.start - start) as usize..(r.end - start) as usize);
+    let postscript = proto::PostScript {
+        metadata_length: Some(0),
+        ..layout.postscript.clone()
+    }
+    .encode_to_vec();
+    let Ok(ps_len) = u8::try_from(postscript.len()) else {
+        return internal_err!("a postscript of {} bytes", postscript.len());
+    };
+    let mut bytes = BytesMut::new();
+    bytes.extend_from_slice(&tail[..(layout.metadata.start - start) as usize]);
+    bytes.extend_from_slice(&cut(&layout.footer));
+    bytes.extend_from_slice(&postscript);
+    bytes.extend_from_slice(&[ps_len]);
+    let bytes = bytes.freeze();
+    Ok(TailChunks {
+        file_size: start + bytes.len() as u64,
+        start,
+        tail: bytes,
     })
 }
 
