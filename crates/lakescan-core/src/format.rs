@@ -13,8 +13,13 @@
 //! column decoders) and feeds decoded file batches to the same
 //! [`crate::parquet::assemble::Assembler`].
 
-use arrow::array::{Array, ArrayRef, UInt64Array};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, UInt64Array};
 use arrow::datatypes::DataType;
+use datafusion::common::Column;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_datafusion_err};
 
@@ -58,9 +63,9 @@ impl StatsArrays {
 }
 
 /// A format's statistics of some units of one file, for one split's binding, in table
-/// types; as [`PruningStatistics`] they answer the residual's AND/OR tree (seed 003: an
-/// unknown leaf keeps the unit).
-pub trait UnitStatistics: PruningStatistics {
+/// types. [`prune_units`] answers the residual's AND/OR tree with them through
+/// [`PruningStatistics`] (seed 003: an unknown leaf keeps the unit).
+pub trait UnitStatistics {
     /// Statistics of the field at `field` of the spec, in its table type; `None`: unknown.
     fn field_stats(&self, field: usize) -> Result<Option<StatsArrays>>;
 
@@ -72,6 +77,66 @@ pub trait UnitStatistics: PruningStatistics {
         path: &[String],
         data_type: &DataType,
     ) -> Result<Option<StatsArrays>>;
+
+    /// Rows per unit.
+    fn row_counts(&self) -> UInt64Array;
+}
+
+/// [`UnitStatistics`] as DataFusion's [`PruningStatistics`], by the spec's column names;
+/// each column converted once (`PruningPredicate` asks for minima, maxima and null counts
+/// separately). Float minima and maxima are reported unknown: writers leave NaN out of
+/// statistics, NaN is the largest float in the order DataFusion compares with, and -0.0
+/// sorts below a recorded +0.0 minimum.
+struct Pruning<'a> {
+    spec: &'a crate::scan_spec::ScanSpec,
+    stats: &'a dyn UnitStatistics,
+    by_column: RefCell<HashMap<String, Option<StatsArrays>>>,
+}
+
+impl Pruning<'_> {
+    fn stats_of(&self, column: &Column) -> Option<StatsArrays> {
+        if let Some(cached) = self.by_column.borrow().get(column.name()) {
+            return cached.clone();
+        }
+        let i = self.spec.field(column.name()).map(|(i, _)| i);
+        let stats = i.and_then(|i| self.stats.field_stats(i).ok().flatten());
+        self.by_column
+            .borrow_mut()
+            .insert(column.name().to_string(), stats.clone());
+        stats
+    }
+}
+
+fn is_float(t: &DataType) -> bool {
+    matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
+}
+
+impl PruningStatistics for Pruning<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        let stats = self.stats_of(column)?;
+        (!is_float(stats.mins.data_type())).then_some(stats.mins)
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        let stats = self.stats_of(column)?;
+        (!is_float(stats.maxes.data_type())).then_some(stats.maxes)
+    }
+
+    fn num_containers(&self) -> usize {
+        self.stats.row_counts().len()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        Some(Arc::new(self.stats_of(column)?.null_counts))
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        Some(Arc::new(self.stats.row_counts()))
+    }
+
+    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
+        None
+    }
 }
 
 /// The format a file's last bytes show: Parquet's trailing `PAR1`, or ORC's postscript
@@ -143,7 +208,12 @@ pub fn prune_units(
     if let Some(predicate) = context.filters.residual_pruning(spec.reader_schema())
         && keep.iter().any(|k| *k)
     {
-        match predicate.prune(stats) {
+        let pruning = Pruning {
+            spec,
+            stats,
+            by_column: RefCell::default(),
+        };
+        match predicate.prune(&pruning) {
             Ok(may_match) => {
                 for (keep, may) in keep.iter_mut().zip(may_match) {
                     *keep &= may;

@@ -89,8 +89,11 @@ struct Reading {
     schema: SchemaRef,
     reader: arrow_avro::reader::Reader<Cursor<Bytes>>,
     filters: Vec<(usize, ColumnPredicate)>,
-    deleted: Option<Arc<DeletedRows>>,
-    row_numbers: bool,
+    /// Rows deleted by position, and their union (built once, not per batch).
+    deleted: Option<(Arc<DeletedRows>, roaring::RoaringTreemap)>,
+    /// The schema of the batches handed to the assembler: the file's columns, then the
+    /// row-number column when one is generated.
+    batch_schema: SchemaRef,
     /// File position of the next row.
     position: u64,
     rows: u64,
@@ -165,11 +168,26 @@ impl AvroSplitReader {
         let reader = open(self.path(), &file.bytes, self.context.options.batch_size)?;
         Ok(Reading {
             path: self.path().to_string(),
-            schema: file.schema,
+            schema: Arc::clone(&file.schema),
             reader,
             filters,
-            deleted: deleted.filter(|d| !d.is_empty()),
-            row_numbers: binding.needs_row_index(),
+            deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
+                let all = rows.all().into_owned();
+                (rows, all)
+            }),
+            batch_schema: match binding.needs_row_index() {
+                false => Arc::clone(&file.schema),
+                true => {
+                    let mut fields: Vec<Field> = file
+                        .schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.as_ref().clone())
+                        .collect();
+                    fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
+                    Arc::new(Schema::new(fields))
+                }
+            },
             position: 0,
             rows: file.rows,
             assembler,
@@ -465,9 +483,8 @@ impl Reading {
                 .map_err(|e| avro_error(&path, e))?;
             let mut keep: Option<BooleanArray> = None;
             let mut dropped = 0;
-            if let Some(deleted) = &self.deleted {
+            if let Some((deleted, all)) = &self.deleted {
                 let positions: Range<u64> = first..first + n as u64;
-                let all = deleted.all();
                 if all.range_cardinality(positions.clone()) > 0 {
                     let mut mask = BooleanBufferBuilder::new(n);
                     for p in positions.clone() {
@@ -493,21 +510,14 @@ impl Reading {
                     None => mask,
                 });
             }
-            let mut fields: Vec<Field> = self
-                .schema
-                .fields()
-                .iter()
-                .map(|f| f.as_ref().clone())
-                .collect();
             let mut columns = columns;
-            if self.row_numbers {
-                fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
+            if self.batch_schema.fields().len() > columns.len() {
                 let positions = (first as i64)..(first + n as u64) as i64;
                 columns.push(Arc::new(Int64Array::from_iter_values(positions)));
             }
             let options = RecordBatchOptions::new().with_row_count(Some(n));
             let mut batch = RecordBatch::try_new_with_options(
-                Arc::new(Schema::new(fields)),
+                Arc::clone(&self.batch_schema),
                 columns,
                 &options,
             )?;

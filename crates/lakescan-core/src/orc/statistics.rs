@@ -9,15 +9,13 @@
 //! zone, or UTC since ORC-135, which old writers' files do not say reliably), unions and
 //! collections. A top-level column's null count is rows − values; a member's is unknown.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, Int64Array, UInt64Array};
+use arrow::array::{ArrayRef, Int64Array, UInt64Array};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
-use datafusion::common::pruning::PruningStatistics;
-use datafusion::common::{Column, Result, ScalarValue};
+use datafusion::common::{Result, ScalarValue};
 use orc_rust::proto;
 use orc_rust::schema::DataType as OrcType;
 
@@ -45,7 +43,6 @@ pub struct OrcStatistics<'a> {
     /// The file's top-level columns (ORC types by position).
     roots: &'a [orc_rust::schema::NamedColumn],
     units: &'a [OrcUnit],
-    by_column: RefCell<HashMap<String, Option<StatsArrays>>>,
 }
 
 impl<'a> OrcStatistics<'a> {
@@ -61,7 +58,6 @@ impl<'a> OrcStatistics<'a> {
             binding,
             roots,
             units,
-            by_column: RefCell::default(),
         }
     }
 
@@ -96,18 +92,6 @@ impl<'a> OrcStatistics<'a> {
             return Ok(None);
         };
         Ok(Some((mins, maxes)))
-    }
-
-    fn stats_of(&self, column: &Column) -> Option<StatsArrays> {
-        if let Some(cached) = self.by_column.borrow().get(column.name()) {
-            return cached.clone();
-        }
-        let i = self.spec.field(column.name()).map(|(i, _)| i);
-        let stats = i.and_then(|i| self.field_stats(i).ok().flatten());
-        self.by_column
-            .borrow_mut()
-            .insert(column.name().to_string(), stats.clone());
-        stats
     }
 }
 
@@ -198,6 +182,10 @@ impl UnitStatistics for OrcStatistics<'_> {
             row_counts: self.row_counts(),
         }))
     }
+
+    fn row_counts(&self) -> UInt64Array {
+        OrcStatistics::row_counts(self)
+    }
 }
 
 /// Min and max of one column's statistics as values of `arrow` (the column's Arrow type in
@@ -281,41 +269,5 @@ fn bounds(
             )
         }
         _ => (None, None),
-    }
-}
-
-fn is_float(t: &DataType) -> bool {
-    matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
-}
-
-impl PruningStatistics for OrcStatistics<'_> {
-    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        let stats = self.stats_of(column)?;
-        if is_float(stats.mins.data_type()) {
-            // -0.0 sorts below +0.0; a recorded +0.0 minimum may hide a -0.0.
-            return None;
-        }
-        Some(stats.mins)
-    }
-
-    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        let stats = self.stats_of(column)?;
-        (!is_float(stats.maxes.data_type())).then_some(stats.maxes)
-    }
-
-    fn num_containers(&self) -> usize {
-        self.units.len()
-    }
-
-    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
-        Some(Arc::new(self.stats_of(column)?.null_counts))
-    }
-
-    fn row_counts(&self) -> Option<ArrayRef> {
-        Some(Arc::new(OrcStatistics::row_counts(self)))
-    }
-
-    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
-        None
     }
 }

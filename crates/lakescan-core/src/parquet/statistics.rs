@@ -4,21 +4,16 @@
 //! columns, so the statistics of a struct member's leaf are converted here
 //! ([`leaf_min_max`]) for the common physical/logical type pairs (others are unknown).
 //!
-//! [`RowGroupStatistics`] implements DataFusion's `PruningStatistics` so the residual's
-//! AND/OR tree is pruned by `PruningPredicate` (seed 003: unknown leaves keep the unit).
-//! Constants of the split (partition values, missing columns) answer as `min = max =
-//! value`. Float maxima are reported unknown: Parquet leaves NaN out of statistics, and NaN
-//! is the largest float in the order DataFusion compares with.
+//! [`RowGroupStatistics`] is the Parquet side of `crate::format::UnitStatistics`, through
+//! which `prune_units` prunes by each filter and by the residual's AND/OR tree. Constants of
+//! the split (partition values, missing columns) answer as `min = max = value`.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, UInt64Array};
+use arrow::array::{ArrayRef, UInt64Array};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Schema};
-use datafusion::common::pruning::PruningStatistics;
-use datafusion::common::{Column, Result, ScalarValue};
+use datafusion::common::{Result, ScalarValue};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::file::metadata::ParquetMetaData;
 
@@ -37,8 +32,6 @@ pub struct RowGroupStatistics<'a> {
     file_schema: &'a Schema,
     leaves: &'a FileLeaves,
     row_groups: &'a [usize],
-    /// `PruningPredicate` asks for min, max and null counts separately: convert once.
-    by_column: RefCell<HashMap<String, Option<StatsArrays>>>,
 }
 
 impl<'a> RowGroupStatistics<'a> {
@@ -58,20 +51,7 @@ impl<'a> RowGroupStatistics<'a> {
             file_schema,
             leaves,
             row_groups,
-            by_column: RefCell::default(),
         }
-    }
-
-    /// The same file and binding over other row groups.
-    pub fn with_row_groups<'b>(&'b self, row_groups: &'b [usize]) -> RowGroupStatistics<'b> {
-        RowGroupStatistics::new(
-            self.spec,
-            self.binding,
-            self.metadata,
-            self.file_schema,
-            self.leaves,
-            row_groups,
-        )
     }
 
     /// Statistics of the field at `field_index` of the spec, in its table type.
@@ -178,17 +158,24 @@ impl<'a> RowGroupStatistics<'a> {
             .map(|&i| self.metadata.row_group(i).num_rows() as u64);
         UInt64Array::from_iter_values(rows)
     }
+}
 
-    fn stats_of(&self, column: &Column) -> Option<StatsArrays> {
-        if let Some(cached) = self.by_column.borrow().get(column.name()) {
-            return cached.clone();
-        }
-        let i = self.spec.field(column.name()).map(|(i, _)| i);
-        let stats = i.and_then(|i| self.field_stats(i).ok().flatten());
-        self.by_column
-            .borrow_mut()
-            .insert(column.name().to_string(), stats.clone());
-        stats
+impl UnitStatistics for RowGroupStatistics<'_> {
+    fn field_stats(&self, field: usize) -> Result<Option<StatsArrays>> {
+        RowGroupStatistics::field_stats(self, field)
+    }
+
+    fn member_stats(
+        &self,
+        field: usize,
+        path: &[String],
+        data_type: &DataType,
+    ) -> Result<Option<StatsArrays>> {
+        RowGroupStatistics::member_stats(self, field, path, data_type)
+    }
+
+    fn row_counts(&self) -> UInt64Array {
+        RowGroupStatistics::row_counts(self)
     }
 }
 
@@ -207,57 +194,6 @@ pub fn constant_stats(value: &ScalarValue, row_counts: UInt64Array) -> Result<St
         null_counts,
         row_counts,
     })
-}
-
-fn is_float(t: &DataType) -> bool {
-    matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
-}
-
-impl UnitStatistics for RowGroupStatistics<'_> {
-    fn field_stats(&self, field: usize) -> Result<Option<StatsArrays>> {
-        RowGroupStatistics::field_stats(self, field)
-    }
-
-    fn member_stats(
-        &self,
-        field: usize,
-        path: &[String],
-        data_type: &DataType,
-    ) -> Result<Option<StatsArrays>> {
-        RowGroupStatistics::member_stats(self, field, path, data_type)
-    }
-}
-
-impl PruningStatistics for RowGroupStatistics<'_> {
-    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        let stats = self.stats_of(column)?;
-        if is_float(stats.mins.data_type()) {
-            // -0.0 sorts below +0.0; a recorded +0.0 minimum may hide a -0.0.
-            return None;
-        }
-        Some(stats.mins)
-    }
-
-    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        let stats = self.stats_of(column)?;
-        (!is_float(stats.maxes.data_type())).then_some(stats.maxes)
-    }
-
-    fn num_containers(&self) -> usize {
-        self.row_groups.len()
-    }
-
-    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
-        Some(Arc::new(self.stats_of(column)?.null_counts))
-    }
-
-    fn row_counts(&self) -> Option<ArrayRef> {
-        Some(Arc::new(self.row_counts()))
-    }
-
-    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
-        None
-    }
 }
 
 /// Min and max of one leaf's column-chunk statistics as values of `t` (the leaf's Arrow
