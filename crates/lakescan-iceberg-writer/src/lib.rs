@@ -59,66 +59,11 @@ fn orc_ids(field: &Field, path: &str, out: &mut BTreeMap<String, Vec<(String, St
 
 /// `file` (an Avro object container file) with `schema` as its header's `avro.schema`.
 fn with_header_schema(file: &[u8], schema: &str) -> Result<Vec<u8>> {
-    fn long(bytes: &[u8], at: &mut usize) -> Result<i64> {
-        let mut value: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let byte = *bytes.get(*at).ok_or_else(|| err("a cut Avro header"))?;
-            *at += 1;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok((value >> 1) as i64 ^ -((value & 1) as i64));
-            }
-        }
-        Err(err("a bad varint in an Avro header"))
-    }
-    fn put_long(out: &mut Vec<u8>, v: i64) {
-        let mut z = ((v << 1) ^ (v >> 63)) as u64;
-        loop {
-            let byte = (z & 0x7f) as u8;
-            z >>= 7;
-            if z == 0 {
-                out.push(byte);
-                return;
-            }
-            out.push(byte | 0x80);
-        }
-    }
-    fn chunk<'a>(bytes: &'a [u8], at: &mut usize) -> Result<&'a [u8]> {
-        let len = usize::try_from(long(bytes, at)?).map_err(err)?;
-        let part = bytes
-            .get(*at..*at + len)
-            .ok_or_else(|| err("a cut Avro header"))?;
-        *at += len;
-        Ok(part)
-    }
-    let mut at = 4;
-    let mut entries = vec![];
-    loop {
-        let count = long(file, &mut at)?;
-        if count == 0 {
-            break;
-        }
-        for _ in 0..count.unsigned_abs() {
-            let key = chunk(file, &mut at)?.to_vec();
-            let value = chunk(file, &mut at)?.to_vec();
-            entries.push((key, value));
-        }
-    }
-    let mut out = file[..4].to_vec();
-    put_long(&mut out, entries.len() as i64);
-    for (key, value) in entries {
-        let value = match key.as_slice() {
-            b"avro.schema" => schema.as_bytes().to_vec(),
-            _ => value,
-        };
-        put_long(&mut out, key.len() as i64);
-        out.extend_from_slice(&key);
-        put_long(&mut out, value.len() as i64);
-        out.extend_from_slice(&value);
-    }
-    put_long(&mut out, 0);
-    out.extend_from_slice(&file[at..]);
-    Ok(out)
+    let mut header = lakescan_core::avro::header::AvroHeader::parse(file).map_err(err)?;
+    header
+        .metadata
+        .insert("avro.schema".to_string(), schema.as_bytes().to_vec());
+    header.rewrite(file).map_err(err)
 }
 
 /// One record field of an Avro schema for `field` (nullable: a `["null", T]` union),

@@ -24,6 +24,8 @@
 //! Not read: Iceberg's maps with non-string keys (an array of key/value records: an error
 //! that the column cannot be read as the table's map type), and union columns.
 
+pub mod header;
+
 use std::io::Cursor;
 use std::ops::Range;
 use std::sync::Arc;
