@@ -85,6 +85,11 @@ impl AvroHeader {
         Ok(out)
     }
 
+    /// Where the sync marker that ends the header starts (the blocks follow it).
+    pub fn sync_offset(&self) -> usize {
+        self.sync_offset
+    }
+
     /// The value of `key` as text, when it has one.
     pub fn text(&self, key: &str) -> Option<&str> {
         self.metadata

@@ -253,28 +253,9 @@ fn blocks(path: &str, bytes: &[u8]) -> Result<u64> {
     if !bytes.starts_with(b"Obj\x01") {
         return Err(avro_error(path, "it is not an Avro object container file"));
     }
-    let mut at = 4;
-    // The header's metadata: a map of string → bytes, in blocks of entries.
-    loop {
-        let count = varint(bytes, &mut at).ok_or_else(|| corrupt("its header is cut"))?;
-        if count == 0 {
-            break;
-        }
-        if count < 0 {
-            // A block with its size in bytes after the count.
-            varint(bytes, &mut at).ok_or_else(|| corrupt("its header is cut"))?;
-        }
-        for _ in 0..count.unsigned_abs() {
-            for _ in 0..2 {
-                let len = varint(bytes, &mut at).ok_or_else(|| corrupt("its header is cut"))?;
-                let len = usize::try_from(len).map_err(|_| corrupt("its header is corrupt"))?;
-                at = at
-                    .checked_add(len)
-                    .filter(|end| *end <= bytes.len())
-                    .ok_or_else(|| corrupt("its header is cut"))?;
-            }
-        }
-    }
+    let mut at = header::AvroHeader::parse(bytes)
+        .map_err(|e| corrupt(&format!("its header is corrupt: {e}")))?
+        .sync_offset();
     let sync = bytes
         .get(at..at + 16)
         .ok_or_else(|| corrupt("its header is cut"))?
