@@ -38,9 +38,10 @@
 use std::error::Error;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
+use lakescan_sqllogictest::iceberg_twin::{IcebergTwin, TwinFormat};
 use lakescan_sqllogictest::s3::{Root, S3Mirror, upload_once};
 use lakescan_sqllogictest::{DbError, LakescanDb, new_session_context, validator};
 use lakescan_testkit::S3Server;
@@ -168,11 +169,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             let s3 = (check && on_s3(&name)).then(|| (file.clone(), Variant::S3));
             let ballista = (check && on_ballista(&name)).then(|| (file.clone(), Variant::Ballista));
             let orc = (check && on_orc(&name)).then(|| (file.clone(), Variant::Orc));
+            let avro = (check && on_avro(&name)).then(|| (file.clone(), Variant::Avro));
             std::iter::once((file, Variant::Default))
                 .chain(off)
                 .chain(s3)
                 .chain(ballista)
                 .chain(orc)
+                .chain(avro)
         })
         .collect();
     let outcomes = runtime.block_on(run_files(runs, args.mode))?;
@@ -205,13 +208,13 @@ const ON_BALLISTA: &[&str] = &[
     "iceberg_writers.slt",
 ];
 
-/// Files whose Hive tables run again over ORC files (the ORC twin: every Parquet file a
-/// `COPY` writes becomes an ORC file of the same rows): every file reading Hive tables but
-/// those about Parquet itself (bloom filters, footer corruption) or the runner.
+/// Files that do not run again over ORC files, because they are about Parquet itself (bloom
+/// filters, footer corruption) or the runner. The others do: their Hive tables over the ORC
+/// twin of what their `COPY` statements write (`lakescan_sqllogictest::orc_twin`), their
+/// Iceberg tables over the ORC twin of the fixtures (`lakescan_sqllogictest::iceberg_twin`).
 const NOT_ORC: &[&str] = &[
     "bad_input.slt",
     "bloom_filters.slt",
-    "iceberg_",
     "listing_cache.slt",
     "smoke.slt",
 ];
@@ -219,6 +222,47 @@ const NOT_ORC: &[&str] = &[
 /// Whether `name` runs again over ORC files.
 fn on_orc(name: &str) -> bool {
     !NOT_ORC.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// Whether `name` runs again over Avro files: the files reading the Iceberg fixtures (Hive
+/// tables have no Avro files).
+fn on_avro(name: &str) -> bool {
+    reads_iceberg_fixtures(name)
+}
+
+/// Whether `name` reads the Iceberg fixtures of `testdata/`, whose twins it then reads.
+fn reads_iceberg_fixtures(name: &str) -> bool {
+    name.starts_with("iceberg_")
+}
+
+/// The ORC and Avro twins of the Iceberg fixtures, each built by the first file that reads
+/// it and removed when the run ends.
+#[derive(Default)]
+struct Twins {
+    orc: OnceLock<Result<IcebergTwin, String>>,
+    avro: OnceLock<Result<IcebergTwin, String>>,
+}
+
+impl Twins {
+    /// The `$TESTDATA` of `file` run as `variant`: the repository's `testdata/`, or the twin
+    /// of its Iceberg fixtures in the variant's format.
+    fn testdata(&self, file: &Path, variant: Variant) -> Result<String, String> {
+        let (cell, format) = match variant {
+            Variant::Orc => (&self.orc, TwinFormat::Orc),
+            Variant::Avro => (&self.avro, TwinFormat::Avro),
+            _ => return Ok(testdata_dir()),
+        };
+        if !reads_iceberg_fixtures(&file_name(file)) {
+            return Ok(testdata_dir());
+        }
+        let twin = cell.get_or_init(|| {
+            IcebergTwin::build(Path::new(&testdata_dir()), format).map_err(|e| e.to_string())
+        });
+        match twin {
+            Ok(twin) => Ok(twin.path().to_string_lossy().into_owned()),
+            Err(e) => Err(format!("{}: {e}", file.display())),
+        }
+    }
 }
 
 /// Whether `name` runs again on Ballista.
@@ -268,6 +312,7 @@ async fn run_files(
     files: Vec<(PathBuf, Variant)>,
     mode: Mode,
 ) -> Result<Vec<Outcome>, Box<dyn Error>> {
+    let twins = Arc::new(Twins::default());
     let s3 = match files.iter().any(|(_, v)| *v == Variant::S3) {
         true => Some(Arc::new(S3Run::start().await?)),
         false => None,
@@ -280,8 +325,9 @@ async fn run_files(
         let permit = Arc::clone(&semaphore).acquire_owned().await?;
         let handle = handle.clone();
         let s3 = s3.clone().filter(|_| variant == Variant::S3);
+        let twins = Arc::clone(&twins);
         tasks.push(tokio::task::spawn_blocking(move || {
-            let outcome = handle.block_on(run_file(&file, variant, s3, mode));
+            let outcome = handle.block_on(run_file(&file, variant, s3, &twins, mode));
             drop(permit);
             print_status(&outcome);
             outcome
@@ -295,7 +341,7 @@ async fn run_files(
 }
 
 /// How a file runs: as written, with `lakescan.preload_splits` off, with its lakescan
-/// tables read from S3, or on Ballista.
+/// tables read from S3, on Ballista, or over ORC or Avro files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
     Default,
@@ -305,10 +351,13 @@ enum Variant {
     /// the same rows. `EXPLAIN` records are left out (a distributed plan has stages);
     /// `skipif ballista` marks records that differ there.
     Ballista,
-    /// Over ORC files (`lakescan_sqllogictest::orc_twin`): the same rows. `EXPLAIN` records
-    /// are left out (metrics of bytes and pages differ); `skipif orc` marks records that
-    /// differ there.
+    /// Over ORC files (`lakescan_sqllogictest::orc_twin`, `iceberg_twin`): the same rows.
+    /// `EXPLAIN` records are left out (metrics of bytes and pages differ); `skipif orc` marks
+    /// records that differ there.
     Orc,
+    /// The Iceberg files over Avro data and delete files (`lakescan_sqllogictest::iceberg_twin`):
+    /// the same rows. `EXPLAIN` records are left out; `skipif avro` marks records that differ.
+    Avro,
 }
 
 /// The S3 server of a run (moto on loopback) and its bucket `slt`, with `testdata/` uploaded
@@ -366,10 +415,16 @@ const S3_BUCKET: &str = "slt";
 const S3_LOCAL_DIR_VAR: &str = "LAKESCAN_S3_LOCAL_DIR";
 
 /// Runs (or completes) one file in its own session and runner.
-async fn run_file(file: &Path, variant: Variant, s3: Option<Arc<S3Run>>, mode: Mode) -> Outcome {
+async fn run_file(
+    file: &Path,
+    variant: Variant,
+    s3: Option<Arc<S3Run>>,
+    twins: &Twins,
+    mode: Mode,
+) -> Outcome {
     let result = match (mode, s3) {
         (Mode::Check, Some(s3)) => check_file_on_s3(file, &s3).await,
-        (Mode::Check, None) => check_file(file, variant).await,
+        (Mode::Check, None) => check_file(file, variant, twins).await,
         (Mode::Complete, _) => complete_file(file).await,
     };
     let suffix = match variant {
@@ -378,6 +433,7 @@ async fn run_file(file: &Path, variant: Variant, s3: Option<Arc<S3Run>>, mode: M
         Variant::S3 => " (on S3)",
         Variant::Ballista => " (on Ballista)",
         Variant::Orc => " (ORC)",
+        Variant::Avro => " (Avro)",
     };
     Outcome {
         name: format!("{}{suffix}", file_name(file)),
@@ -391,6 +447,7 @@ async fn new_runner(
     file: &Path,
     variant: Variant,
     mirror: Option<Arc<S3Mirror>>,
+    testdata: String,
 ) -> Result<Runner<LakescanDb, impl sqllogictest::MakeConnection<Conn = LakescanDb>>, String> {
     let (ctx, cluster) = match variant {
         Variant::Ballista => new_ballista_contexts().await.map(|(l, c)| (l, Some(c))),
@@ -432,12 +489,15 @@ async fn new_runner(
         }
         async move { Ok::<_, DbError>(db) }
     });
-    runner.set_var("TESTDATA".to_string(), testdata_dir());
+    runner.set_var("TESTDATA".to_string(), testdata);
     if variant == Variant::Ballista {
         runner.add_label("ballista");
     }
     if variant == Variant::Orc {
         runner.add_label("orc");
+    }
+    if variant == Variant::Avro {
+        runner.add_label("avro");
     }
     runner.with_validator(validator);
     // The `I`/`R`/`T` letters of `query` records are checked against the result's types.
@@ -447,16 +507,17 @@ async fn new_runner(
 }
 
 /// Runs every record of `file` (up to a `halt`), collecting all failures.
-async fn check_file(file: &Path, variant: Variant) -> Result<(), String> {
+async fn check_file(file: &Path, variant: Variant, twins: &Twins) -> Result<(), String> {
     let mut records =
         parse_file::<sqllogictest::DefaultColumnType>(file).map_err(|e| e.to_string())?;
     if variant == Variant::Ballista {
         records.retain(|r| !shows_one_process(r));
     }
-    if variant == Variant::Orc {
+    if matches!(variant, Variant::Orc | Variant::Avro) {
         records.retain(|r| !is_explain(r));
     }
-    let runner = new_runner(file, variant, None).await?;
+    let testdata = twins.testdata(file, variant)?;
+    let runner = new_runner(file, variant, None, testdata).await?;
     run_records(runner, records).await
 }
 
@@ -507,7 +568,7 @@ async fn check_file_on_s3(file: &Path, s3: &S3Run) -> Result<(), String> {
     let local = tempfile::tempdir().map_err(|e| e.to_string())?;
     let local_path = local.path().canonicalize().map_err(|e| e.to_string())?;
     let mirror = Arc::new(s3.mirror(&local_path));
-    let mut runner = new_runner(file, Variant::S3, Some(mirror)).await?;
+    let mut runner = new_runner(file, Variant::S3, Some(mirror), testdata_dir()).await?;
     // `skipif s3` / `onlyif s3` mark records that differ on an object store.
     runner.add_label("s3");
     runner.set_var(
@@ -542,7 +603,7 @@ async fn run_records<M: sqllogictest::MakeConnection<Conn = LakescanDb>>(
 
 /// Rewrites the expected output of `file` with what the records produce now.
 async fn complete_file(file: &Path) -> Result<(), String> {
-    let mut runner = new_runner(file, Variant::Default, None).await?;
+    let mut runner = new_runner(file, Variant::Default, None, testdata_dir()).await?;
     let result = runner
         .update_test_file(
             file,

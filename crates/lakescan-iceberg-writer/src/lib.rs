@@ -1,7 +1,7 @@
 //! [`TableWriter`]: a small writer of Iceberg tables (format v1, v2 or v3) in a local
-//! directory, for the CLI demo, the tests and the benchmark: data files (Parquet, or ORC with
-//! Avro with [`TableWriter::with_data_format`]), position-delete and
-//! equality-delete files as Parquet with field ids, deletion vectors in Puffin files, schema
+//! directory, for the CLI demo, the tests and the benchmark: data files (Parquet, or ORC or
+//! Avro with [`TableWriter::with_data_format`], encoded by [`encode`]), position-delete and
+//! equality-delete files (Parquet by default, [`TableWriter::with_delete_format`]) with field ids, deletion vectors in Puffin files, schema
 //! and partition evolution, one snapshot per commit with its own sequence number (v3: and
 //! its first row id), a metadata file per commit. Manifests and manifest lists are written
 //! by the `iceberg` crate's writers; the Parquet, Puffin and metadata-JSON framing here (the
@@ -26,126 +26,10 @@ use iceberg::spec::{
 };
 use parquet::arrow::{ArrowWriter, PARQUET_FIELD_ID_META_KEY};
 
-/// The `iceberg.id` attributes of `field` (at dotted `path`) and the types below it, by
-/// the paths `lakescan_testkit::orc` names them (`s.x`, `l._elem`, `m._key`, `m._value`).
-fn orc_ids(field: &Field, path: &str, out: &mut BTreeMap<String, Vec<(String, String)>>) {
-    use arrow::datatypes::DataType;
-    if let Some(id) = field.metadata().get(PARQUET_FIELD_ID_META_KEY) {
-        out.insert(
-            path.to_string(),
-            vec![("iceberg.id".to_string(), id.clone())],
-        );
-    }
-    match field.data_type() {
-        DataType::Struct(children) => {
-            for c in children {
-                orc_ids(c, &format!("{path}.{}", c.name()), out);
-            }
-        }
-        DataType::List(item) | DataType::LargeList(item) => {
-            orc_ids(item, &format!("{path}._elem"), out)
-        }
-        DataType::Map(entries, _) => {
-            if let DataType::Struct(kv) = entries.data_type()
-                && kv.len() == 2
-            {
-                orc_ids(&kv[0], &format!("{path}._key"), out);
-                orc_ids(&kv[1], &format!("{path}._value"), out);
-            }
-        }
-        _ => {}
-    }
-}
+pub mod encode;
 
-/// `file` (an Avro object container file) with `schema` as its header's `avro.schema`.
-fn with_header_schema(file: &[u8], schema: &str) -> Result<Vec<u8>> {
-    let mut header = lakescan_core::avro::header::AvroHeader::parse(file).map_err(err)?;
-    header
-        .metadata
-        .insert("avro.schema".to_string(), schema.as_bytes().to_vec());
-    header.rewrite(file).map_err(err)
-}
-
-/// One record field of an Avro schema for `field` (nullable: a `["null", T]` union),
-/// with its Iceberg `field-id`.
-fn avro_member(field: &Field, id: Option<i64>, names: &mut usize) -> Result<serde_json::Value> {
-    let id = id.or_else(|| {
-        field
-            .metadata()
-            .get(PARQUET_FIELD_ID_META_KEY)?
-            .parse()
-            .ok()
-    });
-    let mut member = serde_json::json!({
-        "name": field.name(),
-        "type": ["null", avro_type(field, names)?],
-        "default": null,
-    });
-    if let Some(id) = id {
-        member["field-id"] = id.into();
-    }
-    Ok(member)
-}
-
-/// The Avro type of `field`'s values, as Iceberg's Avro writer writes it.
-fn avro_type(field: &Field, names: &mut usize) -> Result<serde_json::Value> {
-    use arrow::datatypes::{DataType, TimeUnit};
-    use serde_json::json;
-    let id_of =
-        |f: &Field| -> Option<i64> { f.metadata().get(PARQUET_FIELD_ID_META_KEY)?.parse().ok() };
-    Ok(match field.data_type() {
-        DataType::Boolean => json!("boolean"),
-        DataType::Int32 => json!("int"),
-        DataType::Int64 => json!("long"),
-        DataType::Float32 => json!("float"),
-        DataType::Float64 => json!("double"),
-        DataType::Utf8 => json!("string"),
-        DataType::Binary => json!("bytes"),
-        DataType::Date32 => json!({"type": "int", "logicalType": "date"}),
-        DataType::Timestamp(TimeUnit::Microsecond, zone) => json!({
-            "type": "long",
-            "logicalType": "timestamp-micros",
-            "adjust-to-utc": zone.is_some(),
-        }),
-        DataType::Decimal128(p, s) => {
-            json!({"type": "bytes", "logicalType": "decimal", "precision": p, "scale": s})
-        }
-        DataType::Struct(children) => {
-            *names += 1;
-            let fields = children
-                .iter()
-                .map(|c| avro_member(c, None, names))
-                .collect::<Result<Vec<_>>>()?;
-            json!({"type": "record", "name": format!("r{names}"), "fields": fields})
-        }
-        DataType::List(item) => {
-            let mut t = json!({"type": "array", "items": ["null", avro_type(item, names)?]});
-            if let Some(id) = id_of(item) {
-                t["element-id"] = id.into();
-            }
-            t
-        }
-        DataType::Map(entries, _) => {
-            let DataType::Struct(kv) = entries.data_type() else {
-                return Err(err("a map whose entries are not a struct"));
-            };
-            if kv.len() != 2 || kv[0].data_type() != &DataType::Utf8 {
-                return Err(err("Avro maps have string keys"));
-            }
-            let mut t = json!({"type": "map", "values": ["null", avro_type(&kv[1], names)?]});
-            if let (Some(k), Some(v)) = (id_of(&kv[0]), id_of(&kv[1])) {
-                t["key-id"] = k.into();
-                t["value-id"] = v.into();
-            }
-            t
-        }
-        other => {
-            return Err(err(format!(
-                "Avro data files of this writer cannot hold {other}"
-            )));
-        }
-    })
-}
+/// An encoding of Arrow batches as a data file ([`encode`]).
+type Encoder = fn(&Schema, &[RecordBatch]) -> Result<Vec<u8>>;
 
 fn err(e: impl std::fmt::Display) -> DataFusionError {
     exec_datafusion_err!("writing an Iceberg table: {e}")
@@ -377,19 +261,19 @@ impl TableWriter {
         format: DataFileFormat,
         columns: Vec<(&str, i32, ArrayRef)>,
     ) -> Result<(String, u64, u64, DataFileFormat)> {
-        match format {
-            DataFileFormat::Orc => {}
-            DataFileFormat::Avro => return self.write_avro(columns),
+        let (extension, encode): (_, Encoder) = match format {
+            DataFileFormat::Orc => ("orc", encode::orc_file),
+            DataFileFormat::Avro => ("avro", encode::avro_file),
             _ => {
                 let (path, size, rows) = self.write_parquet(columns)?;
                 return Ok((path, size, rows, DataFileFormat::Parquet));
             }
-        }
+        };
         self.files_written += 1;
         let path: PathBuf = self
             .path()
             .join("data")
-            .join(format!("f{:03}.orc", self.files_written));
+            .join(format!("f{:03}.{extension}", self.files_written));
         let fields: Vec<Field> = columns
             .iter()
             .map(|(name, id, values)| {
@@ -405,72 +289,9 @@ impl TableWriter {
         )
         .map_err(err)?;
         let rows = batch.num_rows() as u64;
-        let mut attributes = BTreeMap::new();
-        for field in schema.fields() {
-            orc_ids(field, field.name(), &mut attributes);
-        }
-        let options = lakescan_testkit::orc::OrcWriteOptions {
-            attributes,
-            ..Default::default()
-        };
-        let bytes = lakescan_testkit::orc::write_orc(&schema, &[batch], &options).map_err(err)?;
+        let bytes = encode(&schema, &[batch])?;
         std::fs::write(&path, &bytes).map_err(err)?;
-        Ok((
-            self.recorded(&path),
-            bytes.len() as u64,
-            rows,
-            DataFileFormat::Orc,
-        ))
-    }
-
-    /// Writes `columns` as an Avro data file: its `avro.schema` written here with Iceberg's
-    /// ids (`field-id`, `element-id`, `key-id`, `value-id`) and `adjust-to-utc`, as Java's
-    /// Avro writer does; the rows by `arrow-avro`.
-    fn write_avro(
-        &mut self,
-        columns: Vec<(&str, i32, ArrayRef)>,
-    ) -> Result<(String, u64, u64, DataFileFormat)> {
-        self.files_written += 1;
-        let path: PathBuf = self
-            .path()
-            .join("data")
-            .join(format!("f{:03}.avro", self.files_written));
-        let mut names = 0;
-        let members: Vec<serde_json::Value> = columns
-            .iter()
-            .map(|(name, id, values)| {
-                let field = Field::new(*name, values.data_type().clone(), true);
-                avro_member(&field, Some(i64::from(*id)), &mut names)
-            })
-            .collect::<Result<_>>()?;
-        let record = serde_json::json!({"type": "record", "name": "table", "fields": members});
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|(name, _, values)| Field::new(*name, values.data_type().clone(), true))
-            .collect();
-        let schema = Schema::new(fields).with_metadata(HashMap::from([(
-            "avro.schema".to_string(),
-            record.to_string(),
-        )]));
-        let batch = RecordBatch::try_new(
-            Arc::new(schema.clone()),
-            columns.into_iter().map(|c| c.2).collect(),
-        )
-        .map_err(err)?;
-        let rows = batch.num_rows() as u64;
-        let mut writer = arrow_avro::writer::AvroWriter::new(Vec::new(), schema).map_err(err)?;
-        writer.write(&batch).map_err(err)?;
-        writer.finish().map_err(err)?;
-        // arrow-avro encodes with the schema given but advertises one it generates without
-        // the ids: the header gets the schema the rows were encoded with.
-        let bytes = with_header_schema(&writer.into_inner(), &record.to_string())?;
-        std::fs::write(&path, &bytes).map_err(err)?;
-        Ok((
-            self.recorded(&path),
-            bytes.len() as u64,
-            rows,
-            DataFileFormat::Avro,
-        ))
+        Ok((self.recorded(&path), bytes.len() as u64, rows, format))
     }
 
     /// How the metadata records the local file `local`.
