@@ -8,6 +8,7 @@
 //! | time               | long, `iceberg.long-type` `TIME`      | `long`, `time-micros`                 |
 //! | timestamptz        | timestamp with local time zone        | `timestamp-micros`, `adjust-to-utc` true |
 //! | optional field     | (every ORC column may be null)        | `["null", T]` union                   |
+//! | map, non-string keys | map                                 | array of `key`/`value` records, `"logicalType": "map"` |
 //!
 //! Field ids are read from the `PARQUET:field_id` metadata of the schema's fields at every
 //! level, as parquet's Arrow reader gives them, so a Parquet file's batches re-encode with
@@ -64,10 +65,21 @@ pub fn avro_file(schema: &Schema, batches: &[RecordBatch]) -> Result<Vec<u8>> {
         .collect::<Result<Vec<_>>>()?;
     let record = json!({"type": "record", "name": "table", "fields": members}).to_string();
     let avro_schema = Arc::new(Schema::new_with_metadata(
-        fields,
+        fields.iter().map(|f| maps_as_arrays(f)).collect::<Fields>(),
         [("avro.schema".to_string(), record.clone())].into(),
     ));
-    let batches = cast_all(&avro_schema, batches)?;
+    let batches = cast_all(&Arc::new(Schema::new(fields)), batches)?
+        .iter()
+        .map(|batch| {
+            let columns = batch
+                .columns()
+                .iter()
+                .zip(avro_schema.fields())
+                .map(|(c, f)| map_arrays_as_lists(c, f.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            RecordBatch::try_new(Arc::clone(&avro_schema), columns).map_err(err)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut writer = arrow_avro::writer::AvroWriter::new(Vec::new(), avro_schema.as_ref().clone())
         .map_err(err)?;
     for batch in &batches {
@@ -127,6 +139,102 @@ fn iceberg_field(field: &Field) -> Field {
         other => other.clone(),
     };
     field.clone().with_data_type(data_type)
+}
+
+/// Whether `field` is a map Avro cannot hold as a map (its keys are not strings).
+fn is_array_map(field: &Field) -> bool {
+    match field.data_type() {
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) => kv.first().is_some_and(|k| k.data_type() != &DataType::Utf8),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// `field` (an [`iceberg_field`]) as arrow-avro encodes it: maps with non-string keys as
+/// lists of their key/value structs.
+fn maps_as_arrays(field: &Field) -> Field {
+    let data_type = match field.data_type() {
+        DataType::Map(entries, _) if is_array_map(field) => {
+            let item = maps_as_arrays(entries)
+                .with_name("element")
+                .with_nullable(false);
+            DataType::List(Arc::new(item))
+        }
+        DataType::Map(entries, sorted) => DataType::Map(Arc::new(maps_as_arrays(entries)), *sorted),
+        DataType::Struct(children) => {
+            DataType::Struct(children.iter().map(|c| maps_as_arrays(c)).collect())
+        }
+        DataType::List(item) => DataType::List(Arc::new(maps_as_arrays(item))),
+        other => other.clone(),
+    };
+    field.clone().with_data_type(data_type)
+}
+
+/// `array` as `target` (its type under [`maps_as_arrays`]).
+fn map_arrays_as_lists(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    use arrow::array::{Array, AsArray, ListArray, MapArray, StructArray};
+    if array.data_type() == target {
+        return Ok(Arc::clone(array));
+    }
+    Ok(match (array.data_type(), target) {
+        (DataType::Map(_, _), DataType::List(item)) => {
+            let m = array.as_map();
+            let entries: ArrayRef = Arc::new(m.entries().clone());
+            let values = map_arrays_as_lists(&entries, item.data_type())?;
+            Arc::new(
+                ListArray::try_new(
+                    Arc::clone(item),
+                    m.offsets().clone(),
+                    values,
+                    m.nulls().cloned(),
+                )
+                .map_err(err)?,
+            )
+        }
+        (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
+            let m = array.as_map();
+            let kv: ArrayRef = Arc::new(m.entries().clone());
+            let kv = map_arrays_as_lists(&kv, entries.data_type())?;
+            Arc::new(
+                MapArray::try_new(
+                    Arc::clone(entries),
+                    m.offsets().clone(),
+                    kv.as_struct().clone(),
+                    m.nulls().cloned(),
+                    *sorted,
+                )
+                .map_err(err)?,
+            )
+        }
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            let s = array.as_struct();
+            let columns = s
+                .columns()
+                .iter()
+                .zip(fields.iter())
+                .map(|(c, f)| map_arrays_as_lists(c, f.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(
+                StructArray::try_new(fields.clone(), columns, s.nulls().cloned()).map_err(err)?,
+            )
+        }
+        (DataType::List(_), DataType::List(item)) => {
+            let l = array.as_list::<i32>();
+            let values = map_arrays_as_lists(l.values(), item.data_type())?;
+            Arc::new(
+                ListArray::try_new(
+                    Arc::clone(item),
+                    l.offsets().clone(),
+                    values,
+                    l.nulls().cloned(),
+                )
+                .map_err(err)?,
+            )
+        }
+        _ => arrow::compute::cast(array, target).map_err(err)?,
+    })
 }
 
 /// `field` as the ORC writer stores it: [`iceberg_field`], with fixed-size binaries as
@@ -271,12 +379,29 @@ fn avro_type(field: &Field, names: &mut usize) -> Result<serde_json::Value> {
             let DataType::Struct(kv) = entries.data_type() else {
                 return Err(err("a map whose entries are not a struct"));
             };
-            if kv.len() != 2 || kv[0].data_type() != &DataType::Utf8 {
-                return Err(err(format!(
-                    "column '{}': Avro maps have string keys (Iceberg's array-of-records \
-                     maps are not written here)",
-                    field.name()
-                )));
+            if kv.len() != 2 {
+                return Err(err("a map whose entries are not key/value pairs"));
+            }
+            if is_array_map(field) {
+                // Iceberg's Avro maps with non-string keys: an array of key/value records.
+                *names += 1;
+                let mut key = json!({"name": "key", "type": avro_type(&kv[0], names)?});
+                if let Some(id) = id_of(&kv[0]) {
+                    key["field-id"] = id.into();
+                }
+                let mut value = json!({
+                    "name": "value",
+                    "type": optional(&kv[1], avro_type(&kv[1], names)?),
+                });
+                if let Some(id) = id_of(&kv[1]) {
+                    value["field-id"] = id.into();
+                }
+                let record = json!({
+                    "type": "record",
+                    "name": format!("kv{names}"),
+                    "fields": [key, value],
+                });
+                return Ok(json!({"type": "array", "logicalType": "map", "items": record}));
             }
             let values = optional(&kv[1], avro_type(&kv[1], names)?);
             let mut t = json!({"type": "map", "values": values});

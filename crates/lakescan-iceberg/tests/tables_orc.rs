@@ -21,6 +21,8 @@ mod equality_deletes;
 mod evolution;
 #[path = "tables/fixture.rs"]
 mod fixture;
+#[path = "tables/maps.rs"]
+mod maps;
 #[path = "tables/metadata_columns.rs"]
 mod metadata_columns;
 #[path = "tables/partition_transforms.rs"]

@@ -19,10 +19,13 @@
 //!   `timestamp` (`adjust-to-utc: false`) reads as a timestamp without zone;
 //! * **truncation** — it stops silently at a cut last block; the blocks are walked first
 //!   ([`blocks`]) and the rows decoded must be the rows their headers count;
-//! * **panics** on corrupt input are caught and named.
+//! * **panics** on corrupt input are caught and named;
+//! * **maps with non-string keys** — Avro maps have string keys, so Iceberg writes a map
+//!   with other keys as an array of `key`/`value` records marked `"logicalType": "map"`
+//!   (the record fields carry the key and value ids); it decodes as a list of structs and is
+//!   read as the map it is.
 //!
-//! Not read: Iceberg's maps with non-string keys (an array of key/value records: an error
-//! that the column cannot be read as the table's map type), and union columns.
+//! Not read: union columns (Iceberg writes none).
 
 pub mod header;
 
@@ -325,6 +328,19 @@ fn annotate(field: &Field, id: Option<i64>, schema: Option<&serde_json::Value>) 
     let schema = schema.map(non_null);
     let data_type = match (field.data_type(), schema) {
         (DataType::Struct(children), Some(s)) => DataType::Struct(annotate_record(children, s)),
+        (DataType::List(item), Some(s)) if is_array_map(s) => match item.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let kv = annotate_record(kv, s.get("items").map_or(s, non_null));
+                let key = kv[0].as_ref().clone().with_nullable(false);
+                let entries = Field::new(
+                    "key_value",
+                    DataType::Struct(vec![key, kv[1].as_ref().clone()].into()),
+                    false,
+                );
+                DataType::Map(Arc::new(entries), false)
+            }
+            _ => field.data_type().clone(),
+        },
         (DataType::List(item), Some(s)) => {
             let item_id = s.get("element-id").and_then(json_id);
             DataType::List(Arc::new(annotate(item, item_id, s.get("items"))))
@@ -356,6 +372,13 @@ fn annotate(field: &Field, id: Option<i64>, schema: Option<&serde_json::Value>) 
         .clone()
         .with_data_type(data_type)
         .with_metadata(metadata)
+}
+
+/// Whether `schema` is an array Iceberg wrote for a map with non-string keys (an array of
+/// key/value records marked `"logicalType": "map"`).
+fn is_array_map(schema: &serde_json::Value) -> bool {
+    schema.get("type").and_then(|t| t.as_str()) == Some("array")
+        && schema.get("logicalType").and_then(|t| t.as_str()) == Some("map")
 }
 
 /// The non-null branch of a `["null", T]` union.
@@ -401,6 +424,23 @@ fn retype(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
                 l.offsets().clone(),
                 values,
                 l.nulls().cloned(),
+            )?)
+        }
+        (DataType::List(_), DataType::Map(entries, sorted)) => {
+            // A map with non-string keys, decoded as its array of key/value records.
+            let l = array.as_list::<i32>();
+            let kv = retype(l.values(), entries.data_type())?;
+            if kv.null_count() > 0 || kv.as_struct().column(0).null_count() > 0 {
+                return Err(exec_datafusion_err!(
+                    "a map written as an array of key/value records holds a null entry or key"
+                ));
+            }
+            Arc::new(MapArray::try_new(
+                Arc::clone(entries),
+                l.offsets().clone(),
+                kv.as_struct().clone(),
+                l.nulls().cloned(),
+                *sorted,
             )?)
         }
         (DataType::Map(_, _), DataType::Map(entries, sorted)) => {

@@ -15,6 +15,7 @@ mod differential;
 mod equality_deletes;
 mod evolution;
 mod fixture;
+mod maps;
 mod metadata_columns;
 mod partition_transforms;
 mod position_deletes;
