@@ -12,11 +12,12 @@
 //! 3. the surviving rows, with their file positions (the row-number column), go to the
 //!    shared [`Assembler`].
 //!
+//! A struct column is decoded in the members the scan reads only ([`super::projection`]).
+//!
 //! What `orc-rust` 0.8 does not allow: seeking inside a stream (a skipped group or window is
 //! still walked by its decoders — it saves decoding into arrays and filtering, not reading
-//! the stripe's bytes), decoding a subset of a struct's members (a struct column is decoded
-//! whole and pruned afterwards), and decoding only the selected rows of a window (the other
-//! columns of a window with one surviving row are decoded whole, then filtered).
+//! the stripe's bytes), and decoding only the selected rows of a window (the other columns
+//! of a window with one surviving row are decoded whole, then filtered).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -46,8 +47,11 @@ pub struct DecodedRoot {
     pub root: usize,
     /// Its name in decoded batches (the file schema's).
     pub name: String,
-    /// The Arrow type it is decoded in.
+    /// The Arrow type it is decoded in: only the struct members the scan reads
+    /// ([`super::projection`]).
     pub decode_as: DataType,
+    /// The Arrow type of the whole column, decoded.
+    pub whole_as: DataType,
 }
 
 /// What a split decodes: its columns, filter columns first, and the filters on them.
@@ -135,20 +139,13 @@ impl Reading {
         context: SplitContext,
         split: Arc<FileSplit>,
         binding: SplitBinding,
-        decoding: Decoding,
+        mut decoding: Decoding,
         stripes: Vec<usize>,
         deleted: Option<Arc<DeletedRows>>,
         assembler: Assembler,
-    ) -> Self {
-        let root_type = file.metadata.root_data_type();
-        let ids: Vec<usize> = decoding
-            .roots
-            .iter()
-            .filter_map(|r| root_type.children().get(r.root))
-            .map(|c| c.data_type().column_index())
-            .collect();
-        let mask = orc_rust::projection::ProjectionMask::roots(root_type, ids);
-        let projected = root_type.project(&mask);
+    ) -> Result<Self> {
+        let path = split.display_path().to_string();
+        let projected = super::projection::projected_types(&path, &file, &mut decoding.roots)?;
         // `project` keeps the file's order: a decoded root's position among the kept ones.
         let mut kept: Vec<usize> = decoding.roots.iter().map(|r| r.root).collect();
         kept.sort_unstable();
@@ -158,8 +155,8 @@ impl Reading {
             .map(|r| kept.binary_search(&r.root).unwrap_or(usize::MAX))
             .collect();
         let first_rows = super::stripes::first_rows(file.metadata.stripe_metadatas());
-        Self {
-            path: split.display_path().to_string(),
+        Ok(Self {
+            path,
             file,
             context,
             split,
@@ -175,7 +172,7 @@ impl Reading {
             }),
             current: None,
             assembler,
-        }
+        })
     }
 
     /// The next batch of `R`, with the rows advanced over; `batch: None` at the end.

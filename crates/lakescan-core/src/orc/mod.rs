@@ -5,6 +5,7 @@
 //! |-----------------|-------------------------------------------------------------------|
 //! | this file       | [`OrcSplitReader`]: the split's lifecycle (below)                 |
 //! | [`open`]        | `LoadTail`: postscript, footer, stripe statistics, checked        |
+//! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
 //! | [`stripes`]     | stripes of the byte range (midpoint rule), `LoadStripe`, row index |
 //! | [`statistics`]  | stripe and row-group statistics in table types                    |
 //! | [`decode`]      | filter columns first, the rest for surviving rows; row numbers    |
@@ -23,6 +24,7 @@
 
 pub mod decode;
 pub mod open;
+pub mod projection;
 pub mod statistics;
 pub mod stripes;
 
@@ -41,7 +43,7 @@ use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::{
     BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, Refreshed, SplitContext, SplitReader,
 };
-use crate::required::{RequiredSubfields, has_path};
+use crate::required::{PathStep, RequiredSubfields, SubfieldPath, has_path, prune_type};
 use crate::split::FileSplit;
 use crate::split_filters::SplitFilters;
 use decode::{DecodedRoot, Decoding, Reading, decode_type};
@@ -187,7 +189,7 @@ impl OrcSplitReader {
             .metrics
             .leaves_decoded
             .add(decoding.roots.len() * stripes.len());
-        Ok(Reading::new(
+        Reading::new(
             bound.file,
             self.context.clone(),
             Arc::clone(&self.split),
@@ -196,7 +198,7 @@ impl OrcSplitReader {
             stripes,
             deleted,
             assembler,
-        ))
+        )
     }
 
     /// The columns to decode (filter columns first, in adaptive order) and the filters.
@@ -233,21 +235,36 @@ impl OrcSplitReader {
             .collect::<BTreeSet<_>>()
             .len();
         let mut roots: Vec<DecodedRoot> = vec![];
+        // What of each decoded root the filters and the outputs read.
+        let mut needs: Vec<RequiredSubfields> = vec![];
         let mut position: HashMap<usize, usize> = HashMap::new();
-        let mut add = |root: usize, table_type: &arrow::datatypes::DataType| {
-            *position.entry(root).or_insert_with(|| {
+        let mut add = |root: usize, table_type: &arrow::datatypes::DataType, need: SubfieldNeed| {
+            let k = *position.entry(root).or_insert_with(|| {
                 let file_field = schema.field(root);
+                let whole_as = decode_type(file_field.data_type(), table_type);
                 roots.push(DecodedRoot {
                     root,
                     name: file_field.name().clone(),
-                    decode_as: decode_type(file_field.data_type(), table_type),
+                    decode_as: whole_as.clone(),
+                    whole_as,
                 });
+                needs.push(RequiredSubfields::Nothing);
                 roots.len() - 1
-            })
+            });
+            match need {
+                SubfieldNeed::Path(path) => needs[k].add(path),
+                SubfieldNeed::Some(required) => needs[k].merge(required),
+            }
+            k
         };
         let mut filters = vec![];
         for (root, subfield, filter, field) in filtered {
-            let k = add(root, &field.handle.data_type);
+            let path = subfield.path().iter().cloned().map(PathStep::Field);
+            let k = add(
+                root,
+                &field.handle.data_type,
+                SubfieldNeed::Path(path.collect()),
+            );
             filters.push((
                 k,
                 ColumnPredicate {
@@ -266,18 +283,30 @@ impl OrcSplitReader {
             if field.channel.is_none() {
                 continue;
             }
+            // Only the members the output reads are decoded, unless defaults fill members
+            // in (they need the whole struct) or the value is needed whole.
+            let need = match (&field.required, &field.handle.member_defaults, source) {
+                (RequiredSubfields::Paths(_), None, FieldSource::File { .. }) => {
+                    SubfieldNeed::Some(&field.required)
+                }
+                _ => SubfieldNeed::Path(vec![]),
+            };
             match source {
                 FieldSource::Filled {
                     file: Some((root, _)),
                     ..
                 } => {
-                    add(*root, &field.handle.data_type);
+                    add(*root, &field.handle.data_type, need);
                 }
                 FieldSource::File { root, file_type } if reads_any(field, file_type) => {
-                    add(*root, &field.handle.data_type);
+                    add(*root, &field.handle.data_type, need);
                 }
                 _ => {}
             }
+        }
+        // A root is decoded in the members its needs reach (seed §6.2 on ORC).
+        for (root, need) in roots.iter_mut().zip(&needs) {
+            root.decode_as = prune_type(&root.decode_as, need);
         }
         Ok(Decoding {
             roots,
@@ -323,6 +352,14 @@ impl OrcSplitReader {
         self.delete_stages = stages;
         Ok(positions)
     }
+}
+
+/// What a filter or an output reads of a decoded root.
+enum SubfieldNeed<'a> {
+    /// The subtree at one path (empty: the whole value).
+    Path(SubfieldPath),
+    /// What an output's required subfields say.
+    Some(&'a RequiredSubfields),
 }
 
 /// Whether a channel reads anything of its file column: a column none of whose required
