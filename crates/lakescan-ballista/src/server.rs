@@ -44,6 +44,7 @@ use ballista_scheduler::metrics::default_metrics_collector;
 use ballista_scheduler::scheduler_server::SchedulerServer;
 use ballista_scheduler::scheduler_server::SessionBuilder;
 use datafusion::common::{DataFusionError, Result};
+use datafusion::execution::SessionState;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
@@ -181,13 +182,27 @@ pub async fn start_executor(
     slots: usize,
     work_dir: PathBuf,
 ) -> Result<RunningExecutor> {
+    let runtime = runtime()?;
+    let state = session::state_with_runtime(SessionConfig::new(), runtime)?;
+    start_executor_with(scheduler, bind, slots, work_dir, &state, base_config()).await
+}
+
+/// [`start_executor`] running its tasks with `state`'s runtime (object stores, memory) and
+/// functions, and with `config` before each query's settings.
+pub(crate) async fn start_executor_with(
+    scheduler: &str,
+    bind: SocketAddr,
+    slots: usize,
+    work_dir: PathBuf,
+    state: &SessionState,
+    config: SessionConfig,
+) -> Result<RunningExecutor> {
     let listener = TcpListener::bind(bind).await?;
     let address = listener.local_addr()?;
     std::fs::create_dir_all(&work_dir)?;
     let work_dir = work_dir.to_string_lossy().into_owned();
     let client = session::connect(scheduler).await?;
-    let runtime = runtime()?;
-    let state = session::state_with_runtime(SessionConfig::new(), Arc::clone(&runtime))?;
+    let runtime = Arc::clone(state.runtime_env());
     let registration = ExecutorRegistration {
         id: uuid::Uuid::new_v4().to_string(),
         host: Some(address.ip().to_string()),
@@ -201,14 +216,13 @@ pub async fn start_executor(
         ),
         os_info: Some(ExecutorOperatingSystemSpecification::default().into()),
     };
-    let config = base_config();
     let max_message = config.ballista_grpc_client_max_message_size();
     let executor = Arc::new(Executor::with_default_execution_engine(
         registration,
         &work_dir,
         Arc::new(move |_: &SessionConfig| Ok(Arc::clone(&runtime))),
         Arc::new(move || config.clone()),
-        Arc::new(BallistaFunctionRegistry::from(&state)),
+        Arc::new(BallistaFunctionRegistry::from(state)),
         Arc::new(LoggingMetricsCollector::default()),
         slots.max(1),
     ));

@@ -9,8 +9,11 @@
 //! query with the session as it was at start (it drops the query's settings, so a `SET
 //! lakescan.split_size` or `SET datafusion.execution.target_partitions` would not reach
 //! planning), it always starts one executor, and it has no [`crate::rerun_guard`]. The
-//! scheduler is [`crate::server`]'s; the executors are Ballista's in-process ones, sharing
-//! the session's runtime.
+//! scheduler and the executors are [`crate::server`]'s, sharing the session's runtime. The
+//! executors write their shuffle files in one temporary directory the client session owns
+//! ([`ShuffleDirectory`]): it is removed when the last clone of the session is dropped.
+//! (Ballista's own in-process executor takes a temporary directory's name and drops the
+//! directory, then recreates it for its shuffle files and never removes them.)
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,6 +91,20 @@ pub fn state_with_runtime(
 const CONNECT_ATTEMPTS: u32 = 100;
 const CONNECT_PAUSE: Duration = Duration::from_millis(100);
 
+/// The directory the executors of a [`standalone`] cluster write their shuffle files in,
+/// held by the client session's configuration (an extension): removed with the session.
+#[derive(Debug)]
+pub struct ShuffleDirectory(tempfile::TempDir);
+
+impl ShuffleDirectory {
+    /// The directory of the cluster `ctx` is a client of, if it is a [`standalone`] one.
+    pub fn of(ctx: &SessionContext) -> Option<std::path::PathBuf> {
+        let state = ctx.state();
+        let dir = state.config().get_extension::<ShuffleDirectory>()?;
+        Some(dir.0.path().to_path_buf())
+    }
+}
+
 /// A scheduler and `executors` executors in this process, sharing `state`'s runtime (its
 /// object stores, caches and memory pool), and a client session over them. Each query is
 /// planned with the client's settings at that moment.
@@ -104,20 +121,30 @@ pub async fn standalone(state: SessionState, executors: usize) -> Result<Session
     )
     .await?;
     let url = format!("http://{}", scheduler.address);
-    let scheduler = connect(&url).await?;
     let slots = state
         .config()
         .ballista_standalone_parallelism()
         .div_ceil(executors.max(1))
         .max(1);
-    for _ in 0..executors.max(1) {
-        ballista_executor::new_standalone_executor_from_state(scheduler.clone(), slots, &state)
-            .await
-            .map_err(|e| {
-                DataFusionError::Configuration(format!("cannot start an executor: {e}"))
-            })?;
+    let shuffles = tempfile::tempdir()?;
+    let config = state.config().clone().upgrade_for_ballista();
+    for k in 0..executors.max(1) {
+        crate::server::start_executor_with(
+            &url,
+            ([127, 0, 0, 1], 0).into(),
+            slots,
+            shuffles.path().join(format!("executor-{k}")),
+            &state,
+            config.clone(),
+        )
+        .await
+        .map_err(|e| DataFusionError::Configuration(format!("cannot start an executor: {e}")))?;
     }
-    client(state.upgrade_for_ballista(url)?)
+    let mut upgraded = state.upgrade_for_ballista(url)?;
+    upgraded
+        .config_mut()
+        .set_extension(Arc::new(ShuffleDirectory(shuffles)));
+    client(upgraded)
 }
 
 /// A client session over `upgraded` (a state made Ballista's), with lakescan registered again:

@@ -51,7 +51,29 @@ async fn hive_table_same_rows_as_one_process() -> Result<()> {
             .map_err(|e| datafusion::common::DataFusionError::Plan(format!("{sql}: {e}")))?;
         assert_eq!(got, want, "{sql}");
     }
+    // The executors wrote their shuffle files in the cluster's directory, which goes with
+    // the client session.
+    let shuffles = lakescan_ballista::session::ShuffleDirectory::of(&ctx)
+        .expect("a standalone cluster has a shuffle directory");
+    let files = walk(&shuffles);
+    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "arrow")), "{files:?}");
+    drop(ctx);
+    assert!(!shuffles.exists(), "{} is left behind", shuffles.display());
     Ok(())
+}
+
+/// The files under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// `EXPLAIN ANALYZE` on Ballista sums each scan metric over the stage's tasks: every split
