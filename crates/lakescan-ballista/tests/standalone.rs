@@ -56,7 +56,12 @@ async fn hive_table_same_rows_as_one_process() -> Result<()> {
     let shuffles = lakescan_ballista::session::ShuffleDirectory::of(&ctx)
         .expect("a standalone cluster has a shuffle directory");
     let files = walk(&shuffles);
-    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "arrow")), "{files:?}");
+    assert!(
+        files
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "arrow")),
+        "{files:?}"
+    );
     drop(ctx);
     assert!(!shuffles.exists(), "{} is left behind", shuffles.display());
     Ok(())

@@ -6,9 +6,11 @@
 //! ```
 //!
 //! Avro has no statistics and no random access: a file is one split (the planner emits one
-//! per Avro file), it is fetched whole, and every filter runs on the decoded rows. The
-//! lifecycle is short: `Pending ─LoadFile, bind─▶ Bound ─LoadDeletes─▶ Ready ─▶ Reading ─▶
-//! Done` (a constant a filter rejects ends it at `bind`, as for the other formats).
+//! per Avro file) and one unit of the shared split lifecycle ([`crate::format::lifecycle`]:
+//! [`AvroFormat`]), fetched whole, and every filter runs on the decoded rows
+//! (`Pending ─LoadFile, bind─▶ Bound ─▶ Pruned ─LoadDeletes─▶ Ready ─▶ Reading ─▶ Done`; a
+//! split of another byte range reads nothing, a constant a filter rejects ends it at
+//! `bind`).
 //!
 //! What `arrow-avro` does not do, done here:
 //!
@@ -47,39 +49,43 @@ use parquet::arrow::async_reader::AsyncFileReader;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
+use crate::format::{FileFormatReader, FormatSplitReader};
 use crate::format::{constants_rejected, member_missing_in_type};
 use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::parquet::open::counting_reader;
 use crate::parquet::row_filter::ColumnPredicate;
-use crate::reader::{
-    BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, SplitContext, SplitReader,
-};
+use crate::reader::{DeleteSource, ReaderBatch, SplitContext};
 use crate::split::FileSplit;
 
-/// Reads the one split of an Avro data file into batches of the reader schema `R`.
-pub struct AvroSplitReader {
-    split: Arc<FileSplit>,
-    context: SplitContext,
-    state: State,
-    deletes: Option<Box<dyn DeleteSource>>,
-    delete_stages: Vec<BatchStage>,
+/// Reads the one split of an Avro data file into batches of the reader schema `R`: the
+/// shared split lifecycle over [`AvroFormat`].
+pub type AvroSplitReader = FormatSplitReader<AvroFormat>;
+
+impl AvroSplitReader {
+    /// A reader for `split`; nothing is fetched before
+    /// [`crate::reader::SplitReader::prepare`].
+    pub fn new(
+        split: Arc<FileSplit>,
+        context: SplitContext,
+        deletes: Option<Box<dyn DeleteSource>>,
+    ) -> Self {
+        Self::with_format(AvroFormat, split, context, deletes)
+    }
 }
 
-enum State {
-    Pending,
-    Bound(Bound),
-    Ready(Bound, Option<Arc<DeletedRows>>),
-    Reading(Box<Reading>),
-    Done,
-}
+/// The Avro format under the split lifecycle: a file is one unit, without statistics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AvroFormat;
 
 /// A fetched file bound to the scan.
-struct Bound {
+#[derive(Clone)]
+pub struct Bound {
     file: AvroFile,
     binding: SplitBinding,
 }
 
 /// An Avro file, fetched and checked.
+#[derive(Clone)]
 struct AvroFile {
     bytes: Bytes,
     /// The columns as decoded, renamed to the table's names by field id.
@@ -89,7 +95,7 @@ struct AvroFile {
 }
 
 /// The file being decoded.
-struct Reading {
+pub struct Reading {
     path: String,
     schema: SchemaRef,
     reader: arrow_avro::reader::Reader<Cursor<Bytes>>,
@@ -107,99 +113,147 @@ struct Reading {
     metrics: crate::metrics::LakeScanMetrics,
 }
 
-impl AvroSplitReader {
-    /// A reader for `split`; nothing is fetched before [`SplitReader::prepare`].
-    pub fn new(
-        split: Arc<FileSplit>,
-        context: SplitContext,
-        deletes: Option<Box<dyn DeleteSource>>,
-    ) -> Self {
-        Self {
-            split,
-            context,
-            state: State::Pending,
-            deletes,
-            delete_stages: vec![],
-        }
+#[async_trait]
+impl FileFormatReader for AvroFormat {
+    type Bound = Bound;
+    type Reading = Reading;
+
+    /// The planner gives an Avro file one split; another range reads nothing.
+    fn range_is_empty(&self, split: &FileSplit) -> bool {
+        split.start() > 0
     }
 
-    fn path(&self) -> &str {
-        self.split.display_path()
+    /// `LoadFile`, then `bind`.
+    async fn open(&self, split: Arc<FileSplit>, context: SplitContext) -> Result<Bound> {
+        let file = load_file(Arc::clone(&split), context.clone()).await?;
+        let binding =
+            SplitBinding::try_new(&context.spec, &split, &context.constants, &file.schema)?;
+        Ok(Bound { file, binding })
     }
 
-    fn start_reading(&self, bound: Bound, deleted: Option<Arc<DeletedRows>>) -> Result<Reading> {
-        let Bound { file, binding } = bound;
-        let spec = &self.context.spec;
-        let mut filters = vec![];
-        for (subfield, filter) in &self.context.filters.filters {
-            let Some((i, field)) = spec.field(subfield.root()) else {
-                continue;
-            };
-            let FieldSource::File { root, file_type } = &binding.sources()[i] else {
-                continue;
-            };
-            let has_default = field
-                .handle
-                .member_defaults
-                .as_deref()
-                .is_some_and(|d| d.at(subfield.path()).is_some());
-            if member_missing_in_type(*root, file_type, subfield) && !has_default {
-                continue;
-            }
-            filters.push((
-                *root,
-                ColumnPredicate {
-                    column: subfield.to_string(),
-                    projection: parquet::arrow::ProjectionMask::all(),
-                    subfield: subfield.clone(),
-                    filter: filter.clone(),
-                    adaptive: Arc::clone(spec.adaptive()),
-                    rows_scanned: None,
-                    table_type: field.handle.data_type.clone(),
-                    defaults: field.handle.member_defaults.clone(),
-                },
-            ));
+    fn constants_rejected(&self, bound: &Bound, context: &SplitContext) -> bool {
+        constants_rejected(context, &bound.binding, member_missing_in_type)
+    }
+
+    /// The whole file.
+    fn units_in_range(&self, _bound: &Bound, _split: &FileSplit) -> Vec<usize> {
+        vec![0]
+    }
+
+    /// No statistics: every filter runs on the decoded rows.
+    fn prune(
+        &self,
+        _bound: &Bound,
+        units: &[usize],
+        _split: &FileSplit,
+        _context: &SplitContext,
+    ) -> Result<Vec<usize>> {
+        Ok(units.to_vec())
+    }
+
+    fn read(
+        &self,
+        bound: Bound,
+        _units: Vec<usize>,
+        deleted: Option<Arc<DeletedRows>>,
+        split: &Arc<FileSplit>,
+        context: &SplitContext,
+    ) -> Result<Reading> {
+        start_reading(split, context, bound, deleted)
+    }
+
+    async fn next(
+        &self,
+        reading: &mut Reading,
+        _split: &FileSplit,
+        _context: &SplitContext,
+    ) -> Result<Option<ReaderBatch>> {
+        reading.next()
+    }
+}
+
+/// The decoder of the file, with the filters in force now.
+fn start_reading(
+    split: &FileSplit,
+    context: &SplitContext,
+    bound: Bound,
+    deleted: Option<Arc<DeletedRows>>,
+) -> Result<Reading> {
+    let Bound { file, binding } = bound;
+    let spec = &context.spec;
+    let mut filters = vec![];
+    for (subfield, filter) in &context.filters.filters {
+        let Some((i, field)) = spec.field(subfield.root()) else {
+            continue;
+        };
+        let FieldSource::File { root, file_type } = &binding.sources()[i] else {
+            continue;
+        };
+        let has_default = field
+            .handle
+            .member_defaults
+            .as_deref()
+            .is_some_and(|d| d.at(subfield.path()).is_some());
+        if member_missing_in_type(*root, file_type, subfield) && !has_default {
+            continue;
         }
-        let all_roots = (0..file.schema.fields().len()).collect();
-        let generated = crate::parquet::plan::generated_filters(&self.context, &binding);
-        let assembler = Assembler::try_new(
-            &self.context,
-            &self.split,
-            &binding,
-            &file.schema,
-            &all_roots,
-            (vec![], generated),
-        )?;
-        let reader = open(self.path(), &file.bytes, self.context.options.batch_size)?;
-        Ok(Reading {
-            path: self.path().to_string(),
-            schema: Arc::clone(&file.schema),
-            reader,
-            filters,
-            deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
-                let all = rows.all().into_owned();
-                (rows, all)
-            }),
-            batch_schema: match binding.needs_row_index() {
-                false => Arc::clone(&file.schema),
-                true => {
-                    let mut fields: Vec<Field> = file
-                        .schema
-                        .fields()
-                        .iter()
-                        .map(|f| f.as_ref().clone())
-                        .collect();
-                    fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
-                    Arc::new(Schema::new(fields))
-                }
+        filters.push((
+            *root,
+            ColumnPredicate {
+                column: subfield.to_string(),
+                projection: parquet::arrow::ProjectionMask::all(),
+                subfield: subfield.clone(),
+                filter: filter.clone(),
+                adaptive: Arc::clone(spec.adaptive()),
+                rows_scanned: None,
+                table_type: field.handle.data_type.clone(),
+                defaults: field.handle.member_defaults.clone(),
             },
-            position: 0,
-            rows: file.rows,
-            assembler,
-            reader_schema: Arc::clone(spec.reader_schema()),
-            metrics: self.context.metrics.clone(),
-        })
+        ));
     }
+    let all_roots = (0..file.schema.fields().len()).collect();
+    let generated = crate::parquet::plan::generated_filters(context, &binding);
+    let assembler = Assembler::try_new(
+        context,
+        split,
+        &binding,
+        &file.schema,
+        &all_roots,
+        (vec![], generated),
+    )?;
+    let reader = open(
+        split.display_path(),
+        &file.bytes,
+        context.options.batch_size,
+    )?;
+    Ok(Reading {
+        path: split.display_path().to_string(),
+        schema: Arc::clone(&file.schema),
+        reader,
+        filters,
+        deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
+            let all = rows.all().into_owned();
+            (rows, all)
+        }),
+        batch_schema: match binding.needs_row_index() {
+            false => Arc::clone(&file.schema),
+            true => {
+                let mut fields: Vec<Field> = file
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.as_ref().clone())
+                    .collect();
+                fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
+                Arc::new(Schema::new(fields))
+            }
+        },
+        position: 0,
+        rows: file.rows,
+        assembler,
+        reader_schema: Arc::clone(spec.reader_schema()),
+        metrics: context.metrics.clone(),
+    })
 }
 
 /// `LoadFile`: the whole file, its blocks walked, its schema renamed (owned inputs: the
@@ -558,76 +612,6 @@ impl Reading {
                 rows_scanned: scanned,
                 rows_deleted: deleted_total,
             }));
-        }
-    }
-}
-
-#[async_trait]
-impl SplitReader for AvroSplitReader {
-    async fn prepare(&mut self) -> Result<Prepared> {
-        loop {
-            let state = std::mem::replace(&mut self.state, State::Done);
-            let (next, outcome) = match state {
-                State::Pending => {
-                    // The planner gives an Avro file one split; another range reads nothing.
-                    if self.split.start() > 0 {
-                        (State::Done, Some(Prepared::EmptyRange))
-                    } else {
-                        let file = load_file(Arc::clone(&self.split), self.context.clone()).await?;
-                        let binding = SplitBinding::try_new(
-                            &self.context.spec,
-                            &self.split,
-                            &self.context.constants,
-                            &file.schema,
-                        )?;
-                        match constants_rejected(&self.context, &binding, member_missing_in_type) {
-                            true => (State::Done, Some(Prepared::SkippedByConstant)),
-                            false => (State::Bound(Bound { file, binding }), None),
-                        }
-                    }
-                }
-                State::Bound(bound) => {
-                    let deleted = match self.deletes.take() {
-                        Some(source) => {
-                            let Deletes { positions, stages } = source.load(&self.context).await?;
-                            self.delete_stages = stages;
-                            positions
-                        }
-                        None => None,
-                    };
-                    (State::Ready(bound, deleted), Some(Prepared::Read))
-                }
-                State::Ready(..) | State::Reading(_) | State::Done => {
-                    return internal_err!("split of '{}' prepared twice", self.path());
-                }
-            };
-            self.state = next;
-            if let Some(outcome) = outcome {
-                return Ok(outcome);
-            }
-        }
-    }
-
-    fn take_delete_stages(&mut self) -> Vec<BatchStage> {
-        std::mem::take(&mut self.delete_stages)
-    }
-
-    async fn next(&mut self) -> Result<Option<ReaderBatch>> {
-        if matches!(self.state, State::Ready(..))
-            && let State::Ready(bound, deleted) = std::mem::replace(&mut self.state, State::Done)
-        {
-            self.state = State::Reading(Box::new(self.start_reading(bound, deleted)?));
-        }
-        match &mut self.state {
-            State::Reading(reading) => {
-                let batch = reading.next()?;
-                if batch.is_none() {
-                    self.state = State::Done;
-                }
-                Ok(batch)
-            }
-            State::Done => Ok(None),
-            _ => internal_err!("split of '{}' was read before it was prepared", self.path()),
         }
     }
 }

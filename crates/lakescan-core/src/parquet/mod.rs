@@ -2,7 +2,7 @@
 //!
 //! | file              | owns                                                            |
 //! |-------------------|-----------------------------------------------------------------|
-//! | this file         | [`ParquetSplitReader`]: the split's lifecycle (below)           |
+//! | this file         | [`ParquetFormat`]: the steps of the shared split lifecycle (below) |
 //! | [`open`]          | `LoadFooter`, byte-counting reader, errors naming the file      |
 //! | [`footer_cache`]  | footers kept in the session's file metadata cache               |
 //! | [`field_ids`]     | file schema renamed to table names by field id (Iceberg)        |
@@ -19,8 +19,9 @@
 //! | [`assemble`]      | decoded file batches → batches of `R`                           |
 //! | [`adapt`]         | a decoded column in the table type (pruned members, widening)   |
 //!
-//! The lifecycle of one split: one [`State`] enum, a typed struct per state; the steps
-//! between them are named by what they do, the I/O ones `Load*`:
+//! The lifecycle of one split is every format's ([`crate::format::lifecycle`]: one `State`
+//! enum, a typed struct per state); Parquet's row groups are its units. The steps between
+//! the states are named by what they do, the I/O ones `Load*`:
 //!
 //! ```text
 //!  Pending ─LoadFooter, bind─▶ Bound ─Prune─▶ Pruned ─LoadDeletes─▶ Ready ─▶ Reading { current, rest } ─▶ Done
@@ -39,7 +40,7 @@
 //!   filters of point-filtered columns may match (`LoadBloomFilters`);
 //! * `LoadDeletes` asks the split's [`DeleteSource`] (the table format's) for its deleted
 //!   positions and delete stages, only now that rows are left to read: a pruned split never
-//!   loads its delete files. They live in the state ([`Ready`]), not in the split;
+//!   loads its delete files. They live in the state (`Ready`), not in the split;
 //! * `prepare` ends in `Ready`. A dynamic filter that changed since (the split was
 //!   preloaded, or the filter arrived after prepare) is applied there: constants tested and
 //!   row groups pruned again (`refresh_filters`);
@@ -70,19 +71,16 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
 use futures::{FutureExt, StreamExt};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
-use crate::reader::{
-    BatchStage, DeleteSource, Deletes, Prepared, ReaderBatch, Refreshed, SplitContext, SplitReader,
-    SplitReaderFactory,
-};
+use crate::format::{FileFormatReader, FormatSplitReader};
+use crate::reader::{DeleteSource, ReaderBatch, SplitContext, SplitReaderFactory};
 use crate::split::FileSplit;
-use crate::split_filters::SplitFilters;
 use leaves::FileLeaves;
 use open::{CountingReader, file_error};
 use plan::Reading;
@@ -112,58 +110,25 @@ impl SplitReaderFactory for ParquetSplitReaderFactory {
     }
 }
 
-/// Reads one split of a Parquet file into batches of the reader schema `R`.
-pub struct ParquetSplitReader {
-    split: Arc<FileSplit>,
-    context: SplitContext,
-    state: State,
-    /// The split's deletes, until `LoadDeletes` loads them.
-    deletes: Option<Box<dyn DeleteSource>>,
-    /// The stages the loaded deletes add, until the driver takes them.
-    delete_stages: Vec<BatchStage>,
-}
+/// Reads one split of a Parquet file into batches of the reader schema `R`: the shared
+/// split lifecycle over [`ParquetFormat`].
+pub type ParquetSplitReader = FormatSplitReader<ParquetFormat>;
 
-/// Where a split is in its lifecycle (see the module docs).
-enum State {
-    /// Nothing read yet.
-    Pending,
-    /// `LoadFooter` and `bind` done: the split's constants pass the filters.
-    Bound(Bound),
-    /// `Prune` done: row groups chosen by range, statistics and bloom filters.
-    Pruned(Chosen),
-    /// `LoadDeletes` done: prepared, the decoder not built yet (it is built at the first
-    /// `next`, with the filters and adaptive order in force then).
-    Ready(Ready),
-    /// Decoding `current`; with dynamic filters that may still change, row groups are
-    /// decoded one at a time and `rest` holds those after it, pruned again whenever a
-    /// dynamic filter changes.
-    Reading {
-        /// The decoder of the row groups being read.
-        current: Box<Reading>,
-        /// Row groups not started yet.
-        rest: Option<Ready>,
-    },
-    /// Read to the end, or nothing to read.
-    Done,
-}
-
-/// Row groups to read and the rows of the file its deletes remove.
-pub struct Ready {
-    /// The bound file and its row groups.
-    pub chosen: Chosen,
-    /// Rows deleted by position (never decoded); `None`: the split has none.
-    pub deleted: Option<Arc<DeletedRows>>,
-}
-
-impl Ready {
-    /// The decoder of these row groups.
-    fn read(self, context: &SplitContext, split: &FileSplit) -> Result<Reading> {
-        let Ready { chosen, deleted } = self;
-        plan::ReadPlan::try_new(context, split, &chosen, deleted.as_ref())?
-            .build(chosen, context)
-            .map_err(|e| file_error(split.display_path(), e))
+impl ParquetSplitReader {
+    /// A reader for `split` whose deletes `deletes` gives; nothing is opened before
+    /// [`crate::reader::SplitReader::prepare`].
+    pub fn new(
+        split: Arc<FileSplit>,
+        context: SplitContext,
+        deletes: Option<Box<dyn DeleteSource>>,
+    ) -> Self {
+        Self::with_format(ParquetFormat, split, context, deletes)
     }
 }
+
+/// The Parquet format under the split lifecycle: row groups are its units.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParquetFormat;
 
 /// A file whose footer was read.
 #[derive(Clone)]
@@ -193,213 +158,135 @@ pub struct Chosen {
     pub row_groups: Vec<usize>,
 }
 
-impl ParquetSplitReader {
-    /// A reader for `split` whose deletes `deletes` gives; nothing is opened before
-    /// [`SplitReader::prepare`].
-    pub fn new(
-        split: Arc<FileSplit>,
-        context: SplitContext,
-        deletes: Option<Box<dyn DeleteSource>>,
-    ) -> Self {
-        Self {
-            split,
-            context,
-            state: State::Pending,
-            deletes,
-            delete_stages: vec![],
-        }
-    }
+#[async_trait]
+impl FileFormatReader for ParquetFormat {
+    type Bound = Bound;
+    type Reading = Reading;
 
-    /// The state reading the first row group of `rest` (dynamic filters only), after
-    /// pruning them again when a dynamic filter changed since the split's filters were
-    /// built; `Done` when none is left.
-    fn next_row_group(&mut self, mut rest: Ready) -> Result<State> {
-        let changed = match self.context.dynamic.as_mut() {
-            Some(dynamic) => dynamic.changed(&self.context.spec)?,
-            None => None,
-        };
-        if let Some(filters) = changed {
-            self.context.filters = filters;
-            match self.refresh_chosen(rest.chosen)? {
-                Some(chosen) => rest.chosen = chosen,
-                None => return Ok(State::Done),
-            }
-        }
-        let row_groups = &mut rest.chosen.row_groups;
-        if row_groups.is_empty() {
-            return Ok(State::Done);
-        }
-        let first = Ready {
-            chosen: Chosen {
-                bound: rest.chosen.bound.clone(),
-                row_groups: vec![row_groups.remove(0)],
-            },
-            deleted: rest.deleted.clone(),
-        };
-        let current = Box::new(first.read(&self.context, &self.split)?);
-        let rest = (!rest.chosen.row_groups.is_empty()).then_some(rest);
-        Ok(State::Reading { current, rest })
-    }
+    /// A row group's decoder is cheap to build: while a dynamic filter may move, each row
+    /// group is pruned again right before it is read.
+    const UNIT_AT_A_TIME: bool = true;
 
-    /// True when a filter rejects a constant of the bound file: a missing column's NULL,
-    /// or a missing struct member's default.
-    fn constants_rejected(&self, binding: &SplitBinding, leaves: &FileLeaves) -> bool {
-        crate::format::constants_rejected(&self.context, binding, |root, file_type, subfield| {
-            plan::member_missing(leaves, root, file_type, subfield)
-        })
-    }
-
-    /// `bind`: file columns, constants and generated columns of this split; `None` when a
-    /// filter rejects a constant (a missing column's NULL, or a field of one).
-    fn bind(&self, opened: Opened) -> Result<Option<Bound>> {
-        let spec = &self.context.spec;
+    /// `LoadFooter` (with the page index when the split filters; renamed to the table's
+    /// names by field id), then `bind`.
+    async fn open(&self, split: Arc<FileSplit>, context: SplitContext) -> Result<Bound> {
+        let opened = open::load_footer(Arc::clone(&split), context.clone()).await?;
         let binding = SplitBinding::try_new(
-            spec,
-            &self.split,
-            &self.context.constants,
+            &context.spec,
+            &split,
+            &context.constants,
             opened.metadata.schema(),
         )?;
         let leaves = FileLeaves::new(opened.metadata.metadata().file_metadata().schema_descr());
-        if self.constants_rejected(&binding, &leaves) {
-            return Ok(None);
-        }
-        Ok(Some(Bound {
+        Ok(Bound {
             opened,
             binding,
             leaves,
-        }))
+        })
     }
 
-    /// `choose`: the row groups of the byte range that statistics may match.
-    fn choose(&self, bound: Bound) -> Result<std::result::Result<Chosen, Prepared>> {
+    fn constants_rejected(&self, bound: &Bound, context: &SplitContext) -> bool {
+        crate::format::constants_rejected(context, &bound.binding, |root, file_type, subfield| {
+            plan::member_missing(&bound.leaves, root, file_type, subfield)
+        })
+    }
+
+    fn units_in_range(&self, bound: &Bound, split: &FileSplit) -> Vec<usize> {
+        row_groups::row_groups_in_range(bound.opened.metadata.metadata(), split)
+    }
+
+    fn prune(
+        &self,
+        bound: &Bound,
+        units: &[usize],
+        split: &FileSplit,
+        context: &SplitContext,
+    ) -> Result<Vec<usize>> {
         let metadata = Arc::clone(bound.opened.metadata.metadata());
-        let in_range = row_groups::row_groups_in_range(&metadata, &self.split);
-        self.context.metrics.row_groups_total.add(in_range.len());
-        if in_range.is_empty() {
-            return Ok(Err(Prepared::EmptyRange));
-        }
         let stats = RowGroupStatistics::new(
-            &self.context.spec,
+            &context.spec,
             &bound.binding,
             &metadata,
             bound.opened.metadata.schema(),
             &bound.leaves,
-            &in_range,
+            units,
         );
-        let kept = self.prune_row_groups(&stats, in_range.clone())?;
-        let pruned = in_range.len() - kept.len();
-        self.context
-            .metrics
-            .row_groups_pruned_statistics
-            .add(pruned);
-        if kept.is_empty() {
-            return Ok(Err(Prepared::NothingToRead));
-        }
-        Ok(Ok(Chosen {
-            bound,
-            row_groups: kept,
-        }))
+        crate::format::prune_units(context, split, &stats, units)
     }
 
-    fn prune_row_groups(
+    /// `LoadBloomFilters`.
+    async fn prune_loading(
         &self,
-        stats: &RowGroupStatistics<'_>,
-        row_groups: Vec<usize>,
+        bound: &Bound,
+        units: Vec<usize>,
+        split: Arc<FileSplit>,
+        context: SplitContext,
     ) -> Result<Vec<usize>> {
-        crate::format::prune_units(&self.context, &self.split, stats, &row_groups)
+        let path = split.display_path().to_string();
+        load_bloom_filters(path, context, bound, units).await
     }
 
-    /// The decoder of a prepared split, built with the filters and adaptive order in force
-    /// now. While a dynamic filter may still change, one row group at a time (the rest are
-    /// pruned again when it does).
-    fn start_reading(&mut self, ready: Ready) -> Result<State> {
-        let may_change = match &self.context.dynamic {
-            Some(dynamic) => dynamic.may_change()?,
-            None => false,
+    /// The [`plan::ReadPlan`] of the row groups, with the filters and adaptive order in
+    /// force now.
+    fn read(
+        &self,
+        bound: Bound,
+        units: Vec<usize>,
+        deleted: Option<Arc<DeletedRows>>,
+        split: &Arc<FileSplit>,
+        context: &SplitContext,
+    ) -> Result<Reading> {
+        let chosen = Chosen {
+            bound,
+            row_groups: units,
         };
-        if ready.chosen.row_groups.len() > 1 && may_change {
-            return self.next_row_group(ready);
-        }
-        let current = Box::new(ready.read(&self.context, &self.split)?);
-        Ok(State::Reading {
-            current,
-            rest: None,
-        })
+        plan::ReadPlan::try_new(context, split, &chosen, deleted.as_ref())?
+            .build(chosen, context)
+            .map_err(|e| file_error(split.display_path(), e))
     }
 
-    /// New filters for a prepared split whose decoder is not built yet: its constants are
-    /// tested again and its row groups pruned again; `None` when nothing is left to read.
-    fn refresh_chosen(&mut self, mut chosen: Chosen) -> Result<Option<Chosen>> {
-        if self.constants_rejected(&chosen.bound.binding, &chosen.bound.leaves) {
+    async fn next(
+        &self,
+        reading: &mut Reading,
+        split: &FileSplit,
+        context: &SplitContext,
+    ) -> Result<Option<ReaderBatch>> {
+        if reading.ended {
             return Ok(None);
         }
-        let metadata = Arc::clone(chosen.bound.opened.metadata.metadata());
-        let stats = RowGroupStatistics::new(
-            &self.context.spec,
-            &chosen.bound.binding,
-            &metadata,
-            chosen.bound.opened.metadata.schema(),
-            &chosen.bound.leaves,
-            &chosen.row_groups,
-        );
-        let kept = self.prune_row_groups(&stats, chosen.row_groups.clone())?;
-        self.context
-            .metrics
-            .row_groups_pruned_dynamic_filter
-            .add(chosen.row_groups.len() - kept.len());
-        if kept.is_empty() {
-            return Ok(None);
-        }
-        chosen.row_groups = kept;
-        Ok(Some(chosen))
-    }
-
-    /// One step of the lifecycle; `Some(outcome)` when preparing is over.
-    async fn step(&mut self) -> Result<Option<Prepared>> {
-        let state = std::mem::replace(&mut self.state, State::Done);
-        let (next, outcome) = match state {
-            State::Pending => {
-                let opened = open::load_footer(self.split.clone(), self.context.clone()).await?;
-                match self.bind(opened)? {
-                    Some(bound) => (State::Bound(bound), None),
-                    None => (State::Done, Some(Prepared::SkippedByConstant)),
+        // The parquet crate panics on some corrupt pages (a dictionary's bit width past its
+        // type, definition levels past their buffer): the file's error, not the process's.
+        let polled = std::panic::AssertUnwindSafe(reading.stream.next())
+            .catch_unwind()
+            .await
+            .map_err(|panic| decoder_panic(split.display_path(), panic))?;
+        match polled {
+            None => {
+                reading.ended = true;
+                // Rows the filters dropped after the last batch still count as scanned.
+                let rows_scanned = reading.take_rows_scanned(0);
+                reading.check_row_count(split.display_path())?;
+                if rows_scanned == 0 {
+                    return Ok(None);
                 }
+                let schema = Arc::clone(context.spec.reader_schema());
+                Ok(Some(ReaderBatch {
+                    batch: RecordBatch::new_empty(schema),
+                    rows_scanned,
+                    rows_deleted: 0,
+                }))
             }
-            State::Bound(bound) => match self.choose(bound)? {
-                Ok(chosen) => {
-                    let path = self.split.display_path().to_string();
-                    let chosen = load_bloom_filters(path, self.context.clone(), chosen).await?;
-                    if chosen.row_groups.is_empty() {
-                        (State::Done, Some(Prepared::NothingToRead))
-                    } else {
-                        (State::Pruned(chosen), None)
-                    }
-                }
-                Err(outcome) => (State::Done, Some(outcome)),
-            },
-            State::Pruned(chosen) => {
-                let deleted = self.load_deletes().await?;
-                (
-                    State::Ready(Ready { chosen, deleted }),
-                    Some(Prepared::Read),
-                )
+            Some(Err(e)) => Err(file_error(split.display_path(), e)),
+            Some(Ok(file_batch)) => {
+                let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
+                let batch = reading.assembler.assemble(file_batch)?;
+                Ok(Some(ReaderBatch {
+                    batch,
+                    rows_scanned,
+                    rows_deleted: reading.assembler.take_rows_deleted(),
+                }))
             }
-            State::Ready(_) | State::Reading { .. } | State::Done => {
-                return internal_err!("split of '{}' prepared twice", self.split.display_path());
-            }
-        };
-        self.state = next;
-        Ok(outcome)
-    }
-
-    /// `LoadDeletes`: the split's deleted positions; its delete stages wait for the driver.
-    async fn load_deletes(&mut self) -> Result<Option<Arc<DeletedRows>>> {
-        let Some(source) = self.deletes.take() else {
-            return Ok(None);
-        };
-        let Deletes { positions, stages } = source.load(&self.context).await?;
-        self.delete_stages = stages;
-        Ok(positions)
+        }
     }
 }
 
@@ -408,10 +295,10 @@ impl ParquetSplitReader {
 async fn load_bloom_filters(
     file_path: String,
     context: SplitContext,
-    mut chosen: Chosen,
-) -> Result<Chosen> {
+    bound: &Bound,
+    row_groups: Vec<usize>,
+) -> Result<Vec<usize>> {
     let spec = &context.spec;
-    let bound = &chosen.bound;
     let mut probes = vec![];
     for (subfield, filter) in &context.filters.filters {
         let Some((i, _)) = spec.field(subfield.root()) else {
@@ -430,14 +317,14 @@ async fn load_bloom_filters(
         }
     }
     if probes.is_empty() {
-        return Ok(chosen);
+        return Ok(row_groups);
     }
     let metadata = bound.opened.metadata.clone();
     let descr = metadata.metadata().file_metadata().schema_descr_ptr();
     let mut builder =
         ParquetRecordBatchStreamBuilder::new_with_metadata(bound.opened.reader.clone(), metadata);
     let mut kept = vec![];
-    for &rg in &chosen.row_groups {
+    for &rg in &row_groups {
         let mut keep = true;
         for (leaf, file_type, points) in &probes {
             let sbbf = builder
@@ -455,114 +342,9 @@ async fn load_bloom_filters(
             kept.push(rg);
         }
     }
-    let pruned = chosen.row_groups.len() - kept.len();
+    let pruned = row_groups.len() - kept.len();
     context.metrics.row_groups_pruned_bloom_filter.add(pruned);
-    chosen.row_groups = kept;
-    Ok(chosen)
-}
-
-#[async_trait]
-impl SplitReader for ParquetSplitReader {
-    async fn prepare(&mut self) -> Result<Prepared> {
-        loop {
-            if let Some(outcome) = self.step().await? {
-                return Ok(outcome);
-            }
-        }
-    }
-
-    /// Before the first batch (a takeover, or a filter that arrived after prepare) the new
-    /// filters apply to everything: constants, row groups, decoder. Once decoding, the row
-    /// groups not started yet are pruned again when they come (`next_row_group`), and the
-    /// caller filters the batches.
-    fn refresh_filters(
-        &mut self,
-        filters: Arc<SplitFilters>,
-        generation: u64,
-    ) -> Result<Refreshed> {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Ready(Ready { chosen, deleted }) => {
-                self.context.filters = filters;
-                if let Some(dynamic) = self.context.dynamic.as_mut() {
-                    dynamic.generation = generation;
-                }
-                Ok(match self.refresh_chosen(chosen)? {
-                    Some(chosen) => {
-                        self.state = State::Ready(Ready { chosen, deleted });
-                        Refreshed::Applied
-                    }
-                    None => Refreshed::NothingToRead,
-                })
-            }
-            State::Done => Ok(Refreshed::Applied),
-            other => {
-                self.state = other;
-                Ok(Refreshed::NotApplied)
-            }
-        }
-    }
-
-    fn take_delete_stages(&mut self) -> Vec<BatchStage> {
-        std::mem::take(&mut self.delete_stages)
-    }
-
-    async fn next(&mut self) -> Result<Option<ReaderBatch>> {
-        loop {
-            if matches!(self.state, State::Ready(_))
-                && let State::Ready(ready) = std::mem::replace(&mut self.state, State::Done)
-            {
-                self.state = self.start_reading(ready)?;
-            }
-            let reading = match &mut self.state {
-                State::Reading { current, .. } => current,
-                State::Done => return Ok(None),
-                _ => {
-                    return internal_err!(
-                        "split of '{}' was read before it was prepared",
-                        self.split.display_path()
-                    );
-                }
-            };
-            // The parquet crate panics on some corrupt pages (a dictionary's bit width past its
-            // type, definition levels past their buffer): the file's error, not the process's.
-            let polled = std::panic::AssertUnwindSafe(reading.stream.next())
-                .catch_unwind()
-                .await
-                .map_err(|panic| decoder_panic(self.split.display_path(), panic))?;
-            match polled {
-                None => {
-                    // Rows the filters dropped after the last batch still count as scanned.
-                    let rows_scanned = reading.take_rows_scanned(0);
-                    reading.check_row_count(self.split.display_path())?;
-                    self.state = match std::mem::replace(&mut self.state, State::Done) {
-                        State::Reading {
-                            rest: Some(rest), ..
-                        } => self.next_row_group(rest)?,
-                        _ => State::Done,
-                    };
-                    if rows_scanned == 0 {
-                        continue;
-                    }
-                    let schema = Arc::clone(self.context.spec.reader_schema());
-                    return Ok(Some(ReaderBatch {
-                        batch: RecordBatch::new_empty(schema),
-                        rows_scanned,
-                        rows_deleted: 0,
-                    }));
-                }
-                Some(Err(e)) => return Err(file_error(self.split.display_path(), e)),
-                Some(Ok(file_batch)) => {
-                    let rows_scanned = reading.take_rows_scanned(file_batch.num_rows());
-                    let batch = reading.assembler.assemble(file_batch)?;
-                    return Ok(Some(ReaderBatch {
-                        batch,
-                        rows_scanned,
-                        rows_deleted: reading.assembler.take_rows_deleted(),
-                    }));
-                }
-            }
-        }
-    }
+    Ok(kept)
 }
 
 /// The error of a panic of the Parquet decoder while reading the file at `path`.

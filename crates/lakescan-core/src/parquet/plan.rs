@@ -81,6 +81,8 @@ pub struct Reading {
     advanced: u64,
     /// The row groups it reads (messages).
     row_groups: Vec<usize>,
+    /// The decoder returned its last batch (its rows were checked).
+    pub ended: bool,
 }
 
 impl Reading {
@@ -230,6 +232,7 @@ impl ReadPlan {
             expected_rows,
             advanced: 0,
             row_groups,
+            ended: false,
         })
     }
 }

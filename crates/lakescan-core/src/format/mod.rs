@@ -1,10 +1,13 @@
-//! The file-format seam (DESIGN.md, "the file format sits behind one trait"): what every
-//! split reader does the same way whatever the file's format, over the units a format can
-//! skip (Parquet row groups, ORC stripes and row groups of its row index).
+//! The file-format seam (DESIGN.md, "the file format sits behind one trait"): one split
+//! lifecycle over every format ([`lifecycle`]: [`FormatSplitReader`] over a
+//! [`FileFormatReader`]), and what every format does the same way inside its steps, over
+//! the units a format can skip (Parquet row groups, ORC stripes and row groups of its row
+//! index, an Avro file).
 //!
 //! | step                  | shared here                                                   |
 //! |-----------------------|---------------------------------------------------------------|
 //! | which reader          | [`FileFormat`] on the split ([`crate::source`] picks by it)   |
+//! | the lifecycle         | [`FormatSplitReader`]: states, outcomes, deletes, refresh      |
 //! | byte range → units    | [`midpoint_in_range`]: a unit belongs to the split holding its midpoint |
 //! | constants vs filters  | [`constants_rejected`]: a missing column's NULL, a member's default |
 //! | statistics pruning    | [`UnitStatistics`] (a format's min/max/null counts in table types) and [`prune_units`]: the per-column filters, then the residual's AND/OR tree (`PruningPredicate`) |
@@ -29,7 +32,10 @@ use crate::reader::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
 
+pub mod lifecycle;
+
 pub use crate::split::FileFormat;
+pub use lifecycle::{FileFormatReader, FormatSplitReader};
 
 /// Min/max/null-count arrays of one column over some units, in the table type.
 #[derive(Debug, Clone)]
