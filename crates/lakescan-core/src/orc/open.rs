@@ -279,8 +279,12 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
     };
     let slice = |r: &Range<u64>| tail.slice((r.start - start) as usize..(r.end - start) as usize);
     let compression = compression_of(path, &layout.postscript)?;
-    let footer: proto::Footer = decode_section(path, "footer", slice(&layout.footer), compression)?;
+    let mut footer: proto::Footer =
+        decode_section(path, "footer", slice(&layout.footer), compression)?;
     check_types(path, &footer)?;
+    // Decimals of writers before Hive 0.13 carry no precision or scale: Java reads them as
+    // its default `decimal(38,10)`, and so must `orc-rust` (which would take precision 0).
+    let rewritten = with_default_decimals(&mut footer).then_some(&footer);
     check_stripes(path, file_size, &footer)?;
     // Stripe statistics only prune: statistics that do not decode, or that do not match the
     // stripes, are left unread (Java reads them only when a filter asks), and `orc-rust` is
@@ -288,12 +292,21 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
     let decoded: Result<proto::Metadata> =
         decode_section(path, "metadata", slice(&layout.metadata), compression);
     let (stripe_stats, mut chunks) = match decoded {
+        // A file of a writer before ORC 0.12: no metadata section, and no length for it,
+        // which `orc-rust` requires.
+        _ if layout.postscript.metadata_length.is_none() => (
+            vec![],
+            without_metadata(&layout, start, &tail, rewritten, compression)?,
+        ),
         Ok(m) if m.stripe_stats.is_empty() || m.stripe_stats.len() == footer.stripes.len() => (
             m.stripe_stats,
-            TailChunks {
-                file_size,
-                start,
-                tail,
+            match rewritten {
+                None => TailChunks {
+                    file_size,
+                    start,
+                    tail,
+                },
+                Some(footer) => without_metadata(&layout, start, &tail, Some(footer), compression)?,
             },
         ),
         unusable => {
@@ -306,7 +319,7 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
                 Err(e) => e.to_string(),
             };
             log::warn!("{path}: stripe statistics left unread: {why}");
-            let chunks = without_metadata(&layout, start, &tail)?;
+            let chunks = without_metadata(&layout, start, &tail, rewritten, compression)?;
             (vec![], chunks)
         }
     };
@@ -330,12 +343,24 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
 }
 
 /// The tail of a file (`tail` from `start`) as `orc-rust` reads it without its metadata
-/// section: the footer, then the postscript saying `metadata_length = 0` (the stripes keep
-/// their offsets; only the virtual file's end moves).
-fn without_metadata(layout: &TailLayout, start: u64, tail: &Bytes) -> Result<TailChunks> {
+/// section: the footer (`footer` re-encoded when given, else the file's), then the
+/// postscript saying `metadata_length = 0` (the stripes keep their offsets; only the
+/// virtual file's end moves).
+fn without_metadata(
+    layout: &TailLayout,
+    start: u64,
+    tail: &Bytes,
+    footer: Option<&proto::Footer>,
+    compression: Option<Compression>,
+) -> Result<TailChunks> {
     let cut = |r: &Range<u64>| tail.slice((r.start - start) as usize..(r.end - start) as usize);
+    let footer = match footer {
+        None => cut(&layout.footer),
+        Some(footer) => original_chunks(&footer.encode_to_vec(), compression.is_some()),
+    };
     let postscript = proto::PostScript {
         metadata_length: Some(0),
+        footer_length: Some(footer.len() as u64),
         ..layout.postscript.clone()
     }
     .encode_to_vec();
@@ -344,7 +369,7 @@ fn without_metadata(layout: &TailLayout, start: u64, tail: &Bytes) -> Result<Tai
     };
     let mut bytes = BytesMut::new();
     bytes.extend_from_slice(&tail[..(layout.metadata.start - start) as usize]);
-    bytes.extend_from_slice(&cut(&layout.footer));
+    bytes.extend_from_slice(&footer);
     bytes.extend_from_slice(&postscript);
     bytes.extend_from_slice(&[ps_len]);
     let bytes = bytes.freeze();
@@ -353,6 +378,38 @@ fn without_metadata(layout: &TailLayout, start: u64, tail: &Bytes) -> Result<Tai
         start,
         tail: bytes,
     })
+}
+
+/// `section` as a compressed stream holds it uncompressed: in "original" chunks (a 3-byte
+/// header: length << 1 | 1), which every codec allows; as it is when the file is
+/// uncompressed.
+fn original_chunks(section: &[u8], compressed: bool) -> Bytes {
+    if !compressed {
+        return Bytes::copy_from_slice(section);
+    }
+    // A chunk's length has 23 bits.
+    const MAX_CHUNK: usize = (1 << 23) - 1;
+    let mut out = BytesMut::with_capacity(section.len() + 3 * (section.len() / MAX_CHUNK + 1));
+    for chunk in section.chunks(MAX_CHUNK) {
+        let header = ((chunk.len() as u32) << 1) | 1;
+        out.extend_from_slice(&header.to_le_bytes()[..3]);
+        out.extend_from_slice(chunk);
+    }
+    out.freeze()
+}
+
+/// Gives the decimal types of `footer` without a precision (or with precision 0) Java's
+/// default, `decimal(38,10)` (scale 10 when none is given); whether it changed one.
+fn with_default_decimals(footer: &mut proto::Footer) -> bool {
+    let mut changed = false;
+    for t in &mut footer.types {
+        if t.kind() == proto::r#type::Kind::Decimal && t.precision.unwrap_or(0) == 0 {
+            t.precision = Some(38);
+            t.scale = Some(t.scale.unwrap_or(10));
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Where the sections of the tail lie in the file.
@@ -394,6 +451,15 @@ fn check_postscript(path: &str, file_size: u64, start: u64, tail: &[u8]) -> Resu
             "its postscript magic is '{magic}', not 'ORC'"
         )));
     }
+    // ORC's unstable 2.0 draft (written only on request) changes encodings, such as
+    // decimals as 64-bit RLE v2 values, that `orc-rust` reads as the 0.12 ones.
+    if postscript.version.as_slice() == [1, 9999] {
+        return Err(DataFusionError::NotImplemented(format!(
+            "ORC file '{path}' is of the unstable pre-2.0 format (version 1.9999: its \
+             encodings, such as 64-bit decimals, are not those of ORC 0.12); rewrite it as \
+             ORC 0.12 (the default of Hive, Spark and Trino)"
+        )));
+    }
     let kind = postscript.compression.unwrap_or(0);
     if !(0..KNOWN_CODECS.len() as i32).contains(&kind) {
         return Err(orc_error(
@@ -404,11 +470,12 @@ fn check_postscript(path: &str, file_size: u64, start: u64, tail: &[u8]) -> Resu
             ),
         ));
     }
-    let (Some(footer_len), Some(metadata_len)) =
-        (postscript.footer_length, postscript.metadata_length)
-    else {
-        return Err(not_orc("its postscript gives no footer or metadata length"));
+    let Some(footer_len) = postscript.footer_length else {
+        return Err(not_orc("its postscript gives no footer length"));
     };
+    // Writers before ORC 0.12 (Hive 0.11) write no metadata section and no length for it:
+    // Java reads the field's default, 0.
+    let metadata_len = postscript.metadata_length.unwrap_or(0);
     let ps_offset = start + ps_start as u64;
     let fits = footer_len
         .checked_add(metadata_len)
