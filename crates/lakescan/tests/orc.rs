@@ -743,6 +743,36 @@ async fn apache_corrupt_files_are_errors() {
     }
 }
 
+/// `TestOrcFile.testDate2038.orc` (Java writer, `America/Los_Angeles`): 1 000 rows a year
+/// from 2038 to 2249, each `time` a summer wall clock `YYYY-05-05 12:34:56.f` and each
+/// `date` `YYYY-12-25`. `chrono-tz` (which `orc-rust` converts with) has no daylight saving
+/// time after 2099; without `orc::late_dst` the 150 000 rows from 2100 read at 11:34:56.
+#[tokio::test]
+async fn apache_timestamps_after_2099_keep_their_wall_clock() {
+    let dir = copy_example("TestOrcFile.testDate2038");
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "").await;
+    let out = rows(
+        &ctx,
+        "SELECT count(*) AS n, count(DISTINCT date_part('year', time)) AS years, \
+         min(time) AS first, max(time) AS last, \
+         sum(CASE WHEN CAST(time AS VARCHAR) LIKE '%-05-05T12:34:56%' \
+                   AND CAST(date AS VARCHAR) LIKE '%-12-25' \
+                   AND date_part('year', time) = date_part('year', date) \
+              THEN 1 ELSE 0 END) AS wall_clocks_kept \
+         FROM t",
+    )
+    .await
+    .unwrap();
+    let line = out.lines().nth(3).unwrap_or_default().to_string();
+    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    assert_eq!(cells[1], "212000", "{out}");
+    assert_eq!(cells[2], "212", "{out}");
+    assert!(cells[3].starts_with("2038-05-05T12:34:56"), "{out}");
+    assert!(cells[4].starts_with("2249-05-05T12:34:56"), "{out}");
+    assert_eq!(cells[5], "212000", "{out}");
+}
+
 /// `decimal64_v2.orc`, of ORC's unstable pre-2.0 format (version 1.9999, decimals as 64-bit
 /// RLE v2 values, which `orc-rust` would decode as 0.12 ones): `NotImplemented` naming it.
 #[tokio::test]

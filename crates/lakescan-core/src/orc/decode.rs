@@ -95,6 +95,9 @@ struct StripeReading {
     runs: VecDeque<Range<u64>>,
     /// The stripe-local row the decoders are at.
     at: u64,
+    /// The correction of its `timestamp` values after 2099, when its writer's time zone
+    /// has daylight saving time.
+    late_dst: Option<super::late_dst::LateDst>,
 }
 
 /// The rows of the file deleted by position, and their union (built once per split).
@@ -264,6 +267,7 @@ impl Reading {
             decoders,
             runs,
             at: 0,
+            late_dst: stripe.writer_tz().and_then(super::late_dst::LateDst::of),
         })
     }
 
@@ -490,7 +494,10 @@ fn decode_window(
     for (slot, decoder) in arrays.iter_mut().zip(filter_decoders) {
         let array = decoder.next_batch(n, None).map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
-        *slot = Some(array);
+        *slot = Some(match current.late_dst.as_mut() {
+            Some(late) => late.correct(&array)?,
+            None => array,
+        });
     }
     for (k, predicate) in &decoding.filters {
         if keep.as_ref().is_some_and(|k| k.true_count() == 0) {
@@ -526,7 +533,10 @@ fn decode_window(
             .next_batch(n, None)
             .map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
-        arrays[k] = Some(array);
+        arrays[k] = Some(match current.late_dst.as_mut() {
+            Some(late) => late.correct(&array)?,
+            None => array,
+        });
     }
     let mut fields = Vec::with_capacity(arrays.len() + 1);
     let mut columns = Vec::with_capacity(arrays.len() + 1);

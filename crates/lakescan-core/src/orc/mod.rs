@@ -5,6 +5,7 @@
 //! |-----------------|-------------------------------------------------------------------|
 //! | this file       | [`OrcFormat`]: the steps of the shared split lifecycle (below)    |
 //! | [`open`]        | `LoadTail`: postscript, footer, stripe statistics, checked        |
+//! | [`late_dst`]    | `timestamp` wall clocks after 2099 in zones with daylight saving   |
 //! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
 //! | [`stripes`]     | stripes of the byte range (midpoint rule), `LoadStripe`, row index |
 //! | [`statistics`]  | stripe and row-group statistics in table types                    |
@@ -23,6 +24,7 @@
 //! statistics pruning, assembling) is [`crate::format`].
 
 pub mod decode;
+pub mod late_dst;
 pub mod open;
 pub mod projection;
 pub mod statistics;
