@@ -514,10 +514,11 @@ proptest! {
     }
 }
 
-/// An Iceberg table in a temporary directory: schema `id int, name string, bir date`, one
-/// data file of ten rows; what a target swaps files into.
+/// An Iceberg table in the test target's scratch directory: schema `id int, name string,
+/// bir date`, one data file of ten rows; what a target swaps files into. It lives in a
+/// static for the whole run, which never drops a `TempDir`: a fixed directory under
+/// `CARGO_TARGET_TMPDIR`, rewritten by each run, leaves nothing in the system's `/tmp`.
 struct IcebergTable {
-    _dir: tempfile::TempDir,
     root: PathBuf,
     metadata: String,
 }
@@ -527,8 +528,13 @@ impl IcebergTable {
         use arrow::array::Date32Array;
         use iceberg::spec::{DataContentType, DataFileBuilder, DataFileFormat, NestedField};
         use iceberg::spec::{PrimitiveType, Schema as IcebergSchema, Struct, Type};
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("table");
+        let name = match with_deletion_vector {
+            true => "fuzz-iceberg-dv",
+            false => "fuzz-iceberg",
+        };
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        let root = dir.join("table");
         let field = |id, name, t| Arc::new(NestedField::optional(id, name, Type::Primitive(t)));
         let schema = IcebergSchema::builder()
             .with_fields(vec![
@@ -577,11 +583,7 @@ impl IcebergTable {
                 .await
                 .unwrap();
         }
-        Self {
-            _dir: dir,
-            root,
-            metadata,
-        }
+        Self { root, metadata }
     }
 
     fn ddl(&self) -> String {
