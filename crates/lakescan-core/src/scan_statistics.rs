@@ -40,7 +40,7 @@ use object_store::{ObjectMeta, ObjectStore};
 use crate::handle::{Assignments, ColumnRole, TableHandle};
 use crate::parquet::footer_cache::{FooterCache, PageIndex};
 use crate::parquet::open::file_metadata;
-use crate::split::FileSplit;
+use crate::split::{FileFormat, FileSplit};
 
 pub mod file_sets;
 pub use file_sets::FileSetStatistics;
@@ -49,11 +49,12 @@ pub use file_sets::FileSetStatistics;
 /// default).
 const DEFAULT_SELECTIVITY: f64 = 0.2;
 
-/// The statistics of each Parquet file of `files` over `file_schema` (the table's data
-/// columns, in table types), from the session's caches when they hold this version of the
-/// file. `table` scopes the per-file entries (statistics depend on the table's types); the
-/// footers are read with their page index when `page_index` (the scan filters), as the
-/// scan will want them.
+/// The statistics of each file of `files` (Parquet or ORC: `format`) over `file_schema`
+/// (the table's data columns, in table types), from the session's caches when they hold
+/// this version of the file. `table` scopes the per-file entries (statistics depend on the
+/// table's types); Parquet footers are read with their page index when `page_index` (the
+/// scan filters), as the scan will want them; ORC files give their footer's statistics
+/// ([`crate::orc::statistics::file_statistics`]).
 pub async fn file_statistics(
     state: &dyn Session,
     store: &Arc<dyn ObjectStore>,
@@ -61,6 +62,7 @@ pub async fn file_statistics(
     file_schema: &SchemaRef,
     files: &[ObjectMeta],
     page_index: PageIndex,
+    format: FileFormat,
 ) -> Result<Vec<Arc<Statistics>>> {
     let runtime = state.runtime_env();
     let options = state.config_options();
@@ -71,6 +73,7 @@ pub async fn file_statistics(
         page_index,
         table: table.clone(),
         file_schema: Arc::clone(file_schema),
+        format,
     };
     let caches = &caches;
     futures::stream::iter(files.iter().cloned())
@@ -88,6 +91,7 @@ struct Caches {
     page_index: PageIndex,
     table: TableReference,
     file_schema: SchemaRef,
+    format: FileFormat,
 }
 
 impl Caches {
@@ -101,15 +105,21 @@ impl Caches {
         {
             return Ok(Arc::clone(&cached.statistics));
         }
-        let file = FileSplit::builder(meta.location.clone(), meta.size)
-            .last_modified(meta.last_modified)
-            .build()?;
-        let store = Arc::clone(&self.store);
-        let metadata = file_metadata(store, &file, &self.footers, self.page_index).await?;
-        let statistics = Arc::new(DFParquetMetadata::statistics_from_parquet_metadata(
-            &metadata,
-            &self.file_schema,
-        )?);
+        let statistics = Arc::new(match self.format {
+            FileFormat::Orc => {
+                let file = crate::orc::open::read_file_tail(&self.store, &meta.location, meta.size)
+                    .await?;
+                crate::orc::statistics::file_statistics(&file, &self.file_schema, meta.size)
+            }
+            FileFormat::Parquet | FileFormat::Avro => {
+                let file = FileSplit::builder(meta.location.clone(), meta.size)
+                    .last_modified(meta.last_modified)
+                    .build()?;
+                let store = Arc::clone(&self.store);
+                let metadata = file_metadata(store, &file, &self.footers, self.page_index).await?;
+                DFParquetMetadata::statistics_from_parquet_metadata(&metadata, &self.file_schema)?
+            }
+        });
         if let Some(cache) = &self.statistics {
             cache.put(
                 &key,

@@ -352,10 +352,8 @@ impl HiveTable {
         planned: &Planned,
         conjuncts: &[Arc<dyn PhysicalExpr>],
     ) -> Result<Option<ScanStatistics>> {
-        // Statistics come from Parquet footers; ORC files' are read by their scan only.
-        if !state.config_options().execution.collect_statistics
-            || self.format() != FileFormat::Parquet
-        {
+        // From the files' footers (Parquet's, or ORC's file statistics).
+        if !state.config_options().execution.collect_statistics {
             return Ok(None);
         }
         let store = state.runtime_env().object_store(&self.store_url)?;
@@ -367,8 +365,15 @@ impl HiveTable {
             false => PageIndex::Wanted,
         };
         let merged = self.file_sets.merged(&planned.files, async || {
-            let per_file =
-                file_statistics(state, &store, &scope, &schema, &planned.files, page_index);
+            let per_file = file_statistics(
+                state,
+                &store,
+                &scope,
+                &schema,
+                &planned.files,
+                page_index,
+                self.format(),
+            );
             merge_files(&per_file.await?, &schema)
         });
         let merged = match merged.await {

@@ -590,6 +590,66 @@ async fn nested_members_are_projected() {
     );
 }
 
+/// The optimizer's statistics of a Hive ORC table come from the files' footers: `count(*)`
+/// is answered without a scan (exact row counts), while `max` still reads (ORC's bounds
+/// are inexact) and gives the true value; the null counts are the files' (the scan reports
+/// them as estimates, as for Parquet).
+#[tokio::test]
+async fn orc_footers_give_the_optimizer_statistics() {
+    let (a, b) = (typed_batch(3_000, 0), typed_batch(2_000, 3_000));
+    let schema = a.schema();
+    let options = OrcWriteOptions::default();
+    let dir = table_dir(&[
+        (
+            "f1.orc",
+            write_orc(&schema, std::slice::from_ref(&a), &options).unwrap(),
+        ),
+        (
+            "f2.orc",
+            write_orc(&schema, std::slice::from_ref(&b), &options).unwrap(),
+        ),
+    ]);
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "OPTIONS ('format' 'orc')").await;
+    let memory = MemTable::try_new(schema, vec![vec![a, b]]).unwrap();
+    ctx.register_table("m", Arc::new(memory)).unwrap();
+    let q = "SELECT count(*) FROM {t}";
+    let plan = rows(&ctx, &format!("EXPLAIN {}", q.replace("{t}", "t")))
+        .await
+        .unwrap();
+    assert!(
+        !plan.contains("LakeScanExec"),
+        "answered from statistics: {plan}"
+    );
+    let want = rows(&ctx, &q.replace("{t}", "m")).await.unwrap();
+    assert_eq!(rows(&ctx, &q.replace("{t}", "t")).await.unwrap(), want);
+    // The null counts: `small` is NULL in every 7th row, `name` in every 9th.
+    let stats = ctx
+        .table("t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap()
+        .partition_statistics(None)
+        .unwrap();
+    let nulls = |k: usize| stats.column_statistics[k].null_count.get_value().copied();
+    let expected = |every: i64, at: i64| (0..5_000).filter(|i| i % every == at).count();
+    assert_eq!(stats.num_rows.get_value(), Some(&5_000));
+    assert_eq!(nulls(1), Some(expected(7, 3)), "{stats:?}");
+    assert_eq!(nulls(4), Some(expected(9, 4)), "{stats:?}");
+    let q = "SELECT max(id) AS a, min(small) AS b FROM {t}";
+    let plan = rows(&ctx, &format!("EXPLAIN {}", q.replace("{t}", "t")))
+        .await
+        .unwrap();
+    assert!(
+        plan.contains("LakeScanExec"),
+        "bounds are not answers: {plan}"
+    );
+    let want = rows(&ctx, &q.replace("{t}", "m")).await.unwrap();
+    assert_eq!(rows(&ctx, &q.replace("{t}", "t")).await.unwrap(), want);
+}
+
 /// A file of several stripes read in byte ranges: every stripe once (the midpoint rule),
 /// whatever the split size.
 #[tokio::test]

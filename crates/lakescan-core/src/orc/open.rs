@@ -199,6 +199,21 @@ fn annotate(field: &Field, orc: &OrcType, types: &[proto::Type]) -> Field {
         .with_metadata(metadata)
 }
 
+/// The tail of the ORC file at `location` (`size` bytes), read and checked.
+pub async fn read_file_tail(
+    store: &Arc<dyn object_store::ObjectStore>,
+    location: &object_store::path::Path,
+    size: u64,
+) -> Result<OrcFile> {
+    let reader = CountingReader::open(
+        store,
+        location,
+        size,
+        datafusion::physical_plan::metrics::Count::new(),
+    );
+    read_tail(location.as_ref(), reader).await
+}
+
 /// The columns of the ORC file at `location` (`size` bytes) as a table declares them:
 /// timestamps in nanoseconds (ORC's own precision, as Hive reads them).
 pub async fn file_schema(
@@ -206,13 +221,7 @@ pub async fn file_schema(
     location: &object_store::path::Path,
     size: u64,
 ) -> Result<arrow::datatypes::Schema> {
-    let reader = CountingReader::open(
-        store,
-        location,
-        size,
-        datafusion::physical_plan::metrics::Count::new(),
-    );
-    let file = read_tail(location.as_ref(), reader).await?;
+    let file = read_file_tail(store, location, size).await?;
     check_not_acid(location.as_ref(), &file)?;
     let options =
         ArrowSchemaOptions::new().with_timestamp_precision(TimestampPrecision::Nanosecond);

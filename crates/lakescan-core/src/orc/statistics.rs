@@ -271,3 +271,74 @@ fn bounds(
         _ => (None, None),
     }
 }
+
+/// The statistics of a whole ORC file (its footer's) over `file_schema` (a table's data
+/// columns, in table types), for the optimizer: exact row and null counts, and minima and
+/// maxima as inexact (ORC's may be truncated bounds, and they are never answers). Columns
+/// bind by name, or by position in files whose columns are named `_col0`, `_col1`, … as
+/// Hive's writer names them; a column not found is unknown.
+pub fn file_statistics(
+    file: &super::open::OrcFile,
+    file_schema: &arrow::datatypes::Schema,
+    file_size: u64,
+) -> datafusion::common::Statistics {
+    use datafusion::common::stats::Precision;
+    use datafusion::common::{ColumnStatistics, Statistics};
+    let roots = file.metadata.root_data_type().children();
+    let positional = !roots.is_empty()
+        && roots
+            .iter()
+            .enumerate()
+            .all(|(k, c)| c.name() == format!("_col{k}"));
+    let rows = file.footer.number_of_rows;
+    let columns = file_schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(k, field)| {
+            let root = match positional {
+                true => (k < roots.len()).then_some(k),
+                false => roots
+                    .iter()
+                    .position(|c| c.name() == field.name())
+                    .or_else(|| {
+                        roots
+                            .iter()
+                            .position(|c| c.name().eq_ignore_ascii_case(field.name()))
+                    }),
+            };
+            let (Some(root), Some(rows)) = (root, rows) else {
+                return ColumnStatistics::new_unknown();
+            };
+            let (Some(column), Some(arrow)) = (roots.get(root), file.schema.fields().get(root))
+            else {
+                return ColumnStatistics::new_unknown();
+            };
+            let orc = column.data_type();
+            let Some(s) = file.footer.statistics.get(orc.column_index()) else {
+                return ColumnStatistics::new_unknown();
+            };
+            let null_count = match s.number_of_values {
+                Some(values) if values <= rows => Precision::Exact((rows - values) as usize),
+                _ => Precision::Absent,
+            };
+            let (min, max) = bounds(s, orc, arrow.data_type());
+            let in_table_type =
+                |v: Option<ScalarValue>| match v.and_then(|v| v.cast_to(field.data_type()).ok()) {
+                    Some(v) if !v.is_null() => Precision::Inexact(v),
+                    _ => Precision::Absent,
+                };
+            ColumnStatistics {
+                null_count,
+                max_value: in_table_type(max),
+                min_value: in_table_type(min),
+                ..ColumnStatistics::new_unknown()
+            }
+        })
+        .collect();
+    Statistics {
+        num_rows: rows.map_or(Precision::Absent, |r| Precision::Exact(r as usize)),
+        total_byte_size: Precision::Inexact(file_size as usize),
+        column_statistics: columns,
+    }
+}

@@ -17,6 +17,7 @@ use parquet::arrow::ArrowWriter;
 use super::*;
 use crate::handle::ColumnHandle;
 use crate::parquet::footer_cache::PageIndex;
+use crate::split::FileFormat;
 
 /// `a` (regular, 0..1000 or 1000..2000) and `p` (a partition column).
 fn table() -> TableHandle {
@@ -68,6 +69,7 @@ async fn footers_give_rows_and_bounds_and_filters_narrow_them() {
         &data_schema(&table),
         &files,
         PageIndex::NotWanted,
+        FileFormat::Parquet,
     )
     .await
     .unwrap();
@@ -137,6 +139,7 @@ async fn a_file_rewritten_since_is_read_again() {
         &schema,
         &first,
         PageIndex::NotWanted,
+        FileFormat::Parquet,
     )
     .await
     .unwrap();
@@ -150,6 +153,7 @@ async fn a_file_rewritten_since_is_read_again() {
         &schema,
         &second,
         PageIndex::NotWanted,
+        FileFormat::Parquet,
     )
     .await
     .unwrap();
