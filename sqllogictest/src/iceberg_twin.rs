@@ -16,10 +16,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::orc_twin::ParquetRows;
 use apache_avro::types::Value;
 use apache_avro::{Codec, Reader, Schema, Writer};
 use datafusion::common::{DataFusionError, Result};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// The format the twin's Parquet files are rewritten in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,26 +204,13 @@ impl Rewriter {
 /// Rewrites the Parquet file at `path` as `format`, in place; its new size.
 fn rewrite_file(path: &Path, format: TwinFormat) -> Result<u64> {
     let failed = |e: &dyn std::fmt::Display| twin_error(path, e);
-    let bytes = std::fs::read(path)?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
-        .map_err(|e| failed(&e))?;
-    let stripes = builder
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|g| g.num_rows().max(0) as usize)
-        .collect();
-    let schema = builder.schema().clone();
-    let batches = builder
-        .build()
-        .map_err(|e| failed(&e))?
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| failed(&e))?;
+    let rows = ParquetRows::read(std::fs::read(path)?).map_err(|e| failed(&e))?;
+    let (schema, batches) = (&rows.schema, &rows.batches);
     let out = match format {
         TwinFormat::Orc => {
-            lakescan_iceberg_writer::encode::orc_file_with_stripes(&schema, &batches, stripes)
+            lakescan_iceberg_writer::encode::orc_file_with_stripes(schema, batches, rows.row_groups)
         }
-        TwinFormat::Avro => lakescan_iceberg_writer::encode::avro_file(&schema, &batches),
+        TwinFormat::Avro => lakescan_iceberg_writer::encode::avro_file(schema, batches),
     }
     .map_err(|e| failed(&e))?;
     std::fs::write(path, &out)?;

@@ -39,25 +39,45 @@ pub fn rewrite_as_orc(target: &Path) -> Result<usize> {
             target.display()
         ))
     };
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
-        .map_err(|e| failed(&e))?;
-    let stripes = builder
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|g| g.num_rows().max(0) as usize)
-        .collect();
-    let schema = builder.schema().clone();
-    let batches = builder
-        .build()
-        .map_err(|e| failed(&e))?
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| failed(&e))?;
+    let rows = ParquetRows::read(bytes).map_err(|e| failed(&e))?;
     let options = OrcWriteOptions {
-        stripes,
+        stripes: rows.row_groups,
         ..OrcWriteOptions::default()
     };
-    let orc = write_orc(&schema, &batches, &options).map_err(|e| failed(&e))?;
+    let orc = write_orc(&rows.schema, &rows.batches, &options).map_err(|e| failed(&e))?;
     std::fs::write(target, orc)?;
     Ok(1)
+}
+
+/// A Parquet file's rows: its schema (with the field ids its writer gave), the rows of each
+/// row group, and its batches.
+pub struct ParquetRows {
+    /// The Arrow schema of the file.
+    pub schema: arrow::datatypes::SchemaRef,
+    /// Rows per row group, in order.
+    pub row_groups: Vec<usize>,
+    /// Every row.
+    pub batches: Vec<arrow::array::RecordBatch>,
+}
+
+impl ParquetRows {
+    /// The rows of the Parquet file `bytes`.
+    pub fn read(bytes: Vec<u8>) -> std::result::Result<Self, parquet::errors::ParquetError> {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))?;
+        let row_groups = builder
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows().max(0) as usize)
+            .collect();
+        let schema = builder.schema().clone();
+        let batches = builder
+            .build()?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(Self {
+            schema,
+            row_groups,
+            batches,
+        })
+    }
 }

@@ -38,6 +38,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::handle::{Assignments, ColumnRole, TableHandle};
+use crate::orc::tail_cache::TailCache;
 use crate::parquet::footer_cache::{FooterCache, PageIndex};
 use crate::parquet::open::file_metadata;
 use crate::split::{FileFormat, FileSplit};
@@ -69,6 +70,7 @@ pub async fn file_statistics(
     let caches = Caches {
         store: Arc::clone(store),
         footers: FooterCache::new(runtime.cache_manager.get_file_metadata_cache()),
+        tails: TailCache::new(runtime.cache_manager.get_file_metadata_cache()),
         statistics: runtime.cache_manager.get_file_statistic_cache(),
         page_index,
         table: table.clone(),
@@ -87,6 +89,7 @@ pub async fn file_statistics(
 struct Caches {
     store: Arc<dyn ObjectStore>,
     footers: FooterCache,
+    tails: TailCache,
     statistics: Option<Arc<dyn FileStatisticsCache>>,
     page_index: PageIndex,
     table: TableReference,
@@ -107,8 +110,8 @@ impl Caches {
         }
         let statistics = Arc::new(match self.format {
             FileFormat::Orc => {
-                let file = crate::orc::open::read_file_tail(&self.store, &meta.location, meta.size)
-                    .await?;
+                let file =
+                    crate::orc::open::cached_file_tail(&self.store, &meta, &self.tails).await?;
                 crate::orc::statistics::file_statistics(&file, &self.file_schema, meta.size)
             }
             FileFormat::Parquet | FileFormat::Avro => {

@@ -54,24 +54,12 @@ use crate::format::{constants_rejected, member_missing_in_type};
 use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::parquet::open::counting_reader;
 use crate::parquet::row_filter::ColumnPredicate;
-use crate::reader::{DeleteSource, ReaderBatch, SplitContext};
+use crate::reader::{ReaderBatch, SplitContext};
 use crate::split::FileSplit;
 
 /// Reads the one split of an Avro data file into batches of the reader schema `R`: the
 /// shared split lifecycle over [`AvroFormat`].
 pub type AvroSplitReader = FormatSplitReader<AvroFormat>;
-
-impl AvroSplitReader {
-    /// A reader for `split`; nothing is fetched before
-    /// [`crate::reader::SplitReader::prepare`].
-    pub fn new(
-        split: Arc<FileSplit>,
-        context: SplitContext,
-        deletes: Option<Box<dyn DeleteSource>>,
-    ) -> Self {
-        Self::with_format(AvroFormat, split, context, deletes)
-    }
-}
 
 /// The Avro format under the split lifecycle: a file is one unit, without statistics.
 #[derive(Debug, Clone, Copy, Default)]

@@ -153,17 +153,16 @@ struct Ready<F: FileFormatReader> {
     deleted: Option<Arc<DeletedRows>>,
 }
 
-impl<F: FileFormatReader> FormatSplitReader<F> {
-    /// A reader of `split` in `format`, whose deletes `deletes` gives; nothing is opened
-    /// before [`SplitReader::prepare`].
-    pub fn with_format(
-        format: F,
+impl<F: FileFormatReader + Default> FormatSplitReader<F> {
+    /// A reader of `split`, whose deletes `deletes` gives; nothing is opened before
+    /// [`SplitReader::prepare`].
+    pub fn new(
         split: Arc<FileSplit>,
         context: SplitContext,
         deletes: Option<Box<dyn DeleteSource>>,
     ) -> Self {
         Self {
-            format,
+            format: F::default(),
             split,
             context,
             state: State::Pending,
@@ -171,7 +170,9 @@ impl<F: FileFormatReader> FormatSplitReader<F> {
             delete_stages: vec![],
         }
     }
+}
 
+impl<F: FileFormatReader> FormatSplitReader<F> {
     /// One step of the lifecycle; `Some(outcome)` when preparing is over.
     async fn step(&mut self) -> Result<Option<Prepared>> {
         let state = std::mem::replace(&mut self.state, State::Done);

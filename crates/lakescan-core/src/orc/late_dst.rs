@@ -75,8 +75,12 @@ impl LateDst {
         })
     }
 
-    /// `array` with its timestamps without time zone (at any depth) corrected.
+    /// `array` with its timestamps without time zone (at any depth) corrected; `array`
+    /// itself when its type holds none (no nested array is rebuilt).
     pub fn correct(&mut self, array: &ArrayRef) -> Result<ArrayRef> {
+        if !has_wall_clocks(array.data_type()) {
+            return Ok(Arc::clone(array));
+        }
         Ok(match array.data_type() {
             DataType::Timestamp(unit, None) => match unit {
                 TimeUnit::Second => self.correct_values::<TimestampSecondType>(array, 1),
@@ -191,6 +195,16 @@ impl LateDst {
             self.offsets.insert((year, second_of_year), offset);
         }
         Some(offset)
+    }
+}
+
+/// Whether values of type `t` hold timestamps without time zone, at any depth.
+fn has_wall_clocks(t: &DataType) -> bool {
+    match t {
+        DataType::Timestamp(_, None) => true,
+        DataType::Struct(fields) => fields.iter().any(|f| has_wall_clocks(f.data_type())),
+        DataType::List(item) | DataType::Map(item, _) => has_wall_clocks(item.data_type()),
+        _ => false,
     }
 }
 

@@ -7,6 +7,7 @@
 //! | [`open`]        | `LoadTail`: postscript, footer, stripe statistics, checked        |
 //! | [`late_dst`]    | `timestamp` wall clocks after 2099 in zones with daylight saving   |
 //! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
+//! | [`tail_cache`]  | tails kept in the session's file metadata cache                    |
 //! | [`stripes`]     | stripes of the byte range (midpoint rule), `LoadStripe`, row index |
 //! | [`statistics`]  | stripe and row-group statistics in table types                    |
 //! | [`decode`]      | filter columns first, the rest for surviving rows; row numbers    |
@@ -29,6 +30,7 @@ pub mod open;
 pub mod projection;
 pub mod statistics;
 pub mod stripes;
+pub mod tail_cache;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -43,7 +45,7 @@ use crate::format::{FileFormatReader, FormatSplitReader};
 use crate::format::{constants_rejected, member_missing_in_type, prune_units};
 use crate::parquet::assemble::Assembler;
 use crate::parquet::row_filter::ColumnPredicate;
-use crate::reader::{DeleteSource, ReaderBatch, SplitContext};
+use crate::reader::{ReaderBatch, SplitContext};
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath, has_path, prune_type};
 use crate::split::FileSplit;
 use decode::{DecodedRoot, Decoding, Reading, decode_type};
@@ -53,18 +55,6 @@ use statistics::{OrcStatistics, OrcUnit};
 /// Reads one split of an ORC file into batches of the reader schema `R`: the shared split
 /// lifecycle over [`OrcFormat`].
 pub type OrcSplitReader = FormatSplitReader<OrcFormat>;
-
-impl OrcSplitReader {
-    /// A reader for `split` whose deletes `deletes` gives; nothing is opened before
-    /// [`crate::reader::SplitReader::prepare`].
-    pub fn new(
-        split: Arc<FileSplit>,
-        context: SplitContext,
-        deletes: Option<Box<dyn DeleteSource>>,
-    ) -> Self {
-        Self::with_format(OrcFormat, split, context, deletes)
-    }
-}
 
 /// The ORC format under the split lifecycle: stripes are its units.
 #[derive(Debug, Clone, Copy, Default)]

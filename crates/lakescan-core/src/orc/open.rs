@@ -38,6 +38,7 @@ use prost013::Message;
 
 use crate::parquet::open::{CountingReader, counting_reader};
 
+use super::tail_cache::TailCache;
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
 use crate::format::{FileFormat, format_of_tail, wrong_format};
 use crate::reader::SplitContext;
@@ -77,7 +78,29 @@ impl OrcFile {
 pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<OrcFile> {
     let path = split.display_path();
     let reader = counting_reader(&context, &split, split.file_size());
-    let mut file = read_tail(path, reader).await?;
+    // Kept tails serve only files of the session's stores whose version is known.
+    let cache = match (
+        &context.metadata_cache,
+        split.last_modified(),
+        split.store(),
+    ) {
+        (Some(cache), Some(modified), None) => Some((TailCache::new(Arc::clone(cache)), modified)),
+        _ => None,
+    };
+    let (location, size) = (split.file_path(), split.file_size());
+    let kept = cache
+        .as_ref()
+        .and_then(|(c, modified)| c.get(location, size, *modified, reader.clone()));
+    let mut file = match kept {
+        Some(file) => file,
+        None => {
+            let file = read_tail(path, reader).await?;
+            if let Some((c, modified)) = &cache {
+                c.put(location, size, *modified, &file);
+            }
+            file
+        }
+    };
     check_not_acid(path, &file)?;
     if let Some(matching) = context.spec.field_ids() {
         let annotated = with_iceberg_attributes(&file);
@@ -212,6 +235,30 @@ pub async fn read_file_tail(
         datafusion::physical_plan::metrics::Count::new(),
     );
     read_tail(location.as_ref(), reader).await
+}
+
+/// [`read_file_tail`] of the file `meta` describes, through `cache`: served from it when
+/// it keeps this version's tail, else read and kept (the planner's statistics read it
+/// before the scan, which then finds it there).
+pub async fn cached_file_tail(
+    store: &Arc<dyn object_store::ObjectStore>,
+    meta: &object_store::ObjectMeta,
+    cache: &TailCache,
+) -> Result<OrcFile> {
+    let reader = || {
+        CountingReader::open(
+            store,
+            &meta.location,
+            meta.size,
+            datafusion::physical_plan::metrics::Count::new(),
+        )
+    };
+    if let Some(file) = cache.get(&meta.location, meta.size, meta.last_modified, reader()) {
+        return Ok(file);
+    }
+    let file = read_tail(meta.location.as_ref(), reader()).await?;
+    cache.put(&meta.location, meta.size, meta.last_modified, &file);
+    Ok(file)
 }
 
 /// The columns of the ORC file at `location` (`size` bytes) as a table declares them:
@@ -506,8 +553,7 @@ fn check_postscript(path: &str, file_size: u64, start: u64, tail: &[u8]) -> Resu
 }
 
 /// The codec of a file with `postscript`, as `orc-rust` builds it: read from a synthetic
-/// tail of one struct type with the same codec and block size (its footer an uncompressed
-/// "original" chunk, which every codec allows).
+/// tail of one struct type with the same codec and block size.
 fn compression_of(path: &str, postscript: &proto::PostScript) -> Result<Option<Compression>> {
     let footer = proto::Footer {
         types: vec![proto::Type {
@@ -516,36 +562,45 @@ fn compression_of(path: &str, postscript: &proto::PostScript) -> Result<Option<C
         }],
         number_of_rows: Some(0),
         ..Default::default()
-    }
-    .encode_to_vec();
-    let mut chunk = Vec::with_capacity(footer.len() + 3);
-    let header = ((footer.len() as u32) << 1) | 1;
-    chunk.extend_from_slice(&header.to_le_bytes()[..3]);
-    if postscript.compression.unwrap_or(0) != 0 {
-        chunk.extend_from_slice(&footer);
-    } else {
-        chunk = footer;
-    }
+    };
+    read_synthetic_tail(path, &footer, postscript)?
+        .map(|m| m.compression())
+        .map_err(|e| orc_error(path, format!("its codec is not supported: {e}")))
+}
+
+/// `orc-rust`'s reading of a tail made of `footer` alone (in "original" chunks, which
+/// every codec allows) and a postscript with `like`'s codec and block size: how to learn
+/// what `orc-rust` makes of a codec or a type tree without a file of them. A panic of
+/// `orc-rust` is the file's (`path`'s) error; its own error is returned as it is.
+pub(super) fn read_synthetic_tail(
+    path: &str,
+    footer: &proto::Footer,
+    like: &proto::PostScript,
+) -> Result<std::result::Result<FileMetadata, orc_rust::error::OrcError>> {
+    let compressed = like.compression.unwrap_or(0) != 0;
+    let footer = original_chunks(&footer.encode_to_vec(), compressed);
     let ps = proto::PostScript {
-        footer_length: Some(chunk.len() as u64),
-        compression: postscript.compression,
-        compression_block_size: postscript.compression_block_size,
+        footer_length: Some(footer.len() as u64),
+        compression: like.compression,
+        compression_block_size: like.compression_block_size,
         metadata_length: Some(0),
         magic: Some("ORC".into()),
         ..Default::default()
     }
     .encode_to_vec();
-    let mut file = b"ORC".to_vec();
-    file.extend_from_slice(&chunk);
+    let Ok(ps_len) = u8::try_from(ps.len()) else {
+        return internal_err!("a postscript of {} bytes", ps.len());
+    };
+    let mut file = BytesMut::with_capacity(3 + footer.len() + ps.len() + 1);
+    file.extend_from_slice(b"ORC");
+    file.extend_from_slice(&footer);
     file.extend_from_slice(&ps);
-    file.push(ps.len() as u8);
-    let mut bytes = Bytes::from(file);
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    file.extend_from_slice(&[ps_len]);
+    let mut bytes = file.freeze();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         orc_rust::reader::metadata::read_metadata(&mut bytes)
     }))
-    .map_err(|panic| decoder_panic(path, panic))?;
-    read.map(|m| m.compression())
-        .map_err(|e| orc_error(path, format!("its codec is not supported: {e}")))
+    .map_err(|panic| decoder_panic(path, panic))
 }
 
 /// Decompresses and decodes one section of the tail (`what` names it in errors).

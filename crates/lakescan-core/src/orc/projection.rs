@@ -18,14 +18,12 @@
 //! struct decoder builds the members kept.
 
 use arrow::datatypes::DataType;
-use bytes::Bytes;
 use datafusion::common::Result;
 use orc_rust::proto;
 use orc_rust::schema::RootDataType;
-use prost013::Message;
 
 use super::decode::DecodedRoot;
-use super::open::{OrcFile, decoder_panic, orc_error};
+use super::open::{OrcFile, orc_error, read_synthetic_tail};
 
 /// The type tree of `file` with only the top-level columns of `roots` and, below them, the
 /// members their decode types keep. A root whose pruned type does not fit the file's tree
@@ -171,25 +169,8 @@ fn read_types(path: &str, types: Vec<proto::Type>) -> Result<RootDataType> {
         types,
         number_of_rows: Some(0),
         ..Default::default()
-    }
-    .encode_to_vec();
-    let ps = proto::PostScript {
-        footer_length: Some(footer.len() as u64),
-        compression: Some(proto::CompressionKind::None as i32),
-        metadata_length: Some(0),
-        magic: Some("ORC".into()),
-        ..Default::default()
-    }
-    .encode_to_vec();
-    let mut file = b"ORC".to_vec();
-    file.extend_from_slice(&footer);
-    file.extend_from_slice(&ps);
-    file.push(ps.len() as u8);
-    let mut bytes = Bytes::from(file);
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        orc_rust::reader::metadata::read_metadata(&mut bytes)
-    }))
-    .map_err(|panic| decoder_panic(path, panic))?;
-    read.map(|m| m.root_data_type().clone())
+    };
+    read_synthetic_tail(path, &footer, &proto::PostScript::default())?
+        .map(|m| m.root_data_type().clone())
         .map_err(|e| orc_error(path, format!("its projected column types do not read: {e}")))
 }

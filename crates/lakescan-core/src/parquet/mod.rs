@@ -79,7 +79,7 @@ use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
 use crate::format::{FileFormatReader, FormatSplitReader};
-use crate::reader::{DeleteSource, ReaderBatch, SplitContext, SplitReaderFactory};
+use crate::reader::{ReaderBatch, SplitContext, SplitReaderFactory};
 use crate::split::FileSplit;
 use leaves::FileLeaves;
 use open::{CountingReader, file_error};
@@ -113,18 +113,6 @@ impl SplitReaderFactory for ParquetSplitReaderFactory {
 /// Reads one split of a Parquet file into batches of the reader schema `R`: the shared
 /// split lifecycle over [`ParquetFormat`].
 pub type ParquetSplitReader = FormatSplitReader<ParquetFormat>;
-
-impl ParquetSplitReader {
-    /// A reader for `split` whose deletes `deletes` gives; nothing is opened before
-    /// [`crate::reader::SplitReader::prepare`].
-    pub fn new(
-        split: Arc<FileSplit>,
-        context: SplitContext,
-        deletes: Option<Box<dyn DeleteSource>>,
-    ) -> Self {
-        Self::with_format(ParquetFormat, split, context, deletes)
-    }
-}
 
 /// The Parquet format under the split lifecycle: row groups are its units.
 #[derive(Debug, Clone, Copy, Default)]
