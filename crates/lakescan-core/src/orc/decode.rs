@@ -14,10 +14,13 @@
 //!
 //! A struct column is decoded in the members the scan reads only ([`super::projection`]).
 //!
-//! What `orc-rust` 0.8 does not allow: seeking inside a stream (a skipped group or window is
-//! still walked by its decoders — it saves decoding into arrays and filtering, not reading
-//! the stripe's bytes), and decoding only the selected rows of a window (the other columns
-//! of a window with one surviving row are decoded whole, then filtered).
+//! Each column has a [`ColumnDecoder`]: lakescan's over the streams' bytes for primitive
+//! top-level columns ([`super::primitive`]), `orc-rust`'s for the rest.
+//!
+//! Not done: seeking inside a stream by the row index's positions (a skipped group or
+//! window is still walked by its decoders — it saves decoding into arrays and filtering,
+//! not reading the stripe's bytes), and decoding only the selected rows of a window (the
+//! other columns of a window with one surviving row are decoded whole, then filtered).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -27,10 +30,10 @@ use arrow::array::{ArrayRef, BooleanArray, BooleanBufferBuilder, Int64Array, Rec
 use arrow::compute::{and, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::common::Result;
-use orc_rust::array_decoder::{ArrayBatchDecoder, array_decoder_factory};
 use orc_rust::schema::RootDataType;
 
 use super::open::{OrcFile, decoder_panic, orc_error};
+use super::primitive::{ColumnDecoder, DecodeError};
 use super::statistics::{OrcStatistics, OrcUnit};
 use super::stripes::{load_stripe, row_index};
 use crate::binding::SplitBinding;
@@ -90,7 +93,7 @@ pub struct Reading {
 struct StripeReading {
     index: usize,
     first_row: u64,
-    decoders: Vec<Box<dyn ArrayBatchDecoder>>,
+    decoders: Vec<ColumnDecoder>,
     /// Stripe-local row ranges left to read (the row groups kept), in order.
     runs: VecDeque<Range<u64>>,
     /// The stripe-local row the decoders are at.
@@ -238,19 +241,18 @@ impl Reading {
         let rows = stripe.number_of_rows() as u64;
         let first_row = self.first_rows.get(index).copied().unwrap_or(0);
         let runs = self.row_groups(&stripe, first_row, rows)?;
-        let columns = stripe.columns();
         let mut decoders = Vec::with_capacity(self.decoding.roots.len());
         for (root, &position) in self.decoding.roots.iter().zip(&self.positions) {
-            let Some(column) = columns.get(position) else {
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                ColumnDecoder::try_new(&stripe, position, &root.decode_as)
+            }))
+            .map_err(|panic| decoder_panic(&path, panic))?;
+            let Some(built) = built else {
                 return Err(orc_error(
                     &path,
                     format!("stripe {index} lacks column '{}'", root.name),
                 ));
             };
-            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                array_decoder_factory(column, &root.decode_as, &stripe)
-            }))
-            .map_err(|panic| decoder_panic(&path, panic))?;
             decoders.push(built.map_err(|e| {
                 orc_error(
                     &path,
@@ -442,13 +444,12 @@ fn decode_window(
     path: &str,
 ) -> Result<WindowRead> {
     let stripe = current.index;
-    let decode_error = |e: orc_rust::error::OrcError| {
-        orc_error(path, format!("stripe {stripe} does not decode: {e}"))
-    };
+    let decode_error =
+        |e: DecodeError| orc_error(path, format!("stripe {stripe} does not decode: {e}"));
     if window.start > current.at {
         let gap = (window.start - current.at) as usize;
         for decoder in &mut current.decoders {
-            decoder.skip_values(gap, None).map_err(decode_error)?;
+            decoder.skip(gap).map_err(decode_error)?;
         }
         current.at = window.start;
     }
@@ -461,7 +462,7 @@ fn decode_window(
         let positions = first..first + n as u64;
         if deleted.all.range_cardinality(positions.clone()) == n as u64 {
             for decoder in &mut current.decoders {
-                decoder.skip_values(n, None).map_err(decode_error)?;
+                decoder.skip(n).map_err(decode_error)?;
             }
             let by_files = deleted.by_files(positions);
             return Ok(WindowRead {
@@ -492,7 +493,7 @@ fn decode_window(
     let mut arrays: Vec<Option<ArrayRef>> = vec![None; decoding.roots.len()];
     let filter_decoders = current.decoders[..decoding.filter_roots].iter_mut();
     for (slot, decoder) in arrays.iter_mut().zip(filter_decoders) {
-        let array = decoder.next_batch(n, None).map_err(decode_error)?;
+        let array = decoder.next_batch(n).map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
         *slot = Some(match current.late_dst.as_mut() {
             Some(late) => late.correct(&array)?,
@@ -516,9 +517,7 @@ fn decode_window(
     let rest = decoding.filter_roots..decoding.roots.len();
     if survivors == 0 {
         for k in rest {
-            current.decoders[k]
-                .skip_values(n, None)
-                .map_err(decode_error)?;
+            current.decoders[k].skip(n).map_err(decode_error)?;
         }
         return Ok(WindowRead {
             batch: None,
@@ -529,9 +528,7 @@ fn decode_window(
         });
     }
     for k in rest {
-        let array = current.decoders[k]
-            .next_batch(n, None)
-            .map_err(decode_error)?;
+        let array = current.decoders[k].next_batch(n).map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
         arrays[k] = Some(match current.late_dst.as_mut() {
             Some(late) => late.correct(&array)?,

@@ -1,5 +1,5 @@
 //! The ORC split reader (seed §7: DWRF/ORC beside Parquet under one split reader), on
-//! `orc-rust` 0.8's stripes and column decoders.
+//! `orc-rust` 0.8's stripes and its decoders of non-primitive columns.
 //!
 //! | file            | owns                                                              |
 //! |-----------------|-------------------------------------------------------------------|
@@ -11,6 +11,8 @@
 //! | [`stripes`]     | stripes of the byte range (midpoint rule), `LoadStripe`, row index |
 //! | [`statistics`]  | stripe and row-group statistics in table types                    |
 //! | [`decode`]      | filter columns first, the rest for surviving rows; row numbers    |
+//! | [`primitive`]   | a stripe's column decoders: lakescan's for primitive columns      |
+//! | [`rle`]         | integer RLE v1/v2, byte RLE, booleans, varints over stream bytes  |
 //!
 //! The lifecycle is every format's ([`crate::format::lifecycle`]), with stripes for units:
 //!
@@ -27,7 +29,9 @@
 pub mod decode;
 pub mod late_dst;
 pub mod open;
+pub mod primitive;
 pub mod projection;
+pub mod rle;
 pub mod statistics;
 pub mod stripes;
 pub mod tail_cache;
