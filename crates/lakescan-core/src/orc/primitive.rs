@@ -1,6 +1,7 @@
 //! A stripe's column decoders: [`PrimitiveColumn`] for top-level booleans, integers,
-//! dates, floating point numbers and decimals (over their streams' bytes, with
-//! [`super::rle`]), `orc-rust`'s decoders for every other column ([`ColumnDecoder`]).
+//! dates, floating point numbers, decimals, strings (direct and dictionary) and binaries
+//! (over their streams' bytes, with [`super::rle`]), `orc-rust`'s decoders for every other
+//! column: timestamps, `char`, nested columns ([`ColumnDecoder`]).
 //!
 //! A primitive column's streams are taken whole when its stripe is loaded (decompressed
 //! once); a window then decodes its present bits, counts the values they hold and decodes
@@ -12,8 +13,11 @@
 use std::io::Read;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, BooleanBufferBuilder, Decimal128Array, PrimitiveArray};
-use arrow::buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow::array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, BooleanBufferBuilder, Decimal128Array,
+    PrimitiveArray, StringArray,
+};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{ArrowPrimitiveType, DataType};
 use orc_rust::array_decoder::ArrayBatchDecoder;
 use orc_rust::proto::column_encoding::Kind as EncodingKind;
@@ -101,6 +105,14 @@ enum Values {
     Float(Cursor),
     /// `double` (8 bytes little-endian each).
     Double(Cursor),
+    /// `string`, `varchar` (direct) and `binary`: lengths and bytes.
+    Bytes {
+        lengths: IntRle,
+        bytes: Cursor,
+        utf8: Utf8,
+    },
+    /// `string`, `varchar` (dictionary): ids into the stripe's dictionary.
+    Dictionary { ids: IntRle, dictionary: Dictionary },
     /// `decimal`: unbounded zigzag varints, each with its scale in the secondary stream,
     /// rescaled to `scale`.
     Decimal {
@@ -109,6 +121,81 @@ enum Values {
         precision: u8,
         scale: i8,
     },
+}
+
+/// Whether byte values are strings (checked to be UTF-8) or binaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Utf8 {
+    /// Strings.
+    Checked,
+    /// Binaries.
+    Not,
+}
+
+/// A string column's dictionary in one stripe, checked to be UTF-8 once.
+#[derive(Debug)]
+struct Dictionary {
+    strings: StringArray,
+}
+
+impl Dictionary {
+    /// The `size` strings of `lengths` and `bytes`.
+    fn try_new(size: usize, mut lengths: IntRle, mut bytes: Vec<u8>) -> Decoded<Self> {
+        // `size` is the file's word: the lengths stream bounds what is allocated.
+        let mut all = Vec::new();
+        lengths.decode(size, &mut all)?;
+        let offsets = offsets(&all, None, size)?;
+        let total = offsets.last().copied().unwrap_or(0) as usize;
+        if bytes.len() < total {
+            return Err(Corrupt("a string dictionary is shorter than its lengths"));
+        }
+        bytes.truncate(total);
+        let strings = StringArray::try_new(offsets, Buffer::from(bytes), None)
+            .map_err(|_| Corrupt("a string dictionary holds a value that is not UTF-8"))?;
+        Ok(Self { strings })
+    }
+
+    /// The strings of `ids` (of the present rows), `nulls` at the others.
+    fn take(&self, ids: &[i64], nulls: Option<&NullBuffer>, n: usize) -> Decoded<ArrayRef> {
+        let size = self.strings.len() as i64;
+        let ids: Vec<u32> = ids
+            .iter()
+            .map(|&id| match (0..size).contains(&id) {
+                true => Ok(id as u32),
+                false => Err(Corrupt("a string id is outside its dictionary")),
+            })
+            .collect::<Decoded<_>>()?;
+        let ids = spread::<arrow::datatypes::UInt32Type>(ids, nulls, n);
+        let ids = arrow::array::UInt32Array::new(ids, nulls.cloned());
+        arrow::compute::take(&self.strings, &ids, None)
+            .map_err(|_| Corrupt("a string column exceeds 2 GiB in a window"))
+    }
+}
+
+/// The offsets of values of `lengths` at the present rows of `n` (`nulls`), empty at the
+/// others; a negative length or a total past `i32::MAX` is corrupt.
+fn offsets(lengths: &[i64], nulls: Option<&NullBuffer>, n: usize) -> Decoded<OffsetBuffer<i32>> {
+    let mut offsets = Vec::with_capacity(lengths.len() + 1);
+    offsets.push(0i32);
+    let mut end = 0i64;
+    let mut next = lengths.iter();
+    for row in 0..n {
+        if nulls.is_none_or(|nulls| nulls.is_valid(row)) {
+            let length = *next
+                .next()
+                .ok_or(Corrupt("a length stream ends before its values do"))?;
+            if length < 0 {
+                return Err(Corrupt("a value's length is negative"));
+            }
+            end += length;
+            if end > i64::from(i32::MAX) {
+                return Err(Corrupt("the values of a window exceed 2 GiB"));
+            }
+        }
+        offsets.push(end as i32);
+    }
+    // Offsets built ascending from 0, as `OffsetBuffer` requires.
+    Ok(OffsetBuffer::new(offsets.into()))
 }
 
 /// A primitive top-level column of one stripe: its present bits and its values.
@@ -144,13 +231,35 @@ impl PrimitiveColumn {
             }
             Ok(bytes)
         };
-        let encoding = column.encoding().kind();
-        let version = match encoding {
-            EncodingKind::Direct => RleVersion::V1,
-            EncodingKind::DirectV2 => RleVersion::V2,
-            EncodingKind::Dictionary | EncodingKind::DictionaryV2 => return Ok(None),
+        let (version, dictionary) = match column.encoding().kind() {
+            EncodingKind::Direct => (RleVersion::V1, false),
+            EncodingKind::DirectV2 => (RleVersion::V2, false),
+            EncodingKind::Dictionary => (RleVersion::V1, true),
+            EncodingKind::DictionaryV2 => (RleVersion::V2, true),
         };
         let values = match (column.data_type(), decode_as) {
+            (OrcType::String { .. } | OrcType::Varchar { .. }, DataType::Utf8) if dictionary => {
+                let dictionary = Dictionary::try_new(
+                    column.dictionary_size(),
+                    IntRle::new(stream(Kind::Length)?, version, Sign::Unsigned),
+                    stream(Kind::DictionaryData)?,
+                )?;
+                Values::Dictionary {
+                    ids: IntRle::new(stream(Kind::Data)?, version, Sign::Unsigned),
+                    dictionary,
+                }
+            }
+            (OrcType::String { .. } | OrcType::Varchar { .. }, DataType::Utf8) => Values::Bytes {
+                lengths: IntRle::new(stream(Kind::Length)?, version, Sign::Unsigned),
+                bytes: Cursor::new(stream(Kind::Data)?),
+                utf8: Utf8::Checked,
+            },
+            (OrcType::Binary { .. }, DataType::Binary) if !dictionary => Values::Bytes {
+                lengths: IntRle::new(stream(Kind::Length)?, version, Sign::Unsigned),
+                bytes: Cursor::new(stream(Kind::Data)?),
+                utf8: Utf8::Not,
+            },
+            _ if dictionary => return Ok(None),
             (OrcType::Boolean { .. }, DataType::Boolean) => {
                 Values::Boolean(BoolRle::new(stream(Kind::Data)?))
             }
@@ -237,7 +346,12 @@ impl PrimitiveColumn {
                     DataType::Date32 => {
                         primitive::<arrow::datatypes::Date32Type>(narrow(values)?, nulls, n)
                     }
-                    _ => primitive::<arrow::datatypes::Int64Type>(values.clone(), nulls, n),
+                    // The scratch goes into the array (no copy); the next window allocates.
+                    _ => primitive::<arrow::datatypes::Int64Type>(
+                        std::mem::take(&mut self.ints),
+                        nulls,
+                        n,
+                    ),
                 }
             }
             Values::Float(cursor) => {
@@ -255,6 +369,32 @@ impl PrimitiveColumn {
                     .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
                     .collect();
                 primitive::<arrow::datatypes::Float64Type>(values, nulls, n)
+            }
+            Values::Bytes {
+                lengths,
+                bytes,
+                utf8,
+            } => {
+                self.ints.clear();
+                lengths.decode(held, &mut self.ints)?;
+                let offsets = offsets(&self.ints, nulls, n)?;
+                let total = offsets.last().copied().unwrap_or(0) as usize;
+                let data = Buffer::from(bytes.take(total)?);
+                match utf8 {
+                    Utf8::Checked => Arc::new(
+                        StringArray::try_new(offsets, data, nulls.cloned())
+                            .map_err(|_| Corrupt("a string is not UTF-8"))?,
+                    ),
+                    Utf8::Not => Arc::new(
+                        BinaryArray::try_new(offsets, data, nulls.cloned())
+                            .map_err(|_| Corrupt("a binary column does not decode"))?,
+                    ),
+                }
+            }
+            Values::Dictionary { ids, dictionary } => {
+                self.ints.clear();
+                ids.decode(held, &mut self.ints)?;
+                dictionary.take(&self.ints, nulls, n)?
             }
             Values::Decimal {
                 digits,
@@ -296,6 +436,13 @@ impl PrimitiveColumn {
             Values::Double(cursor) => {
                 cursor.take(held * 8)?;
             }
+            Values::Bytes { lengths, bytes, .. } => {
+                self.ints.clear();
+                lengths.decode(held, &mut self.ints)?;
+                let total = offsets(&self.ints, None, held)?;
+                bytes.take(total.last().copied().unwrap_or(0) as usize)?;
+            }
+            Values::Dictionary { ids, .. } => ids.skip(held)?,
             Values::Decimal { digits, scales, .. } => {
                 digits.skip_varints(held)?;
                 scales.skip(held)?;

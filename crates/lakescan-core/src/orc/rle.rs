@@ -251,7 +251,8 @@ impl IntRle {
 
     /// Appends the next `n` values to `out`.
     pub fn decode(&mut self, n: usize, out: &mut Vec<i64>) -> Decoded<()> {
-        out.reserve(n);
+        // `n` may be a file's word (a dictionary's size): runs bound what is allocated.
+        out.reserve(n.min(1 << 16));
         let mut left = n;
         loop {
             let take = left.min(self.run.len() - self.head);
@@ -468,7 +469,7 @@ impl IntRle {
         let mut next_patch = |from: usize| -> Decoded<Option<(usize, u64)>> {
             let mut at = from;
             for (gap, patch) in entries.by_ref() {
-                at += gap;
+                at = at.saturating_add(gap);
                 if gap == 255 && patch == 0 {
                     continue;
                 }

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanArray, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array,
-    Int64Array, RecordBatch,
+    ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int8Array, Int16Array,
+    Int32Array, Int64Array, RecordBatch, StringArray,
 };
 use arrow::datatypes::{Field, Schema};
 use bytes::Bytes;
@@ -46,14 +46,14 @@ fn nulls(rng: &mut StdRng, n: usize, every: u32) -> Vec<bool> {
     (0..n).map(|_| rng.random_range(0..every) != 0).collect()
 }
 
-fn with_nulls<T: Copy>(values: &[T], valid: Option<&[bool]>) -> Vec<Option<T>> {
+fn with_nulls<T: Clone>(values: &[T], valid: Option<&[bool]>) -> Vec<Option<T>> {
     match valid {
         Some(valid) => values
             .iter()
             .zip(valid)
-            .map(|(v, ok)| ok.then_some(*v))
+            .map(|(v, ok)| ok.then(|| v.clone()))
             .collect(),
-        None => values.iter().map(|v| Some(*v)).collect(),
+        None => values.iter().map(|v| Some(v.clone())).collect(),
     }
 }
 
@@ -104,6 +104,25 @@ fn batch(rng: &mut StdRng, n: usize) -> RecordBatch {
                 &l.iter().map(|v| *v as f64 / 7.0).collect::<Vec<_>>(),
                 Some(&some),
             ))),
+        ),
+        (
+            "few_strings",
+            Arc::new(StringArray::from_iter(l.iter().map(|v| {
+                Some(["a", "bé", "", "ccc"][(v.unsigned_abs() % 4) as usize])
+            }))),
+        ),
+        (
+            "strings_nulls",
+            Arc::new(StringArray::from(with_nulls(
+                &l.iter().map(|v| format!("{v}✓")).collect::<Vec<_>>(),
+                Some(&some),
+            ))),
+        ),
+        (
+            "binary_nulls",
+            Arc::new(BinaryArray::from_iter(l.iter().zip(&few).map(|(v, ok)| {
+                ok.then(|| v.to_le_bytes()[..(v.unsigned_abs() % 9) as usize].to_vec())
+            }))),
         ),
         (
             "all_null",
@@ -189,8 +208,9 @@ fn truncated_streams_are_errors() {
     }
 }
 
-/// The Arrow type `orc-rust` decodes a primitive ORC type as (`None`: not primitive, or a
-/// decimal without precision, which lakescan reads through a re-encoded footer).
+/// The Arrow type `orc-rust` decodes a primitive ORC type as (`None`: not primitive, a
+/// decimal without precision, which lakescan reads through a re-encoded footer, or a
+/// `char`, which `orc-rust` decodes).
 fn primitive_arrow_type(orc: &OrcType) -> Option<DataType> {
     Some(match orc {
         OrcType::Boolean { .. } => DataType::Boolean,
@@ -201,6 +221,8 @@ fn primitive_arrow_type(orc: &OrcType) -> Option<DataType> {
         OrcType::Float { .. } => DataType::Float32,
         OrcType::Double { .. } => DataType::Float64,
         OrcType::Date { .. } => DataType::Date32,
+        OrcType::String { .. } | OrcType::Varchar { .. } => DataType::Utf8,
+        OrcType::Binary { .. } => DataType::Binary,
         OrcType::Decimal {
             precision, scale, ..
         } if *precision > 0 => DataType::Decimal128(*precision as u8, *scale as i8),

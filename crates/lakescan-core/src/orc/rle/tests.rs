@@ -149,3 +149,35 @@ fn varints_of_128_bits() {
     cursor.skip_varints(2).unwrap();
     assert!(cursor.skip_varints(1).is_err());
 }
+
+/// Random bytes never panic a decoder: each call decodes or says the stream is corrupt.
+#[test]
+fn random_bytes_are_values_or_errors() {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(7);
+    for _ in 0..20_000 {
+        let len = rng.random_range(0..80);
+        let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let version = [RleVersion::V1, RleVersion::V2][rng.random_range(0..2)];
+        let sign = [Sign::Signed, Sign::Unsigned][rng.random_range(0..2)];
+        let mut ints = IntRle::new(bytes.clone(), version, sign);
+        let mut bools = BoolRle::new(bytes.clone());
+        let mut cursor = Cursor::new(bytes);
+        let mut out = Vec::new();
+        let mut bits = BooleanBufferBuilder::new(0);
+        for _ in 0..4 {
+            let n = rng.random_range(0..600);
+            let _ = match rng.random_range(0..2) {
+                0 => ints.decode(n, &mut out),
+                _ => ints.skip(n),
+            };
+            let _ = match rng.random_range(0..2) {
+                0 => bools.decode(n, &mut bits),
+                _ => bools.skip(n).map(|_| ()),
+            };
+            let _ = cursor.varint_128();
+            let _ = cursor.skip_varints(n % 5);
+        }
+    }
+}
