@@ -7,7 +7,8 @@
 //!
 //! Avro has no statistics and no random access: a file is one split (the planner emits one
 //! per Avro file) and one unit of the shared split lifecycle ([`crate::format::lifecycle`]:
-//! [`AvroFormat`]), fetched whole, and every filter runs on the decoded rows
+//! [`AvroFormat`]), fetched whole, decoded in the top-level columns the scan reads
+//! ([`open_projected`]), and every filter runs on the decoded rows
 //! (`Pending ─LoadFile, bind─▶ Bound ─▶ Pruned ─LoadDeletes─▶ Ready ─▶ Reading ─▶ Done`; a
 //! split of another byte range reads nothing, a constant a filter rejects ends it at
 //! `bind`).
@@ -31,6 +32,7 @@
 
 pub mod header;
 
+use std::collections::BTreeSet;
 use std::io::Cursor;
 use std::ops::Range;
 use std::sync::Arc;
@@ -199,24 +201,31 @@ fn start_reading(
             },
         ));
     }
-    let all_roots = (0..file.schema.fields().len()).collect();
+    let wanted = wanted_roots(context, &binding, &filters);
+    let (reader, roots) = open_projected(
+        split.display_path(),
+        &file.bytes,
+        context.options.batch_size,
+        &wanted,
+    )?;
+    let schema = Arc::new(file.schema.project(&roots)?);
+    // Filters read their column at its place among the decoded ones.
+    let filters = filters
+        .into_iter()
+        .filter_map(|(root, p)| roots.binary_search(&root).ok().map(|k| (k, p)))
+        .collect();
     let generated = crate::parquet::plan::generated_filters(context, &binding);
     let assembler = Assembler::try_new(
         context,
         split,
         &binding,
         &file.schema,
-        &all_roots,
+        &roots.iter().copied().collect(),
         (vec![], generated),
-    )?;
-    let reader = open(
-        split.display_path(),
-        &file.bytes,
-        context.options.batch_size,
     )?;
     Ok(Reading {
         path: split.display_path().to_string(),
-        schema: Arc::clone(&file.schema),
+        schema: Arc::clone(&schema),
         reader,
         filters,
         deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
@@ -224,14 +233,10 @@ fn start_reading(
             (rows, all)
         }),
         batch_schema: match binding.needs_row_index() {
-            false => Arc::clone(&file.schema),
+            false => schema,
             true => {
-                let mut fields: Vec<Field> = file
-                    .schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.as_ref().clone())
-                    .collect();
+                let mut fields: Vec<Field> =
+                    schema.fields().iter().map(|f| f.as_ref().clone()).collect();
                 fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
                 Arc::new(Schema::new(fields))
             }
@@ -242,6 +247,70 @@ fn start_reading(
         reader_schema: Arc::clone(spec.reader_schema()),
         metrics: context.metrics.clone(),
     })
+}
+
+/// The top-level columns of the file the scan reads: those its filters and its outputs
+/// read (a struct whole: Avro records are decoded whole).
+fn wanted_roots(
+    context: &SplitContext,
+    binding: &SplitBinding,
+    filters: &[(usize, ColumnPredicate)],
+) -> BTreeSet<usize> {
+    let mut wanted: BTreeSet<usize> = filters.iter().map(|(root, _)| *root).collect();
+    for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
+        if field.channel.is_none() {
+            continue;
+        }
+        match source {
+            FieldSource::File { root, .. }
+            | FieldSource::Filled {
+                file: Some((root, _)),
+                ..
+            } => {
+                wanted.insert(*root);
+            }
+            _ => {}
+        }
+    }
+    wanted
+}
+
+/// A reader of the `wanted` top-level columns of the file (all of them when `arrow-avro`
+/// cannot project its schema, e.g. a named type defined in a column left out), and the
+/// columns it decodes, ascending. At least one column is decoded: `arrow-avro` counts rows
+/// by the columns it decodes.
+fn open_projected(
+    path: &str,
+    bytes: &Bytes,
+    batch_size: usize,
+    wanted: &BTreeSet<usize>,
+) -> Result<(arrow_avro::reader::Reader<Cursor<Bytes>>, Vec<usize>)> {
+    let whole = open(path, bytes, batch_size, None)?;
+    let all = whole.schema();
+    let mut roots: Vec<usize> = wanted
+        .iter()
+        .copied()
+        .filter(|&r| r < all.fields().len())
+        .collect();
+    if roots.is_empty() && !all.fields().is_empty() {
+        roots.push(0);
+    }
+    if roots.len() == all.fields().len() {
+        return Ok((whole, roots));
+    }
+    let projected = match open(path, bytes, batch_size, Some(roots.clone())) {
+        Ok(reader) => reader,
+        Err(_) => return Ok((whole, (0..all.fields().len()).collect())),
+    };
+    // The projected columns must be the wanted ones, in file order, or the whole file is
+    // decoded.
+    let decoded = projected.schema();
+    let names: Vec<&String> = decoded.fields().iter().map(|f| f.name()).collect();
+    let expected: Vec<&String> = roots.iter().map(|&r| all.field(r).name()).collect();
+    match names == expected {
+        true => Ok((projected, roots)),
+        false => Ok((whole, (0..all.fields().len()).collect())),
+    }
 }
 
 /// `LoadFile`: the whole file, its blocks walked, its schema renamed (owned inputs: the
@@ -255,7 +324,7 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
         .await
         .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
     let rows = blocks(path, &bytes)?;
-    let decoder = open(path, &bytes, 1)?;
+    let decoder = open(path, &bytes, 1, None)?;
     let decoded = decoder.schema();
     let json = decoder
         .avro_header()
@@ -276,16 +345,21 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
     })
 }
 
-/// An `arrow-avro` reader over the file's bytes, its panics caught.
+/// An `arrow-avro` reader over the file's bytes (of the top-level columns of `projection`
+/// only, when given), its panics caught.
 fn open(
     path: &str,
     bytes: &Bytes,
     batch_size: usize,
+    projection: Option<Vec<usize>>,
 ) -> Result<arrow_avro::reader::Reader<Cursor<Bytes>>> {
     let built = std::panic::catch_unwind(|| {
-        arrow_avro::reader::ReaderBuilder::new()
-            .with_batch_size(batch_size.max(1))
-            .build(Cursor::new(bytes.clone()))
+        let builder = arrow_avro::reader::ReaderBuilder::new().with_batch_size(batch_size.max(1));
+        match projection {
+            Some(projection) => builder.with_projection(projection),
+            None => builder,
+        }
+        .build(Cursor::new(bytes.clone()))
     })
     .map_err(|_| avro_error(path, "its header does not decode (the file is corrupt)"))?;
     built.map_err(|e| avro_error(path, format!("its header does not decode: {e}")))
@@ -539,6 +613,13 @@ impl Reading {
             let first = self.position;
             self.position += n as u64;
             scanned += n;
+            if decoded.num_columns() != self.schema.fields().len() {
+                return internal_err!(
+                    "an Avro batch of '{path}' has {} columns, not the {} projected",
+                    decoded.num_columns(),
+                    self.schema.fields().len()
+                );
+            }
             let columns = decoded
                 .columns()
                 .iter()
@@ -631,7 +712,7 @@ pub async fn read_columns_by_id(
         .await
         .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
     let rows = blocks(path, &bytes)?;
-    let mut decoder = open(path, &bytes, 8192)?;
+    let mut decoder = open(path, &bytes, 8192, None)?;
     let json = decoder
         .avro_header()
         .get("avro.schema")
@@ -685,3 +766,6 @@ pub async fn read_columns_by_id(
     }
     Ok(Some(out))
 }
+
+#[cfg(test)]
+mod tests;
