@@ -238,6 +238,27 @@ pub fn default_cache_dir() -> PathBuf {
     home.join(".cache").join("lakescan").join("bench")
 }
 
+/// An exclusive lock on `<cache>/<name>.lock` while a dataset is generated: two runs that
+/// find it missing at once (the smoke tests run in parallel) generate it once, the second
+/// waiting for the first, instead of writing over each other's staging directory. The
+/// operating system releases it when the file is closed (drop) or the process ends.
+struct GenerationLock {
+    _file: std::fs::File,
+}
+
+impl GenerationLock {
+    /// Waits for and takes the lock of `name`.
+    fn take(cache: &Path, name: &str) -> Result<Self> {
+        std::fs::create_dir_all(cache)?;
+        let path = cache.join(format!("{name}.lock"));
+        let file =
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        file.lock()
+            .with_context(|| format!("locking {}", path.display()))?;
+        Ok(Self { _file: file })
+    }
+}
+
 /// The dataset of `layout` under `cache`, generated first (in a child process running
 /// `lakescan-bench --prepare-data …`) when its marker is missing.
 pub fn ensure(cache: &Path, layout: &Layout, smoke: bool) -> Result<Dataset> {
@@ -245,8 +266,16 @@ pub fn ensure(cache: &Path, layout: &Layout, smoke: bool) -> Result<Dataset> {
         root: cache.join(&layout.dir_name),
         scale: layout.scale,
     };
-    let marker = std::fs::read_to_string(dataset.root.join("READY")).unwrap_or_default();
-    if marker == layout.marker_text() {
+    let ready = || {
+        std::fs::read_to_string(dataset.root.join("READY")).unwrap_or_default()
+            == layout.marker_text()
+    };
+    if ready() {
+        return Ok(dataset);
+    }
+    let _lock = GenerationLock::take(cache, &layout.dir_name)?;
+    if ready() {
+        // Another run generated it while this one waited.
         return Ok(dataset);
     }
     eprintln!(
@@ -281,7 +310,12 @@ const ORC_MARKER: &str = "lineitem as ORC v1: one file per Parquet file of flat/
 /// its marker is missing.
 pub fn ensure_orc(dataset: &Dataset, cache: &Path, layout: &Layout, smoke: bool) -> Result<()> {
     let marker = dataset.orc_lineitem().join("_READY");
-    if std::fs::read_to_string(&marker).unwrap_or_default() == ORC_MARKER {
+    let ready = || std::fs::read_to_string(&marker).unwrap_or_default() == ORC_MARKER;
+    if ready() {
+        return Ok(());
+    }
+    let _lock = GenerationLock::take(cache, &format!("{}.orc", layout.dir_name))?;
+    if ready() {
         return Ok(());
     }
     eprintln!(

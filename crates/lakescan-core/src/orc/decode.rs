@@ -127,6 +127,9 @@ impl Deleted {
 /// Deleted runs at least this long are skipped rather than decoded and dropped.
 const SKIPPED_DELETED_RUN: u64 = 1024;
 
+/// The most row groups of one stripe that are pruned one by one (`row_groups`).
+const MAX_ROW_GROUPS: u64 = 1 << 20;
+
 /// A batch of `R` and what the reader advanced over to produce it.
 pub struct Decoded {
     /// The batch (`None`: the split is read).
@@ -281,8 +284,12 @@ impl Reading {
         first_row: u64,
         rows: u64,
     ) -> Result<VecDeque<Range<u64>>> {
+        // A stride so small that the stripe would have more than `MAX_ROW_GROUPS` groups
+        // (no writer's: Java's requires at least 1 000 rows) is ignored, as a file without a
+        // row index: pruning is an optimisation, and one unit per group is memory.
         let stride = match self.file.footer.row_index_stride.unwrap_or(0) as u64 {
             0 => rows.max(1),
+            s if rows.div_ceil(s) > MAX_ROW_GROUPS => rows.max(1),
             s => s,
         };
         let groups = rows.div_ceil(stride);

@@ -25,7 +25,10 @@ use orc_rust::proto::stream::Kind;
 use orc_rust::schema::DataType as OrcType;
 use orc_rust::stripe::Stripe;
 
-use super::rle::{BoolRle, ByteRle, Corrupt, Cursor, Decoded, IntRle, RleVersion, Sign};
+use super::rle::{BoolRle, ByteRle, Corrupt, Cursor, Decoded, ENDED, IntRle, RleVersion, Sign};
+
+/// The most lengths decoded at once when string values are skipped.
+const SKIP_CHUNK: usize = 1 << 16;
 
 /// A column of a stripe being decoded.
 pub enum ColumnDecoder {
@@ -239,8 +242,14 @@ impl PrimitiveColumn {
         };
         let values = match (column.data_type(), decode_as) {
             (OrcType::String { .. } | OrcType::Varchar { .. }, DataType::Utf8) if dictionary => {
+                // A stripe's dictionary holds at most one string per row: a larger size is
+                // corrupt, and would let a short run of lengths fill memory.
+                let size = column.dictionary_size();
+                if size > stripe.number_of_rows() {
+                    return Err(Corrupt("a string dictionary is larger than its stripe"));
+                }
                 let dictionary = Dictionary::try_new(
-                    column.dictionary_size(),
+                    size,
                     IntRle::new(stream(Kind::Length)?, version, Sign::Unsigned),
                     stream(Kind::DictionaryData)?,
                 )?;
@@ -355,7 +364,7 @@ impl PrimitiveColumn {
                 }
             }
             Values::Float(cursor) => {
-                let bytes = cursor.take(held * 4)?;
+                let bytes = cursor.take(held.checked_mul(4).ok_or(ENDED)?)?;
                 let values = bytes
                     .chunks_exact(4)
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -363,7 +372,7 @@ impl PrimitiveColumn {
                 primitive::<arrow::datatypes::Float32Type>(values, nulls, n)
             }
             Values::Double(cursor) => {
-                let bytes = cursor.take(held * 8)?;
+                let bytes = cursor.take(held.checked_mul(8).ok_or(ENDED)?)?;
                 let values = bytes
                     .chunks_exact(8)
                     .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
@@ -431,16 +440,27 @@ impl PrimitiveColumn {
             Values::Byte(bytes) => bytes.skip(held)?,
             Values::Int(ints, _) => ints.skip(held)?,
             Values::Float(cursor) => {
-                cursor.take(held * 4)?;
+                cursor.take(held.checked_mul(4).ok_or(ENDED)?)?;
             }
             Values::Double(cursor) => {
-                cursor.take(held * 8)?;
+                cursor.take(held.checked_mul(8).ok_or(ENDED)?)?;
             }
             Values::Bytes { lengths, bytes, .. } => {
-                self.ints.clear();
-                lengths.decode(held, &mut self.ints)?;
-                let total = offsets(&self.ints, None, held)?;
-                bytes.take(total.last().copied().unwrap_or(0) as usize)?;
+                // A skip builds no array: its bytes may pass 2 GiB, and its lengths are
+                // summed a bounded chunk at a time.
+                let (mut left, mut total) = (held, 0usize);
+                while left > 0 {
+                    let chunk = left.min(SKIP_CHUNK);
+                    self.ints.clear();
+                    lengths.decode(chunk, &mut self.ints)?;
+                    for &length in &self.ints {
+                        let length = usize::try_from(length)
+                            .map_err(|_| Corrupt("a value's length is negative"))?;
+                        total = total.checked_add(length).ok_or(ENDED)?;
+                    }
+                    left -= chunk;
+                }
+                bytes.take(total)?;
             }
             Values::Dictionary { ids, .. } => ids.skip(held)?,
             Values::Decimal { digits, scales, .. } => {

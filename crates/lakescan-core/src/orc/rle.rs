@@ -34,7 +34,7 @@ impl std::fmt::Display for Corrupt {
 /// What decoding a stream gives.
 pub type Decoded<T> = std::result::Result<T, Corrupt>;
 
-const ENDED: Corrupt = Corrupt("a stream ends before its values do");
+pub(super) const ENDED: Corrupt = Corrupt("a stream ends before its values do");
 
 /// Whether an integer stream is zigzag encoded (signed values) or not (lengths, ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +98,7 @@ impl Cursor {
                 return Ok(value);
             }
             shift += 7;
-            if shift > 70 {
+            if shift >= 70 {
                 return Err(Corrupt("a varint is longer than 10 bytes"));
             }
         }
@@ -118,7 +118,7 @@ impl Cursor {
                 return Ok(value);
             }
             shift += 7;
-            if shift > 133 {
+            if shift >= 133 {
                 return Err(Corrupt("a varint is longer than 19 bytes"));
             }
         }

@@ -315,3 +315,35 @@ fn apache_files_decode_as_orc_rust_decodes_them() {
         "{columns} columns, {values} values"
     );
 }
+
+/// A skip of more string values than `SKIP_CHUNK` lands where decoding them would.
+#[test]
+fn long_string_skips_land_where_decoding_would() {
+    let n = 3 * SKIP_CHUNK + 17;
+    let values: Vec<Option<String>> = (0..n)
+        .map(|i| (i % 5 != 0).then(|| format!("{i:0width$}", width = i % 13)))
+        .collect();
+    let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+    let batch =
+        RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(values.clone()))]).unwrap();
+    let mut out = Vec::new();
+    let mut writer = orc_rust::ArrowWriterBuilder::new(&mut out, batch.schema())
+        .with_stripe_byte_size(64 * 1024 * 1024)
+        .try_build()
+        .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let mut file = Bytes::from(out);
+    let metadata = orc_rust::reader::metadata::read_metadata(&mut file).unwrap();
+    let info = &metadata.stripe_metadatas()[0];
+    let stripe = Stripe::new(&mut file, &metadata, metadata.root_data_type(), info).unwrap();
+    assert_eq!(stripe.number_of_rows(), n, "one stripe");
+    let mut ours = ColumnDecoder::try_new(&stripe, 0, &DataType::Utf8)
+        .unwrap()
+        .unwrap();
+    let skipped = 2 * SKIP_CHUNK + 5;
+    ours.skip(skipped).unwrap();
+    let rest = ours.next_batch(n - skipped).unwrap();
+    let expected = StringArray::from(values[skipped..].to_vec());
+    assert_eq!(rest.to_data(), expected.to_data());
+}
