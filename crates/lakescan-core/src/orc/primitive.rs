@@ -25,7 +25,7 @@ use orc_rust::proto::stream::Kind;
 use orc_rust::schema::DataType as OrcType;
 use orc_rust::stripe::Stripe;
 
-use super::rle::{BoolRle, ByteRle, Corrupt, Cursor, Decoded, ENDED, IntRle, RleVersion, Sign};
+use super::rle::{BoolRle, ByteRle, Corrupt, Cursor, Decoded, IntRle, RleVersion, Sign};
 
 /// The most lengths decoded at once when string values are skipped.
 const SKIP_CHUNK: usize = 1 << 16;
@@ -364,7 +364,7 @@ impl PrimitiveColumn {
                 }
             }
             Values::Float(cursor) => {
-                let bytes = cursor.take(held.checked_mul(4).ok_or(ENDED)?)?;
+                let bytes = cursor.take_values(held, 4)?;
                 let values = bytes
                     .chunks_exact(4)
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -372,7 +372,7 @@ impl PrimitiveColumn {
                 primitive::<arrow::datatypes::Float32Type>(values, nulls, n)
             }
             Values::Double(cursor) => {
-                let bytes = cursor.take(held.checked_mul(8).ok_or(ENDED)?)?;
+                let bytes = cursor.take_values(held, 8)?;
                 let values = bytes
                     .chunks_exact(8)
                     .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
@@ -440,10 +440,10 @@ impl PrimitiveColumn {
             Values::Byte(bytes) => bytes.skip(held)?,
             Values::Int(ints, _) => ints.skip(held)?,
             Values::Float(cursor) => {
-                cursor.take(held.checked_mul(4).ok_or(ENDED)?)?;
+                cursor.take_values(held, 4)?;
             }
             Values::Double(cursor) => {
-                cursor.take(held.checked_mul(8).ok_or(ENDED)?)?;
+                cursor.take_values(held, 8)?;
             }
             Values::Bytes { lengths, bytes, .. } => {
                 // A skip builds no array: its bytes may pass 2 GiB, and its lengths are
@@ -456,7 +456,9 @@ impl PrimitiveColumn {
                     for &length in &self.ints {
                         let length = usize::try_from(length)
                             .map_err(|_| Corrupt("a value's length is negative"))?;
-                        total = total.checked_add(length).ok_or(ENDED)?;
+                        total = total
+                            .checked_add(length)
+                            .ok_or(Corrupt("a length stream overflows"))?;
                     }
                     left -= chunk;
                 }

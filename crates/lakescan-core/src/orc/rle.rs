@@ -34,7 +34,7 @@ impl std::fmt::Display for Corrupt {
 /// What decoding a stream gives.
 pub type Decoded<T> = std::result::Result<T, Corrupt>;
 
-pub(super) const ENDED: Corrupt = Corrupt("a stream ends before its values do");
+const ENDED: Corrupt = Corrupt("a stream ends before its values do");
 
 /// Whether an integer stream is zigzag encoded (signed values) or not (lengths, ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +82,12 @@ impl Cursor {
         let bytes = self.bytes.get(self.at..end).ok_or(ENDED)?;
         self.at = end;
         Ok(bytes)
+    }
+
+    /// The next `n` values of `width` bytes each.
+    #[inline]
+    pub fn take_values(&mut self, n: usize, width: usize) -> Decoded<&[u8]> {
+        self.take(n.checked_mul(width).ok_or(ENDED)?)
     }
 
     /// The next base-128 varint, up to 64 bits.

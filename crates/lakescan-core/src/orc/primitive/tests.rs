@@ -138,9 +138,14 @@ fn batch(rng: &mut StdRng, n: usize) -> RecordBatch {
 }
 
 fn written(batch: &RecordBatch) -> Bytes {
+    written_in_stripes_of(batch, 64 * 1024)
+}
+
+/// `batch` as an ORC file `orc-rust` writes, in stripes of about `stripe_bytes`.
+fn written_in_stripes_of(batch: &RecordBatch, stripe_bytes: usize) -> Bytes {
     let mut out = Vec::new();
     let mut writer = orc_rust::ArrowWriterBuilder::new(&mut out, batch.schema())
-        .with_stripe_byte_size(64 * 1024)
+        .with_stripe_byte_size(stripe_bytes)
         .try_build()
         .unwrap();
     writer.write(batch).unwrap();
@@ -326,14 +331,7 @@ fn long_string_skips_land_where_decoding_would() {
     let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
     let batch =
         RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(values.clone()))]).unwrap();
-    let mut out = Vec::new();
-    let mut writer = orc_rust::ArrowWriterBuilder::new(&mut out, batch.schema())
-        .with_stripe_byte_size(64 * 1024 * 1024)
-        .try_build()
-        .unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    let mut file = Bytes::from(out);
+    let mut file = written_in_stripes_of(&batch, 64 * 1024 * 1024);
     let metadata = orc_rust::reader::metadata::read_metadata(&mut file).unwrap();
     let info = &metadata.stripe_metadatas()[0];
     let stripe = Stripe::new(&mut file, &metadata, metadata.root_data_type(), info).unwrap();
