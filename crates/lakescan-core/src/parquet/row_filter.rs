@@ -104,10 +104,11 @@ impl ColumnPredicate {
                 None => root,
             };
             self.subfield.extract(root).map_err(external)?
-        } else if root.data_type() == &self.table_type {
-            Arc::clone(root)
         } else {
-            arrow::compute::cast(root, &self.table_type)?
+            // A struct that gained members, a map read as a list of its keys: adapted, not
+            // cast (a cast needs the same members and cannot make a map of a list).
+            adapt_with_defaults(root, &self.table_type, self.defaults.as_deref())
+                .map_err(external)?
         };
         let mask = self
             .filter

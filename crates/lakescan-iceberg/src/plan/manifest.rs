@@ -12,8 +12,12 @@
 //!
 //! A `schema` that names types the crate cannot parse (v3 `variant`, …) is given
 //! placeholders ([`crate::placeholder_types`]), a `partition-spec` transforms it cannot parse
-//! the crate's `unknown`. The filled-in metadata is written into the
+//! the crate's `unknown`. Where the crate would read the partition record by names or types
+//! the writer did not use, the spec it is given reads the record by field id with the
+//! writer's types ([`super::partition_record`]). The filled-in metadata is written into the
 //! file's header ([`super::avro_header`]) and the `iceberg` crate decodes the entries.
+
+use std::sync::Arc;
 
 use iceberg::spec::{
     FormatVersion, Manifest, ManifestContentType, ManifestFile, PartitionSpec, Schema,
@@ -21,7 +25,18 @@ use iceberg::spec::{
 };
 
 use super::avro_header::{AvroHeader, MANIFEST_LIST_RECORD};
+use super::partition_record::ReadingSpec;
 use crate::placeholder_types::PlaceholderTypes;
+
+/// A parsed manifest and the partition spec its entries' partition tuples follow (values
+/// in the order of its fields).
+#[derive(Debug)]
+pub struct ParsedManifest {
+    /// The manifest as the crate parsed it (its own metadata may hold a reading spec).
+    pub manifest: Manifest,
+    /// The table's spec of the manifest's spec id, else the one the manifest wrote.
+    pub spec: Arc<PartitionSpec>,
+}
 
 /// The manifest `bytes`, listed as `listed` in a snapshot of `metadata`, parsed. The error
 /// says what is wrong with the file (the caller names it).
@@ -29,8 +44,62 @@ pub fn parse(
     bytes: &[u8],
     listed: &ManifestFile,
     metadata: &TableMetadata,
-) -> Result<Manifest, String> {
+) -> Result<ParsedManifest, String> {
     let mut header = AvroHeader::parse(bytes)?;
+    let spec = spec_of(&header, listed, metadata)?;
+    let manifest = parse_entries(bytes, &mut header, listed, metadata)?;
+    Ok(ParsedManifest { manifest, spec })
+}
+
+/// The spec the manifest's partition tuples follow: the table's of the id the manifest list
+/// gives (Java's `specsById`), else the one the manifest wrote, taken as written.
+fn spec_of(
+    header: &AvroHeader,
+    listed: &ManifestFile,
+    metadata: &TableMetadata,
+) -> Result<Arc<PartitionSpec>, String> {
+    let id = spec_id(header, listed, metadata)?;
+    if let Some(spec) = metadata.partition_spec_by_id(id) {
+        return Ok(Arc::clone(spec));
+    }
+    let Some(written) = header.metadata.get("partition-spec") else {
+        return Err(format!(
+            "it has no partition-spec, and the table has no partition spec {id}"
+        ));
+    };
+    let mut fields: serde_json::Value = serde_json::from_slice(written)
+        .map_err(|e| format!("its partition-spec is not valid JSON: {e}"))?;
+    crate::metadata::unknown_transforms(&mut fields);
+    serde_json::from_value(serde_json::json!({ "spec-id": id, "fields": fields }))
+        .map(Arc::new)
+        .map_err(|e| format!("its partition-spec does not parse: {e}"))
+}
+
+/// The spec id of a manifest: the manifest list's, whatever the header says (Java reads
+/// every manifest with `specsById` of it); v1 manifests listed inline in metadata have none
+/// (-1): their own, else the default.
+fn spec_id(
+    header: &AvroHeader,
+    listed: &ManifestFile,
+    metadata: &TableMetadata,
+) -> Result<i32, String> {
+    let written_id = header.text("partition-spec-id").map(str::trim);
+    match (listed.partition_spec_id, written_id) {
+        (listed, _) if listed >= 0 => Ok(listed),
+        (_, Some(written)) => written
+            .parse::<i32>()
+            .map_err(|_| format!("its partition-spec-id '{written}' is not a number")),
+        (_, None) => Ok(metadata.default_partition_spec_id()),
+    }
+}
+
+/// The entries of the manifest `bytes` whose header is `header`.
+fn parse_entries(
+    bytes: &[u8],
+    header: &mut AvroHeader,
+    listed: &ManifestFile,
+    metadata: &TableMetadata,
+) -> Result<Manifest, String> {
     header.check_type_names()?;
     if header.record_name().as_deref() == Some(MANIFEST_LIST_RECORD) {
         return Err(format!(
@@ -39,10 +108,13 @@ pub fn parse(
         ));
     }
     let schema_written = header.metadata.contains_key("schema");
-    let filled = fill_metadata(&mut header, listed, metadata)?;
+    let filled = fill_metadata(header, listed, metadata)?;
     let first = match filled {
-        false => Manifest::parse_avro(bytes),
-        true => Manifest::parse_avro(&header.rewrite(bytes)?),
+        false => match read_by_field_id(header)? {
+            None => Manifest::parse_avro(bytes),
+            Some(reading) => Manifest::parse_avro(&reading.rewrite(bytes)?),
+        },
+        true => parse_filled(bytes, header)?,
     };
     let Err(first) = first else {
         return first.map_err(|e| e.to_string());
@@ -53,7 +125,7 @@ pub fn parse(
         for schema in newest_first(metadata) {
             let schema = json(serde_json::to_vec(schema.as_ref()), "schema")?;
             header.metadata.insert("schema".into(), schema);
-            if let Ok(manifest) = Manifest::parse_avro(&header.rewrite(bytes)?) {
+            if let Ok(manifest) = parse_filled(bytes, header)? {
                 return Ok(manifest);
             }
         }
@@ -65,11 +137,26 @@ pub fn parse(
         && let Some(tolerant) = promoted_dates_as_binary(schema, metadata)?
     {
         header.metadata.insert("schema".into(), tolerant);
-        if let Ok(manifest) = Manifest::parse_avro(&header.rewrite(bytes)?) {
+        if let Ok(manifest) = parse_filled(bytes, header)? {
             return Ok(manifest);
         }
     }
     Err(first.to_string())
+}
+
+/// `header`, filled, with the spec that reads the partition record by field id
+/// ([`ReadingSpec`]); `None` when the crate reads it right as it is.
+fn read_by_field_id(header: &AvroHeader) -> Result<Option<AvroHeader>, String> {
+    let mut reading = header.clone();
+    Ok(ReadingSpec::rewrite(&mut reading)?.then_some(reading))
+}
+
+/// The manifest parsed with the filled-in `header` (read by field id where needed); the
+/// outer error is a header that cannot be written, the inner one the crate's.
+fn parse_filled(bytes: &[u8], header: &AvroHeader) -> Result<iceberg::Result<Manifest>, String> {
+    let reading = read_by_field_id(header)?;
+    let written = reading.as_ref().unwrap_or(header).rewrite(bytes)?;
+    Ok(Manifest::parse_avro(&written))
 }
 
 /// `schema` (a schema JSON) with the type of every top-level timestamp field that some
@@ -125,18 +212,10 @@ fn fill_metadata(
     metadata: &TableMetadata,
 ) -> Result<bool, String> {
     let mut changed = false;
-    // The manifest list's id wins, whatever the header says (Java reads every manifest with
-    // `specsById` of it); v1 manifests listed inline in metadata have none (-1): their own,
-    // else the default.
-    let written_id = header.text("partition-spec-id").map(str::trim);
-    let spec_id = match (listed.partition_spec_id, written_id) {
-        (listed, _) if listed >= 0 => listed,
-        (_, Some(written)) => written
-            .parse::<i32>()
-            .map_err(|_| format!("its partition-spec-id '{written}' is not a number"))?,
-        (_, None) => metadata.default_partition_spec_id(),
-    };
-    let written_id = written_id.and_then(|id| id.parse::<i32>().ok());
+    let spec_id = spec_id(header, listed, metadata)?;
+    let written_id = header
+        .text("partition-spec-id")
+        .and_then(|id| id.trim().parse::<i32>().ok());
     let table_spec = metadata.partition_spec_by_id(spec_id);
     // The table's spec of that id, as Java reads it (the written one, when it is there, is
     // the same spec: a spec id never changes meaning) — but a written spec wins over a table

@@ -22,6 +22,7 @@ pub mod avro_header;
 pub mod changes;
 pub mod manifest;
 pub mod partition;
+pub mod partition_record;
 mod pruning;
 
 use std::collections::BTreeMap;
@@ -238,10 +239,12 @@ impl<'a> Planner<'a> {
         let bytes = self
             .read(&manifest.manifest_path, "manifest", listed_in)
             .await?;
-        let parsed = manifest::parse(&bytes, manifest, self.metadata())
+        let manifest::ParsedManifest {
+            manifest: parsed,
+            spec,
+        } = manifest::parse(&bytes, manifest, self.metadata())
             .map_err(|e| self.corrupt(&manifest.manifest_path, "manifest", e))?;
-        let (entries, meta) = parsed.into_parts();
-        let spec = self.spec(manifest.partition_spec_id, &meta.partition_spec);
+        let (entries, _) = parsed.into_parts();
         let mut row_ids = RowIdAssigner(manifest.first_row_id.map(|id| id as i64));
         let entries = entries
             .into_iter()
@@ -369,14 +372,6 @@ impl<'a> Planner<'a> {
         partition::in_current_types(partition, spec, self.metadata().current_schema()).map_err(
             |e| exec_datafusion_err!("Iceberg table '{}': file '{path}': {e}", self.loaded.file),
         )
-    }
-
-    /// The spec a manifest was written with: the table's by id, else the manifest's own.
-    fn spec(&self, id: i32, embedded: &PartitionSpec) -> Arc<PartitionSpec> {
-        match self.metadata().partition_spec_by_id(id) {
-            Some(s) => Arc::clone(s),
-            None => Arc::new(embedded.clone()),
-        }
     }
 
     /// The planned file of a live data entry, or `None` when filters rule it out.
