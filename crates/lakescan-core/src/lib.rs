@@ -16,6 +16,7 @@
 //! | [`binding`]   | `SplitBinding`: per-split file columns, constants, generated columns |
 //! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
 //! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
+//! | [`aggregate_bounds`] | an aggregate's `min`/`max` filter left unapplied while a bound is missing |
 //! | [`reader`]    | the reader seam: `SplitReader`, `SplitReaderFactory`, `DeleteSource`, `SplitContext` |
 //! | [`source`]    | `FileDataSource`: the driver, one split after another              |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
@@ -32,6 +33,7 @@
 //! [`reader::SplitReaderFactory`].
 
 pub mod adaptive;
+pub mod aggregate_bounds;
 pub mod avro;
 pub mod binding;
 pub mod config;

@@ -80,7 +80,8 @@ pub fn generation_of(filters: &[Arc<dyn PhysicalExpr>]) -> u64 {
 }
 
 /// The filters in force for one split: static filters and residual of the scan, merged with
-/// the current value of the dynamic filters.
+/// the current value of the dynamic filters (an aggregate's `min`/`max` filter only once it
+/// has every bound: [`crate::aggregate_bounds::AggregateBounds`]).
 #[derive(Debug, Clone, Default)]
 pub struct SplitFilters {
     /// Filters by subfield (table column or struct field).

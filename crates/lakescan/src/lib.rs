@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use datafusion::error::Result;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 
 pub mod codec;
@@ -30,7 +31,9 @@ pub use lakescan_iceberg as iceberg;
 /// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), the SQL
 /// functions `hive_hash` and `hive_bucket` ([`hive::udf`]), and the metadata tables
 /// (`"t$snapshots"`, …) of Iceberg tables in the default schema
-/// ([`iceberg::metadata_tables`]).
+/// ([`iceberg::metadata_tables`]), and a physical optimizer rule that keeps DataFusion's
+/// `min`/`max` dynamic filters from dropping rows while a bound is missing
+/// ([`core::aggregate_bounds`]).
 pub fn register(ctx: &SessionContext) -> Result<()> {
     ctx.register_udf(hive::udf::HiveHashUdf::hash());
     ctx.register_udf(hive::udf::HiveHashUdf::bucket());
@@ -40,6 +43,16 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
     );
     let state = ctx.state_ref();
     let mut state = state.write();
+    let guarded = state
+        .physical_optimizers()
+        .iter()
+        .any(|rule| rule.name() == core::aggregate_bounds::GuardAggregateFilters::NAME);
+    if !guarded {
+        // After DataFusion's own rules (filter pushdown among them).
+        *state = SessionStateBuilder::new_from_existing(state.clone())
+            .with_physical_optimizer_rule(Arc::new(core::aggregate_bounds::GuardAggregateFilters))
+            .build();
+    }
     state
         .table_factories_mut()
         .insert("HIVE".to_string(), Arc::new(hive::HiveTableFactory));

@@ -554,6 +554,29 @@ impl ExecutionPlan for LakeScanExec {
 }
 
 impl LakeScanExec {
+    /// The scan with each pushed filter that `replace` gives a replacement for replaced by
+    /// it (a filter's columns stay the same); `None` when it replaces none.
+    pub fn with_guarded_filters(
+        &self,
+        mut replace: impl FnMut(&Arc<dyn PhysicalExpr>) -> Result<Option<Arc<dyn PhysicalExpr>>>,
+    ) -> Result<Option<Self>> {
+        let mut replaced = false;
+        let mut pushed = Vec::with_capacity(self.pushed_filters.len());
+        for filter in &self.pushed_filters {
+            match replace(filter)? {
+                Some(new) => {
+                    replaced = true;
+                    pushed.push(new);
+                }
+                None => pushed.push(Arc::clone(filter)),
+            }
+        }
+        match replaced {
+            true => self.rebuilt(self.assignments.clone(), pushed).map(Some),
+            false => Ok(None),
+        }
+    }
+
     /// The scan with `filters` (over its output schema) pushed into it, as a parent's filter
     /// pushdown does, and the answer for each; `None` when none could be pushed. Static
     /// filters are evaluated exactly; dynamic ones (`DynamicFilterPhysicalExpr`) are read
