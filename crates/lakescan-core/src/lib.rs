@@ -21,6 +21,7 @@
 //! | [`source`]    | `FileDataSource`: the driver, one split after another              |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
 //! | [`opt_in`]    | `parse_opt_in`: `all` or a list of the columns a table shows on request |
+//! | [`calendar`]  | day numbers of the proleptic and Java's hybrid (Julian) calendars     |
 //! | [`config`]    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
 //! | [`requests`]  | `CountingConnector`: HTTP requests and retries of a read, for the scan's metrics |
 //! | [`store`]     | `StoreOptions`: a table's object store from `aws.*` options, the session or the environment |
@@ -36,6 +37,7 @@ pub mod adaptive;
 pub mod aggregate_bounds;
 pub mod avro;
 pub mod binding;
+pub mod calendar;
 pub mod config;
 pub mod defaults;
 pub mod deleted_rows;

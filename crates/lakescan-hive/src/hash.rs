@@ -77,6 +77,7 @@ use arrow::datatypes::{
     TimestampNanosecondType, TimestampSecondType,
 };
 use arrow::error::ArrowError;
+use lakescan_core::calendar::proleptic_to_hybrid;
 use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
@@ -327,29 +328,8 @@ fn java_bytes_hash(start: i32, bytes: &[u8]) -> i32 {
     })
 }
 
-/// 1582-10-15, the first Gregorian day of Java's hybrid calendar, in days since 1970-01-01.
-const GREGORIAN_CUTOVER_DAY: i64 = -141_427;
 /// 0001-01-01T00:00:00 and 10000-01-01T00:00:00 (proleptic Gregorian) in epoch seconds.
 const V1_TIMESTAMP_SECONDS: std::ops::Range<i64> = -62_135_596_800..253_402_300_800;
-
-/// Proleptic Gregorian (year, month, day) of a day number (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// Days since 1970-01-01 of (year, month, day) read as a Julian calendar date.
-fn julian_days(y: i64, m: i64, d: i64) -> i64 {
-    let a = (14 - m) / 12;
-    let (y, m) = (y + 4800 - a, m + 12 * a - 3);
-    d + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - 32_083 - 2_440_588
-}
 
 /// Version 1 timestamp hash, as `TimestampWritable.hashCode` of
 /// `java.sql.Timestamp.valueOf(wall clock)` in a UTC JVM (hybrid calendar).
@@ -359,11 +339,8 @@ fn timestamp_v1(secs: i64, nanos: i32) -> Result<i32, ArrowError> {
             "timestamp {secs}s is outside Hive's range 0001-01-01..=9999-12-31"
         )));
     }
-    let (mut days, second_of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    if days < GREGORIAN_CUTOVER_DAY {
-        let (y, m, d) = civil_from_days(days);
-        days = julian_days(y, m, d);
-    }
+    let (days, second_of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let days = proleptic_to_hybrid(days);
     Ok(long_hash(
         ((days * 86_400 + second_of_day) << 30) | i64::from(nanos),
     ))

@@ -32,6 +32,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::common::Result;
 use orc_rust::schema::RootDataType;
 
+use super::calendar::DayCalendar;
 use super::open::{OrcFile, decoder_panic, orc_error};
 use super::primitive::{ColumnDecoder, DecodeError};
 use super::statistics::{OrcStatistics, OrcUnit};
@@ -101,6 +102,20 @@ struct StripeReading {
     /// The correction of its `timestamp` values after 2099, when its writer's time zone
     /// has daylight saving time.
     late_dst: Option<super::late_dst::LateDst>,
+    /// The calendar of the file's days.
+    calendar: DayCalendar,
+}
+
+impl StripeReading {
+    /// A decoded column as Arrow means it: wall clocks after 2099 corrected, days in the
+    /// proleptic calendar.
+    fn corrected(&mut self, array: ArrayRef) -> Result<ArrayRef> {
+        let array = match self.late_dst.as_mut() {
+            Some(late) => late.correct(&array)?,
+            None => array,
+        };
+        self.calendar.to_proleptic(&array)
+    }
 }
 
 /// The rows of the file deleted by position, and their union (built once per split).
@@ -273,6 +288,7 @@ impl Reading {
             runs,
             at: 0,
             late_dst: stripe.writer_tz().and_then(super::late_dst::LateDst::of),
+            calendar: DayCalendar::of(&self.file.footer),
         })
     }
 
@@ -380,6 +396,7 @@ impl Reading {
             &self.binding,
             root_type.children(),
             units,
+            DayCalendar::of(&self.file.footer),
         );
         prune_units(&self.context, &self.split, &stats, all)
     }
@@ -498,14 +515,10 @@ fn decode_window(
         }
     }
     let mut arrays: Vec<Option<ArrayRef>> = vec![None; decoding.roots.len()];
-    let filter_decoders = current.decoders[..decoding.filter_roots].iter_mut();
-    for (slot, decoder) in arrays.iter_mut().zip(filter_decoders) {
-        let array = decoder.next_batch(n).map_err(decode_error)?;
+    for (k, slot) in arrays[..decoding.filter_roots].iter_mut().enumerate() {
+        let array = current.decoders[k].next_batch(n).map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
-        *slot = Some(match current.late_dst.as_mut() {
-            Some(late) => late.correct(&array)?,
-            None => array,
-        });
+        *slot = Some(current.corrected(array)?);
     }
     for (k, predicate) in &decoding.filters {
         if keep.as_ref().is_some_and(|k| k.true_count() == 0) {
@@ -537,10 +550,7 @@ fn decode_window(
     for k in rest {
         let array = current.decoders[k].next_batch(n).map_err(decode_error)?;
         check_len(path, stripe, &array, n)?;
-        arrays[k] = Some(match current.late_dst.as_mut() {
-            Some(late) => late.correct(&array)?,
-            None => array,
-        });
+        arrays[k] = Some(current.corrected(array)?);
     }
     let mut fields = Vec::with_capacity(arrays.len() + 1);
     let mut columns = Vec::with_capacity(arrays.len() + 1);

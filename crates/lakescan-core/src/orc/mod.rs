@@ -5,6 +5,7 @@
 //! |-----------------|-------------------------------------------------------------------|
 //! | this file       | [`OrcFormat`]: the steps of the shared split lifecycle (below)    |
 //! | [`open`]        | `LoadTail`: postscript, footer, stripe statistics, checked        |
+//! | [`calendar`]    | dates and timestamps of files in Java's hybrid calendar, converted |
 //! | [`late_dst`]    | `timestamp` wall clocks after 2099 in zones with daylight saving   |
 //! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
 //! | [`tail_cache`]  | tails kept in the session's file metadata cache                    |
@@ -26,6 +27,7 @@
 //! Columns bind by name, as for Parquet; what the shared seam does (range, constants,
 //! statistics pruning, assembling) is [`crate::format`].
 
+pub mod calendar;
 pub mod decode;
 pub mod late_dst;
 pub mod open;
@@ -124,6 +126,7 @@ impl FileFormatReader for OrcFormat {
             &bound.binding,
             bound.file.metadata.root_data_type().children(),
             &units,
+            calendar::DayCalendar::of(&bound.file.footer),
         );
         let positions: Vec<usize> = (0..units.len()).collect();
         let kept = prune_units(context, split, &stats, &positions)?;

@@ -19,6 +19,7 @@ use datafusion::common::{Result, ScalarValue};
 use orc_rust::proto;
 use orc_rust::schema::DataType as OrcType;
 
+use super::calendar::DayCalendar;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::format::{StatsArrays, UnitStatistics};
 use crate::parquet::statistics::constant_stats;
@@ -43,6 +44,8 @@ pub struct OrcStatistics<'a> {
     /// The file's top-level columns (ORC types by position).
     roots: &'a [orc_rust::schema::NamedColumn],
     units: &'a [OrcUnit],
+    /// The calendar of the file's dates.
+    calendar: DayCalendar,
 }
 
 impl<'a> OrcStatistics<'a> {
@@ -52,12 +55,14 @@ impl<'a> OrcStatistics<'a> {
         binding: &'a SplitBinding,
         roots: &'a [orc_rust::schema::NamedColumn],
         units: &'a [OrcUnit],
+        calendar: DayCalendar,
     ) -> Self {
         Self {
             spec,
             binding,
             roots,
             units,
+            calendar,
         }
     }
 
@@ -80,7 +85,7 @@ impl<'a> OrcStatistics<'a> {
             let (min, max) = unit
                 .columns
                 .get(&id)
-                .map(|s| bounds(s, orc, arrow))
+                .map(|s| bounds(s, orc, arrow, self.calendar))
                 .unwrap_or((None, None));
             mins.push(min.unwrap_or_else(|| unknown.clone()));
             maxes.push(max.unwrap_or_else(|| unknown.clone()));
@@ -189,11 +194,12 @@ impl UnitStatistics for OrcStatistics<'_> {
 }
 
 /// Min and max of one column's statistics as values of `arrow` (the column's Arrow type in
-/// the file); `None` when unknown.
+/// the file), dates in the proleptic calendar; `None` when unknown.
 fn bounds(
     s: &proto::ColumnStatistics,
     orc: &OrcType,
     arrow: &DataType,
+    calendar: DayCalendar,
 ) -> (Option<ScalarValue>, Option<ScalarValue>) {
     if s.number_of_values() == 0 {
         return (None, None);
@@ -252,10 +258,10 @@ fn bounds(
             let Some(d) = &s.date_statistics else {
                 return (None, None);
             };
-            (
-                d.minimum.and_then(|v| of(ScalarValue::Date32(Some(v)))),
-                d.maximum.and_then(|v| of(ScalarValue::Date32(Some(v)))),
-            )
+            // The conversion keeps the order of days: bounds stay bounds.
+            let date =
+                |v: Option<i32>| v.and_then(|v| of(ScalarValue::Date32(Some(calendar.date(v)))));
+            (date(d.minimum), date(d.maximum))
         }
         OrcType::Boolean { .. } => {
             let Some(true_count) = s.bucket_statistics.as_ref().and_then(|b| b.count.first())
@@ -291,6 +297,7 @@ pub fn file_statistics(
             .enumerate()
             .all(|(k, c)| c.name() == format!("_col{k}"));
     let rows = file.footer.number_of_rows;
+    let calendar = DayCalendar::of(&file.footer);
     let columns = file_schema
         .fields()
         .iter()
@@ -322,7 +329,7 @@ pub fn file_statistics(
                 Some(values) if values <= rows => Precision::Exact((rows - values) as usize),
                 _ => Precision::Absent,
             };
-            let (min, max) = bounds(s, orc, arrow.data_type());
+            let (min, max) = bounds(s, orc, arrow.data_type(), calendar);
             let in_table_type =
                 |v: Option<ScalarValue>| match v.and_then(|v| v.cast_to(field.data_type()).ok()) {
                     Some(v) if !v.is_null() => Precision::Inexact(v),

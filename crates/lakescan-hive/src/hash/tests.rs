@@ -11,6 +11,10 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Int8Type, Int32Type, TimeUnit, i256};
 use arrow::error::ArrowError;
 
+use lakescan_core::calendar::{
+    GREGORIAN_CUTOVER_DAY, civil_from_days, days_from_civil, julian_days,
+};
+
 use super::*;
 
 /// Every row of the repository's `testdata/hashing/hive_bucket_vectors.csv` (see its README).
@@ -68,16 +72,6 @@ fn split_list(repr: &str) -> Vec<String> {
 
 fn unquote(repr: &str) -> &str {
     repr.strip_prefix('\'').unwrap().strip_suffix('\'').unwrap()
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// `YYYY-MM-DD HH:MM:SS[.ffffff]` as microseconds since the epoch, read as UTC.
