@@ -107,8 +107,8 @@ struct Args {
     rss_probe: Option<String>,
     /// Run the S3 cases instead (`full_scan`, `tpch_q6`, `small_partition`, `small_files`,
     /// `iceberg_pos`): lakescan, DataFusion and (when benchmarks/setup.sh installed its httpfs
-    /// package in the Iceberg venv) DuckDB over a local moto S3 server (`pip install
-    /// 'moto[server]'`), with requests and bytes.
+    /// package in the Iceberg venv) DuckDB over a local moto S3 server (in a Python
+    /// environment made on first use when `python3` lacks moto), with requests and bytes.
     #[arg(long)]
     s3: bool,
     /// Latency added to every S3 request (with --s3).

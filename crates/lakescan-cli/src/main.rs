@@ -84,8 +84,9 @@ enum Command {
         #[arg(long, hide = true, default_value_t = demo::DEFAULT_ROWS)]
         rows: usize,
 
-        /// Also read the Hive table from S3: a local S3 server (moto, `pip install
-        /// 'moto[server]'`) on 127.0.0.1, started and stopped by the demo.
+        /// Also read the Hive table from S3: a local S3 server (moto, in a Python
+        /// environment made on first use when `python3` lacks it) on 127.0.0.1, started and
+        /// stopped by the demo.
         #[arg(long)]
         s3: bool,
     },

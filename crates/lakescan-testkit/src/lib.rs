@@ -2,18 +2,20 @@
 //! faults, and [`upload_dir`] to put a local table on it; [`orc::write_orc`], ORC fixtures
 //! written in process.
 //!
-//! The server is `moto`'s S3 (Python, `pip install 'moto[server]'`) behind a small WSGI
-//! wrapper (`moto.py`, embedded here and run with `python3 -c`), bound to `127.0.0.1` on a
+//! The server is `moto`'s S3 (Python) behind a small WSGI wrapper (`moto.py`, embedded here
+//! and run with `python -c`; [`python::interpreter`] finds or makes a Python with moto,
+//! so a machine with a bare `python3` needs nothing installed by hand), bound to `127.0.0.1` on a
 //! port the kernel chooses. The test that starts it stops it: dropping the [`S3Server`] kills
 //! the process, and the process also exits when its standard input closes, so a test binary
 //! that dies leaves no server behind. Every request made here has a time limit.
 
 pub mod orc;
+pub mod python;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -172,14 +174,21 @@ pub struct S3Server {
 impl S3Server {
     /// Starts a server (about half a second); an error says what is missing.
     pub fn start() -> Result<Self, Error> {
-        let mut child = Command::new("python3")
+        let python = python::interpreter()?;
+        let mut child = python
+            .command()
             .arg("-c")
             .arg(MOTO_SCRIPT)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start python3 for the moto S3 server: {e}"))?;
+            .map_err(|e| {
+                format!(
+                    "cannot start {} for the moto S3 server: {e}",
+                    python.program.display()
+                )
+            })?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().ok_or("moto server: no stdout")?;
         let (tx, rx) = mpsc::channel();
