@@ -126,6 +126,7 @@ impl S3Mirror {
             );
         }
         let out = without_metric(&out, "requests_get=");
+        let out = without_metric(&out, "requests_deletes=");
         let out = without_metric(&out, "requests_planning=");
         let out = without_metric(&out, "requests_list=");
         let out = without_metric(&out, "requests_head=");

@@ -38,8 +38,9 @@ pub struct ScanSummary {
     pub scan_output_rows: Option<usize>,
     /// Bytes read from storage.
     pub bytes_read: Option<usize>,
-    /// GET requests and their retries (object stores only).
-    pub requests: Option<(usize, usize)>,
+    /// GET requests of data files, of delete files, and the retries of all requests
+    /// (object stores only).
+    pub requests: Option<(usize, usize, usize)>,
     /// Planning's requests: all, listings, `HEAD`s (object stores only).
     pub planning_requests: Option<[usize; 3]>,
     /// Rows removed by Iceberg deletes: position deletes, deletion vectors, equality deletes.
@@ -92,8 +93,9 @@ impl ScanSummary {
         add_to(&mut self.bytes_read, count_metric(metrics, "bytes_read"));
         if let Some(gets) = count_metric(metrics, "requests_get") {
             let retried = count_metric(metrics, "requests_retried").unwrap_or(0);
-            let (g, r) = self.requests.unwrap_or((0, 0));
-            self.requests = Some((g + gets, r + retried));
+            let deletes = count_metric(metrics, "requests_deletes").unwrap_or(0);
+            let (g, d, r) = self.requests.unwrap_or((0, 0, 0));
+            self.requests = Some((g + gets, d + deletes, r + retried));
         }
         if let Some(sent) = count_metric(metrics, "requests_planning") {
             let list = count_metric(metrics, "requests_list").unwrap_or(0);
@@ -175,8 +177,12 @@ impl fmt::Display for SummaryDisplay<'_> {
                  vectors (never decoded), {equality} by equality deletes"
             )?;
         }
-        if let Some((gets, retried)) = s.requests {
-            writeln!(f, "  GET requests      : {gets} ({retried} retried)")?;
+        if let Some((gets, deletes, retried)) = s.requests {
+            writeln!(
+                f,
+                "  GET requests      : {gets} of data files, {deletes} of delete files \
+                 ({retried} retried)"
+            )?;
         }
         if let Some([sent, list, head]) = s.planning_requests {
             writeln!(

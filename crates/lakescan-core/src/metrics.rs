@@ -31,10 +31,11 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `requests_get`                  | GET requests of data files (footers and column chunks; object stores only) |
+/// | `requests_deletes`              | GET requests of delete files: each read once per scan, a small one (and a Puffin file's footer with its vectors) in one request (object stores only) |
 /// | `requests_planning`             | HTTP requests of the scan's planning: listing and footers (Hive), manifest list and manifests (Iceberg); object stores whose client counts them (`crate::requests`), retries included |
 /// | `requests_list`                 | of those, listings (Hive; a scan lists only while it plans) |
 /// | `requests_head`                 | of those, `HEAD` requests                                |
-/// | `requests_retried`              | retries of those requests, body resumptions included (object stores whose client counts them: `crate::requests`) |
+/// | `requests_retried`              | retries of all those requests (planning, data and delete files), body resumptions included (object stores whose client counts them: `crate::requests`) |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection (time in the reader's polls, not waiting for I/O; also `elapsed_compute`) |
 /// | `time_loading_deletes`          | reading delete files and building their key sets         |
@@ -89,6 +90,8 @@ pub struct LakeScanMetrics {
     /// See the table above (registered only for object stores: [`Self::with_requests`]).
     pub requests_get: Count,
     /// See the table above (registered only for object stores: [`Self::with_requests`]).
+    pub requests_deletes: Count,
+    /// See the table above (registered only for object stores: [`Self::with_requests`]).
     pub requests_retried: Count,
     /// See the table above.
     pub time_opening: Time,
@@ -96,6 +99,19 @@ pub struct LakeScanMetrics {
     pub time_reading: Time,
     /// See the table above.
     pub time_loading_deletes: Time,
+}
+
+/// What reads of one kind of file add to: the bytes fetched, the GET requests sent, and
+/// their retries (a `CountingReader` built with [`crate::parquet::open::CountingReader::counted`]
+/// counts into them). Clones count into the same metrics; the default counts into nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ReadCounters {
+    /// Bytes fetched.
+    pub bytes: Count,
+    /// GET requests sent.
+    pub requests: Count,
+    /// Their retries.
+    pub retried: Count,
 }
 
 impl LakeScanMetrics {
@@ -128,6 +144,7 @@ impl LakeScanMetrics {
             rows_removed_dynamic_filter: count("rows_removed_dynamic_filter"),
             bytes_read: count("bytes_read"),
             requests_get: Count::new(),
+            requests_deletes: Count::new(),
             requests_retried: Count::new(),
             time_opening: time("time_opening"),
             time_reading: time("time_reading"),
@@ -141,8 +158,19 @@ impl LakeScanMetrics {
     /// make no requests, and their plans do not show the metric).
     pub fn with_requests(mut self, set: &ExecutionPlanMetricsSet, partition: usize) -> Self {
         self.requests_get = MetricBuilder::new(set).counter("requests_get", partition);
+        self.requests_deletes = MetricBuilder::new(set).counter("requests_deletes", partition);
         self.requests_retried = MetricBuilder::new(set).counter("requests_retried", partition);
         self
+    }
+
+    /// The counters reads of delete files add to: `bytes_read`, `requests_deletes`,
+    /// `requests_retried`.
+    pub fn delete_reads(&self) -> ReadCounters {
+        ReadCounters {
+            bytes: self.bytes_read.clone(),
+            requests: self.requests_deletes.clone(),
+            retried: self.requests_retried.clone(),
+        }
     }
 
     /// Runs `future` (the reader producing a batch), adding the time spent in its polls to

@@ -57,6 +57,8 @@ pub struct Attempts {
     sent: Count,
     heads: Count,
     lists: Count,
+    /// Retries of the single reads ([`single_read`]) inside these attempts.
+    retried: Count,
 }
 
 /// The requests counted by an [`Attempts`], by kind.
@@ -68,15 +70,19 @@ pub struct Tally {
     pub heads: usize,
     /// Listings.
     pub lists: usize,
+    /// Of `sent`, retries of single reads ([`single_read`]).
+    pub retried: usize,
 }
 
 impl Tally {
-    /// The planning metrics of these requests: `requests_planning` (all),
+    /// The planning metrics of these requests: `requests_planning` (all but the retries of
+    /// single reads, which go to `requests_retried` with the scan's other retries),
     /// `requests_list` and `requests_head` (a scan lists and asks for sizes only while it
     /// plans).
-    pub fn planning_metrics(&self) -> [(&'static str, usize); 3] {
+    pub fn planning_metrics(&self) -> [(&'static str, usize); 4] {
         [
-            ("requests_planning", self.sent),
+            ("requests_planning", self.sent.saturating_sub(self.retried)),
+            ("requests_retried", self.retried),
             ("requests_list", self.lists),
             ("requests_head", self.heads),
         ]
@@ -112,6 +118,7 @@ impl Attempts {
             sent: self.sent(),
             heads: self.heads.value(),
             lists: self.lists.value(),
+            retried: self.retried.value(),
         }
     }
 
@@ -119,6 +126,17 @@ impl Attempts {
     pub fn retries(&self) -> usize {
         self.sent().saturating_sub(1)
     }
+}
+
+/// Runs `read`, one object-store call (a GET, however many HTTP requests its retries take),
+/// inside the reads in progress: they count its requests, and its retries as retries
+/// ([`Tally::retried`]).
+pub async fn single_read<F: Future>(read: F) -> F::Output {
+    let one = Attempts::default();
+    let output = one.count(read).await;
+    let retries = one.retries();
+    let _ = ATTEMPTS.try_with(|counts| counts.iter().for_each(|c| c.retried.add(retries)));
+    output
 }
 
 /// object_store's reqwest connector, counting each request into the current read's

@@ -470,21 +470,44 @@ impl TableWriter {
         footer_file: &str,
         positions: &[u64],
     ) -> Result<DataFile> {
-        let bitmap: roaring::RoaringTreemap = positions.iter().copied().collect();
-        let mut body = vec![0xD1, 0xD3, 0x39, 0x64];
-        bitmap.serialize_into(&mut body).map_err(err)?;
-        let mut blob = (body.len() as u32).to_be_bytes().to_vec();
-        blob.extend(&body);
-        blob.extend(crc32fast::hash(&body).to_be_bytes());
-        let footer = serde_json::json!({"blobs": [{
-            "type": "deletion-vector-v1", "fields": [2147483645], "snapshot-id": -1,
-            "sequence-number": -1, "offset": 4, "length": blob.len(),
-            "properties": {"referenced-data-file": footer_file,
-                           "cardinality": bitmap.len().to_string()}
-        }]});
-        let payload = serde_json::to_vec(&footer).map_err(err)?;
+        let mut files = self.puffin_file(&[(data_file, footer_file, positions)])?;
+        files
+            .pop()
+            .ok_or_else(|| err("a Puffin file without its vector"))
+    }
+
+    /// One Puffin file holding a deletion vector for each `(data file, positions)`: the
+    /// delete entries of its vectors, one per data file (as Java writes several vectors into
+    /// one file).
+    pub fn deletion_vectors(&mut self, vectors: &[(&str, &[u64])]) -> Result<Vec<DataFile>> {
+        let named: Vec<_> = vectors.iter().map(|(f, p)| (*f, *f, *p)).collect();
+        self.puffin_file(&named)
+    }
+
+    /// A Puffin file of the vectors `(data file, file its footer names, positions)`.
+    fn puffin_file(&mut self, vectors: &[(&str, &str, &[u64])]) -> Result<Vec<DataFile>> {
         let mut puffin = b"PFA1".to_vec();
-        puffin.extend(&blob);
+        let mut blobs = vec![];
+        let mut entries = vec![];
+        for (data_file, footer_file, positions) in vectors {
+            let bitmap: roaring::RoaringTreemap = positions.iter().copied().collect();
+            let mut body = vec![0xD1, 0xD3, 0x39, 0x64];
+            bitmap.serialize_into(&mut body).map_err(err)?;
+            let mut blob = (body.len() as u32).to_be_bytes().to_vec();
+            blob.extend(&body);
+            blob.extend(crc32fast::hash(&body).to_be_bytes());
+            let offset = puffin.len();
+            blobs.push(serde_json::json!({
+                "type": "deletion-vector-v1", "fields": [2147483645], "snapshot-id": -1,
+                "sequence-number": -1, "offset": offset, "length": blob.len(),
+                "properties": {"referenced-data-file": footer_file,
+                               "cardinality": bitmap.len().to_string()}
+            }));
+            entries.push((data_file.to_string(), bitmap.len(), offset, blob.len()));
+            puffin.extend(&blob);
+        }
+        let footer = serde_json::json!({ "blobs": blobs });
+        let payload = serde_json::to_vec(&footer).map_err(err)?;
         puffin.extend(b"PFA1");
         puffin.extend(&payload);
         puffin.extend((payload.len() as u32).to_le_bytes());
@@ -497,18 +520,23 @@ impl TableWriter {
             .join(format!("dv{:03}.puffin", self.files_written));
         std::fs::write(&path, &puffin).map_err(err)?;
         let recorded = self.recorded(&path);
-        self.described(
-            DataContentType::PositionDeletes,
-            recorded,
-            DataFileFormat::Puffin,
-            bitmap.len(),
-            puffin.len() as u64,
-        )
-        .referenced_data_file(Some(data_file.to_string()))
-        .content_offset(Some(4))
-        .content_size_in_bytes(Some(blob.len() as i64))
-        .build()
-        .map_err(err)
+        entries
+            .into_iter()
+            .map(|(data_file, cardinality, offset, length)| {
+                self.described(
+                    DataContentType::PositionDeletes,
+                    recorded.clone(),
+                    DataFileFormat::Puffin,
+                    cardinality,
+                    puffin.len() as u64,
+                )
+                .referenced_data_file(Some(data_file))
+                .content_offset(Some(offset as i64))
+                .content_size_in_bytes(Some(length as i64))
+                .build()
+                .map_err(err)
+            })
+            .collect()
     }
 
     /// Describes an existing Parquet file of `partition` (under the default spec) as a data

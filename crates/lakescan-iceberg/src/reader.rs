@@ -153,9 +153,9 @@ impl IcebergDeletes {
             stores,
             &self.paths,
             &self.cache,
-            &files.data_location,
-            &files.data_written,
+            (&files.data_location, &files.data_written),
             &files.position_deletes,
+            &metrics.delete_reads(),
         )
         .await?;
         metrics.delete_files_loaded.add(loaded);
@@ -177,7 +177,14 @@ impl IcebergDeletes {
             cell.get_or_try_init(|| async {
                 let _timer = context.metrics.time_loading_deletes.timer();
                 let types = key_types(set, &context.spec)?;
-                let keys = load_key_set(stores, set, &types, &context.memory_pool).await?;
+                let keys = load_key_set(
+                    stores,
+                    set,
+                    &types,
+                    &context.memory_pool,
+                    &context.metrics.delete_reads(),
+                )
+                .await?;
                 context.metrics.delete_files_loaded.add(set.files.len());
                 Ok::<_, datafusion::error::DataFusionError>(Arc::new(keys))
             })

@@ -693,20 +693,17 @@ fn avro_error(path: &str, message: impl std::fmt::Display) -> DataFusionError {
 /// The top-level columns with the Iceberg field ids `ids` (or, for a column without a
 /// `field-id`, the name beside its id) of the whole Avro file at `location` (`size` bytes,
 /// `path` in errors): its batches, their columns in the order of `ids`. For small files
-/// read whole, such as delete files; `None` when an id no column has.
+/// read whole, such as delete files, their reads counted into `counters`; `None` when an id
+/// no column has.
 pub async fn read_columns_by_id(
     store: &Arc<dyn object_store::ObjectStore>,
     location: &object_store::path::Path,
     size: u64,
     path: &str,
     ids: &[(i32, &str)],
+    counters: &crate::metrics::ReadCounters,
 ) -> Result<Option<Vec<RecordBatch>>> {
-    let mut reader = crate::parquet::open::CountingReader::open(
-        store,
-        location,
-        size,
-        datafusion::physical_plan::metrics::Count::new(),
-    );
+    let mut reader = crate::parquet::open::CountingReader::counted(store, location, size, counters);
     let bytes = reader
         .get_bytes(0..size)
         .await

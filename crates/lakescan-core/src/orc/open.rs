@@ -765,20 +765,17 @@ pub fn decoder_panic(path: &str, panic: Box<dyn std::any::Any + Send>) -> DataFu
 /// The top-level columns with the Iceberg field ids `ids` (or, for a column without an
 /// `iceberg.id`, the name beside its id) of the whole ORC file at `location` (`size` bytes,
 /// `path` in errors): its batches, their columns in the order of `ids`. For small files read
-/// whole, such as delete files; `None` when an id no column has.
+/// whole, such as delete files, their reads counted into `counters`; `None` when an id no
+/// column has.
 pub async fn read_columns_by_id(
     store: &Arc<dyn object_store::ObjectStore>,
     location: &object_store::path::Path,
     size: u64,
     path: &str,
     ids: &[(i32, &str)],
+    counters: &crate::metrics::ReadCounters,
 ) -> Result<Option<Vec<arrow::array::RecordBatch>>> {
-    let reader = CountingReader::open(
-        store,
-        location,
-        size,
-        datafusion::physical_plan::metrics::Count::new(),
-    );
+    let reader = CountingReader::counted(store, location, size, counters);
     let mut file = read_tail(path, reader).await?;
     let bytes = file
         .reader

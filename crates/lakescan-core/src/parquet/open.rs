@@ -214,6 +214,18 @@ impl CountingReader {
 }
 
 impl CountingReader {
+    /// Reads `path` (`file_size` bytes) of `store`, counting its bytes, GET requests and
+    /// retries into `counters`.
+    pub fn counted(
+        store: &Arc<dyn ObjectStore>,
+        path: &object_store::path::Path,
+        file_size: u64,
+        counters: &crate::metrics::ReadCounters,
+    ) -> Self {
+        Self::open(store, path, file_size, counters.bytes.clone())
+            .counting_requests(counters.requests.clone(), counters.retried.clone())
+    }
+
     /// Counts the GET requests sent to the object store into `requests`, and their retries
     /// into `retried`.
     pub fn counting_requests(mut self, requests: Count, retried: Count) -> Self {

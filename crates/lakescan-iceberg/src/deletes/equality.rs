@@ -34,10 +34,11 @@ use datafusion::common::{
 };
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
 use futures::TryStreamExt;
+use lakescan_core::metrics::ReadCounters;
+use lakescan_core::parquet::open::CountingReader;
 use lakescan_core::reader::BatchTransform;
 use lakescan_core::scan_spec::ScanSpec;
 use object_store::ObjectStore;
-use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use tokio::sync::OnceCell;
 
@@ -210,19 +211,21 @@ pub fn key_types(set: &EqualityDeleteSet, spec: &ScanSpec) -> Result<Vec<DataTyp
 /// Bytes a key set holds per key beyond the key's encoding (hash slot, box).
 const PER_KEY_OVERHEAD: usize = 3 * std::mem::size_of::<usize>();
 
-/// Reads the delete files of `set` and builds their key set, reserving its memory in `pool`
-/// as it grows (a memory limit fails the query with `ResourcesExhausted`, not the process).
+/// Reads the delete files of `set` (their reads counted into `counters`) and builds their
+/// key set, reserving its memory in `pool` as it grows (a memory limit fails the query with
+/// `ResourcesExhausted`, not the process).
 pub async fn load_key_set(
     stores: &super::DeleteStores,
     set: &EqualityDeleteSet,
     types: &[DataType],
     pool: &Arc<dyn MemoryPool>,
+    counters: &ReadCounters,
 ) -> Result<KeySet> {
     let mut keys = Keys::new(types)?;
     let reservation = MemoryConsumer::new("lakescan equality-delete keys").register(pool);
     for file in &set.files {
         let ids: Vec<i32> = set.columns.iter().map(|(_, id)| *id).collect();
-        let (mut stream, schema, order) = open(&stores.of(file)?, file, &ids).await?;
+        let (mut stream, schema, order) = open(&stores.of(file)?, file, &ids, counters).await?;
         // Parquet's schema is known before the first batch; ORC's and Avro's with each.
         if let Some(schema) = &schema {
             check_key_types(file, &set.columns, schema, &order, types)?;
@@ -282,6 +285,7 @@ async fn open<'a>(
     store: &Arc<dyn ObjectStore>,
     file: &'a DeleteFile,
     ids: &[i32],
+    counters: &ReadCounters,
 ) -> Result<(
     futures::stream::BoxStream<'a, Result<RecordBatch>>,
     Option<arrow::datatypes::SchemaRef>,
@@ -290,7 +294,7 @@ async fn open<'a>(
     use futures::StreamExt;
     if file.format != lakescan_core::split::FileFormat::Parquet {
         let wanted: Vec<(i32, &str)> = ids.iter().map(|id| (*id, "")).collect();
-        let Some(batches) = super::read_orc_or_avro(store, file, &wanted).await? else {
+        let Some(batches) = super::read_orc_or_avro(store, file, &wanted, counters).await? else {
             return exec_err!(
                 "Iceberg equality-delete file '{}' has no top-level column with one of its \
                  equality ids {ids:?}",
@@ -300,7 +304,8 @@ async fn open<'a>(
         let stream = futures::stream::iter(batches.into_iter().map(Ok)).boxed();
         return Ok((stream, None, (0..ids.len()).collect()));
     }
-    let reader = ParquetObjectReader::new(Arc::clone(store), file.location.path.clone());
+    // One GET for a file smaller than the tail read (the footer's hint), counted.
+    let reader = CountingReader::counted(store, &file.location.path, file.file_size, counters);
     let builder = ParquetRecordBatchStreamBuilder::new(reader)
         .await
         .map_err(|e| bad(file, e))?;

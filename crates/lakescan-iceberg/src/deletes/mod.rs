@@ -141,15 +141,18 @@ pub(crate) async fn read_orc_or_avro(
     store: &std::sync::Arc<dyn object_store::ObjectStore>,
     file: &DeleteFile,
     ids: &[(i32, &str)],
+    counters: &lakescan_core::metrics::ReadCounters,
 ) -> datafusion::common::Result<Option<Vec<arrow::array::RecordBatch>>> {
     use lakescan_core::split::FileFormat;
     let (location, size, path) = (&file.location.path, file.file_size, &file.written_path);
     match file.format {
         FileFormat::Orc => {
-            lakescan_core::orc::open::read_columns_by_id(store, location, size, path, ids).await
+            lakescan_core::orc::open::read_columns_by_id(store, location, size, path, ids, counters)
+                .await
         }
         FileFormat::Avro => {
-            lakescan_core::avro::read_columns_by_id(store, location, size, path, ids).await
+            lakescan_core::avro::read_columns_by_id(store, location, size, path, ids, counters)
+                .await
         }
         FileFormat::Parquet => datafusion::common::internal_err!(
             "delete file '{path}' is Parquet, read by the Parquet reader"

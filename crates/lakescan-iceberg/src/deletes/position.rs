@@ -25,8 +25,10 @@ use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use lakescan_core::deleted_rows::DeletedRows;
-use object_store::{ObjectStore, ObjectStoreExt};
-use parquet::arrow::async_reader::ParquetObjectReader;
+use lakescan_core::metrics::ReadCounters;
+use lakescan_core::parquet::open::CountingReader;
+use object_store::ObjectStore;
+use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::{RoaringBitmap, RoaringTreemap};
 use tokio::sync::OnceCell;
@@ -47,11 +49,15 @@ const DV_MAGIC: [u8; 4] = [0xD1, 0xD3, 0x39, 0x64];
 type PositionsByFile = HashMap<FileLocation, RoaringTreemap>;
 
 /// What one scan read of position deletes, each once: every position-delete file (shared by
-/// the data files it lists), and the deleted rows of every data file (shared by its splits).
+/// the data files it lists), every Puffin file's footer (shared by its vectors), and the
+/// deleted rows of every data file (shared by its splits).
 #[derive(Debug, Default)]
 pub struct PositionDeleteCache {
     files: Mutex<HashMap<String, Arc<OnceCell<Arc<PositionsByFile>>>>>,
     data_files: Mutex<HashMap<FileLocation, Arc<OnceCell<Arc<DeletedRows>>>>>,
+    /// The Puffin files of the deletion vectors, each read once however many vectors it
+    /// holds.
+    puffins: Mutex<HashMap<String, Arc<OnceCell<Arc<PuffinFile>>>>>,
 }
 
 /// The cell of `key` in `map`, created empty the first time.
@@ -66,21 +72,29 @@ fn cell_of<K: std::hash::Hash + Eq, V>(
 }
 
 /// The rows of the data file at `data` (written as `data_written`) that `deletes` remove,
-/// read once per scan. Returns the rows and the number of delete files read now.
+/// read once per scan, the reads counted into `counters`. Returns the rows and the number of
+/// delete files read now.
 pub async fn deleted_rows(
     stores: &DeleteStores,
     paths: &PathResolver,
     cache: &PositionDeleteCache,
-    data: &FileLocation,
-    data_written: &str,
+    (data, data_written): (&FileLocation, &str),
     deletes: &[Arc<DeleteFile>],
+    counters: &ReadCounters,
 ) -> Result<(Arc<DeletedRows>, usize)> {
     let mut loaded = 0;
     let cell = cell_of(&cache.data_files, data.clone())?;
     let rows = cell
         .get_or_try_init(|| async {
-            let (rows, read) =
-                read_deleted_rows(stores, paths, cache, data, data_written, deletes).await?;
+            let (rows, read) = read_deleted_rows(
+                stores,
+                paths,
+                cache,
+                (data, data_written),
+                deletes,
+                counters,
+            )
+            .await?;
             loaded = read;
             Ok::<_, DataFusionError>(Arc::new(rows))
         })
@@ -92,9 +106,9 @@ async fn read_deleted_rows(
     stores: &DeleteStores,
     paths: &PathResolver,
     cache: &PositionDeleteCache,
-    data: &FileLocation,
-    data_written: &str,
+    (data, data_written): (&FileLocation, &str),
     deletes: &[Arc<DeleteFile>],
+    counters: &ReadCounters,
 ) -> Result<(DeletedRows, usize)> {
     let mut rows = DeletedRows::default();
     let mut loaded = 0;
@@ -105,7 +119,7 @@ async fn read_deleted_rows(
                 let by_file = cell
                     .get_or_try_init(|| async {
                         loaded += 1;
-                        read_position_deletes(&stores.of(delete)?, paths, delete)
+                        read_position_deletes(&stores.of(delete)?, paths, delete, counters)
                             .await
                             .map(Arc::new)
                     })
@@ -119,11 +133,12 @@ async fn read_deleted_rows(
                 let vector = read_deletion_vector(
                     &stores.of(delete)?,
                     paths,
+                    cache,
                     delete,
-                    *offset,
-                    *length,
+                    (*offset, *length),
                     data,
                     data_written,
+                    counters,
                 )
                 .await?;
                 rows.by_deletion_vector |= vector;
@@ -145,6 +160,7 @@ async fn read_position_deletes(
     store: &Arc<dyn ObjectStore>,
     paths: &PathResolver,
     file: &DeleteFile,
+    counters: &ReadCounters,
 ) -> Result<PositionsByFile> {
     let referenced = file.referenced_data_file.as_ref();
     let not_position_deletes = || {
@@ -162,7 +178,7 @@ async fn read_position_deletes(
             Some(_) => &[(POS_ID, "pos")],
             None => &[(FILE_PATH_ID, "file_path"), (POS_ID, "pos")],
         };
-        let batches = super::read_orc_or_avro(store, file, ids)
+        let batches = super::read_orc_or_avro(store, file, ids, counters)
             .await?
             .ok_or_else(not_position_deletes)?;
         let stream = futures::stream::iter(batches.into_iter().map(Ok)).boxed();
@@ -171,7 +187,8 @@ async fn read_position_deletes(
             None => (stream, Some(0), 1),
         }
     } else {
-        let reader = ParquetObjectReader::new(Arc::clone(store), file.location.path.clone());
+        // One GET for a file smaller than the tail read (the footer's hint), counted.
+        let reader = CountingReader::counted(store, &file.location.path, file.file_size, counters);
         let builder = ParquetRecordBatchStreamBuilder::new(reader)
             .await
             .map_err(|e| bad(file, format!("not a readable Parquet file: {e}")))?;
@@ -306,32 +323,40 @@ fn positions_of<'a>(
     }))
 }
 
+/// The deletion vector at `offset`/`length` of the Puffin file `file`, for the data file at
+/// `data`: the file's tail (its footer, and the whole file when small) read once per scan
+/// ([`PuffinFile`]), the blob from those bytes or with one ranged GET.
+#[allow(clippy::too_many_arguments)]
 async fn read_deletion_vector(
     store: &Arc<dyn ObjectStore>,
     paths: &PathResolver,
+    cache: &PositionDeleteCache,
     file: &DeleteFile,
-    offset: u64,
-    length: u64,
+    (offset, length): (u64, u64),
     data: &FileLocation,
     data_written: &str,
+    counters: &ReadCounters,
 ) -> Result<RoaringTreemap> {
-    let path = &file.location.path;
-    let get = |range: std::ops::Range<u64>| async move {
-        store
-            .get_range(path, range)
-            .await
-            .map_err(|e| bad(file, format!("cannot read: {e}")))
-    };
-    let head = get(0..4).await?;
-    if head.as_ref() != PUFFIN_MAGIC {
+    let cell = cell_of(&cache.puffins, file.written_path.clone())?;
+    let puffin = cell
+        .get_or_try_init(|| async { PuffinFile::read(store, file, counters).await.map(Arc::new) })
+        .await?;
+    puffin.check_blob(paths, file, offset, length, data, data_written)?;
+    let Some(end) = offset
+        .checked_add(length)
+        .filter(|end| *end <= file.file_size)
+    else {
         return Err(bad(
             file,
-            "not a Puffin file (no PFA1 magic at its start): a deletion vector must be a \
-             blob inside a Puffin file, not a bare bitmap (as early DuckDB versions wrote)",
+            format!("the blob at offset {offset} ({length} bytes) runs past the file's end"),
         ));
-    }
-    check_footer(store, paths, file, offset, length, data, data_written).await?;
-    let blob = get(offset..offset + length).await?;
+    };
+    let blob = puffin
+        .reader
+        .clone()
+        .get_bytes(offset..end)
+        .await
+        .map_err(|e| bad(file, format!("cannot read: {e}")))?;
     let vector = decode_deletion_vector(&blob).map_err(|what| bad(file, what))?;
     if vector.len() != file.record_count {
         return Err(bad(
@@ -346,104 +371,144 @@ async fn read_deletion_vector(
     Ok(vector)
 }
 
-/// Checks that the Puffin footer lists a `deletion-vector-v1` blob at `offset`/`length` for
-/// the data file.
-async fn check_footer(
-    store: &Arc<dyn ObjectStore>,
-    paths: &PathResolver,
-    file: &DeleteFile,
-    offset: u64,
-    length: u64,
-    data: &FileLocation,
-    data_written: &str,
-) -> Result<()> {
-    let path = &file.location.path;
-    let size = store
-        .head(path)
-        .await
-        .map_err(|e| bad(file, format!("cannot read: {e}")))?
-        .size;
-    if size < 16 {
-        return Err(bad(file, "too short for a Puffin file"));
+/// A Puffin file of deletion vectors as one scan reads it: its last bytes fetched once (the
+/// footer, and the whole file when it is smaller than the tail read: one GET for every
+/// vector in it), checked, and the blobs its footer lists.
+struct PuffinFile {
+    /// The file, with its tail kept: reads inside it are served from memory.
+    reader: CountingReader,
+    /// The footer's `blobs`.
+    blobs: Vec<serde_json::Value>,
+}
+
+impl std::fmt::Debug for PuffinFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PuffinFile")
+            .field("blobs", &self.blobs.len())
+            .finish_non_exhaustive()
     }
-    let tail = store
-        .get_range(path, size - 12..size)
-        .await
-        .map_err(|e| bad(file, format!("cannot read: {e}")))?;
-    if tail[8..12] != PUFFIN_MAGIC {
-        return Err(bad(
-            file,
-            "its Puffin footer is missing (no PFA1 magic at its end)",
-        ));
+}
+
+impl PuffinFile {
+    /// Reads and checks the file's magic and footer (its size is the manifest's).
+    async fn read(
+        store: &Arc<dyn ObjectStore>,
+        file: &DeleteFile,
+        counters: &ReadCounters,
+    ) -> Result<Self> {
+        let size = file.file_size;
+        if size < 16 {
+            return Err(bad(file, "too short for a Puffin file"));
+        }
+        let mut reader = CountingReader::counted(store, &file.location.path, size, counters);
+        let cannot_read = |e: parquet::errors::ParquetError| bad(file, format!("cannot read: {e}"));
+        let (start, tail) = reader.fetch_tail().await.map_err(cannot_read)?;
+        let head = match start {
+            0 => tail.slice(0..4),
+            _ => reader.get_bytes(0..4).await.map_err(cannot_read)?,
+        };
+        if head.as_ref() != PUFFIN_MAGIC {
+            return Err(bad(
+                file,
+                "not a Puffin file (no PFA1 magic at its start): a deletion vector must be a \
+                 blob inside a Puffin file, not a bare bitmap (as early DuckDB versions wrote)",
+            ));
+        }
+        let Some(end) = tail.len().checked_sub(12).map(|at| tail.slice(at..)) else {
+            return Err(bad(file, "too short for a Puffin file"));
+        };
+        if end[8..12] != PUFFIN_MAGIC {
+            return Err(bad(
+                file,
+                "its Puffin footer is missing (no PFA1 magic at its end)",
+            ));
+        }
+        let payload_size = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+        if end[4] & 1 != 0 {
+            return Err(bad(
+                file,
+                "its Puffin footer is LZ4-compressed, which lakescan does not read",
+            ));
+        }
+        let Some(payload_start) = (size - 12).checked_sub(payload_size).filter(|s| *s >= 4) else {
+            return Err(bad(file, "its Puffin footer size exceeds the file"));
+        };
+        let payload = reader
+            .get_bytes(payload_start..size - 12)
+            .await
+            .map_err(cannot_read)?;
+        let footer: serde_json::Value = serde_json::from_slice(&payload)
+            .map_err(|e| bad(file, format!("its Puffin footer is not JSON: {e}")))?;
+        let blobs = footer
+            .get("blobs")
+            .and_then(|b| b.as_array())
+            .cloned()
+            .unwrap_or_default();
+        Ok(Self { reader, blobs })
     }
-    let payload_size = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-    let flags = tail[4];
-    if flags & 1 != 0 {
-        return Err(bad(
-            file,
-            "its Puffin footer is LZ4-compressed, which lakescan does not read",
-        ));
+
+    /// Checks that the footer lists a `deletion-vector-v1` blob at `offset`/`length` for
+    /// the data file at `data`.
+    fn check_blob(
+        &self,
+        paths: &PathResolver,
+        file: &DeleteFile,
+        offset: u64,
+        length: u64,
+        data: &FileLocation,
+        data_written: &str,
+    ) -> Result<()> {
+        let blob = self
+            .blobs
+            .iter()
+            .find(|b| b.get("offset").and_then(serde_json::Value::as_u64) == Some(offset));
+        let Some(blob) = blob else {
+            return Err(bad(
+                file,
+                format!("its Puffin footer lists no blob at offset {offset}"),
+            ));
+        };
+        let kind = blob
+            .get("type")
+            .and_then(|t| t.as_str())
+            .unwrap_or_default();
+        if kind != "deletion-vector-v1" {
+            return Err(bad(
+                file,
+                format!("the blob at offset {offset} is '{kind}', not deletion-vector-v1"),
+            ));
+        }
+        if blob.get("length").and_then(serde_json::Value::as_u64) != Some(length) {
+            return Err(bad(
+                file,
+                format!("the blob at offset {offset} does not have the manifest's length {length}"),
+            ));
+        }
+        if let Some(codec) = blob.get("compression-codec").and_then(|c| c.as_str()) {
+            return Err(bad(
+                file,
+                format!(
+                    "the deletion vector is compressed ({codec}); deletion vectors are stored uncompressed"
+                ),
+            ));
+        }
+        let referenced = blob
+            .get("properties")
+            .and_then(|p| p.get("referenced-data-file"))
+            .and_then(|r| r.as_str());
+        if let Some(referenced) = referenced
+            && &paths.resolve(referenced)? != data
+        {
+            return Err(bad(
+                file,
+                format!(
+                    "the deletion vector at offset {offset} belongs to data file '{referenced}', \
+                     not '{data_written}'"
+                ),
+            ));
+        }
+        Ok(())
     }
-    let Some(start) = size.checked_sub(12 + payload_size) else {
-        return Err(bad(file, "its Puffin footer size exceeds the file"));
-    };
-    let payload = store
-        .get_range(path, start..size - 12)
-        .await
-        .map_err(|e| bad(file, format!("cannot read: {e}")))?;
-    let footer: serde_json::Value = serde_json::from_slice(&payload)
-        .map_err(|e| bad(file, format!("its Puffin footer is not JSON: {e}")))?;
-    let blobs = footer.get("blobs").and_then(|b| b.as_array());
-    let blob = blobs
-        .into_iter()
-        .flatten()
-        .find(|b| b.get("offset").and_then(serde_json::Value::as_u64) == Some(offset));
-    let Some(blob) = blob else {
-        return Err(bad(
-            file,
-            format!("its Puffin footer lists no blob at offset {offset}"),
-        ));
-    };
-    let kind = blob
-        .get("type")
-        .and_then(|t| t.as_str())
-        .unwrap_or_default();
-    if kind != "deletion-vector-v1" {
-        return Err(bad(
-            file,
-            format!("the blob at offset {offset} is '{kind}', not deletion-vector-v1"),
-        ));
-    }
-    if blob.get("length").and_then(serde_json::Value::as_u64) != Some(length) {
-        return Err(bad(
-            file,
-            format!("the blob at offset {offset} does not have the manifest's length {length}"),
-        ));
-    }
-    if let Some(codec) = blob.get("compression-codec").and_then(|c| c.as_str()) {
-        return Err(bad(
-            file,
-            format!(
-                "the deletion vector is compressed ({codec}); deletion vectors are stored uncompressed"
-            ),
-        ));
-    }
-    let referenced = blob
-        .get("properties")
-        .and_then(|p| p.get("referenced-data-file"))
-        .and_then(|r| r.as_str());
-    if let Some(referenced) = referenced
-        && &paths.resolve(referenced)? != data
-    {
-        return Err(bad(
-            file,
-            format!(
-                "the deletion vector at offset {offset} belongs to data file '{referenced}', \
-                 not '{data_written}'"
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Decodes a `deletion-vector-v1` blob: length, magic, portable 64-bit Roaring bitmap, CRC.

@@ -463,8 +463,16 @@ impl<'a> Planner<'a> {
     ) -> Result<bytes::Bytes> {
         let location = self.paths.resolve(written)?;
         let store = self.runtime.object_store(&location.store)?;
-        match store.get(&location.path).await {
-            Ok(r) => Ok(r.bytes().await?),
+        // One GET, its retries (and a resumed body) counted as the scan's retries.
+        let got = lakescan_core::requests::single_read(async {
+            match store.get(&location.path).await {
+                Ok(r) => r.bytes().await,
+                Err(e) => Err(e),
+            }
+        })
+        .await;
+        match got {
+            Ok(bytes) => Ok(bytes),
             Err(object_store::Error::NotFound { .. }) => {
                 let listed = listed_in
                     .map(|list| format!(" (listed in manifest list '{list}')"))

@@ -102,7 +102,8 @@ fn dv_file(path: &str, offset: u64, length: u64, record_count: u64) -> DeleteFil
         referenced_data_file: None,
         referenced_written: None,
         record_count,
-        file_size: 0,
+        // The manifest's size of the Puffin file (the golden files' own).
+        file_size: std::fs::metadata(root().join(path)).map_or(0, |m| m.len()),
         format: Default::default(),
     }
 }
@@ -114,7 +115,18 @@ async fn read(file: DeleteFile, data_written: &str) -> Result<RoaringTreemap> {
         return internal_err!("not a deletion vector");
     };
     let target = paths.resolve(data_written)?;
-    read_deletion_vector(&store, &paths, &file, offset, length, &target, data_written).await
+    let cache = PositionDeleteCache::default();
+    read_deletion_vector(
+        &store,
+        &paths,
+        &cache,
+        &file,
+        (offset, length),
+        &target,
+        data_written,
+        &ReadCounters::default(),
+    )
+    .await
 }
 
 #[tokio::test]

@@ -18,6 +18,8 @@ use lakescan_testkit::{ACCESS_KEY_ID, Fault, S3Server, SECRET_ACCESS_KEY, upload
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
+mod requests;
+
 /// No test here may take longer.
 const LIMIT: Duration = Duration::from_secs(90);
 
