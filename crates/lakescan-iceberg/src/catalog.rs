@@ -161,10 +161,29 @@ pub async fn connect(name: &str, uri: &str, runtime: &RuntimeEnv) -> Result<Arc<
 pub async fn register_catalog(ctx: &SessionContext, name: &str, uri: &str) -> Result<()> {
     let catalog = connect(name, uri, &ctx.runtime_env()).await?;
     let provider = IcebergCatalogProvider::try_new(catalog, view_types(ctx))
-        .await?
+        .await
+        .map_err(|e| refused(uri, e))?
         .with_session(ctx.state_weak_ref());
     ctx.register_catalog(name, Arc::new(provider));
     Ok(())
+}
+
+/// `e`, an error of the catalog at `uri`, naming it (its secrets hidden), and saying so when
+/// the catalog refused the request's credentials (HTTP 401 or 403).
+fn refused(uri: &str, e: DataFusionError) -> DataFusionError {
+    let text = e.to_string();
+    let hint = match (
+        text.contains("401 Unauthorized"),
+        text.contains("403 Forbidden"),
+    ) {
+        (true, _) => {
+            " (HTTP 401: the catalog refused the credentials; check the URI's token \
+                      or credential)"
+        }
+        (_, true) => " (HTTP 403: the credentials may not read this catalog)",
+        _ => "",
+    };
+    DataFusionError::External(format!("Iceberg catalog '{}'{hint}: {text}", shown_uri(uri)).into())
 }
 
 fn view_types(ctx: &SessionContext) -> StringTypes {

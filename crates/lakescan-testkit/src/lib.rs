@@ -1,5 +1,6 @@
 //! Test support for lakescan: [`S3Server`], a real S3 server (moto) on loopback with armable
-//! faults, and [`upload_dir`] to put a local table on it; [`orc::write_orc`], ORC fixtures
+//! faults, and [`upload_dir`] to put a local table on it; [`rest_catalog::RestCatalogServer`],
+//! an Iceberg REST catalog on loopback over any catalog; [`orc::write_orc`], ORC fixtures
 //! written in process.
 //!
 //! The server is `moto`'s S3 (Python) behind a small WSGI wrapper (`moto.py`, embedded here
@@ -11,6 +12,7 @@
 
 pub mod orc;
 pub mod python;
+pub mod rest_catalog;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -19,6 +19,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 mod requests;
+mod rest_catalog;
 
 /// No test here may take longer.
 const LIMIT: Duration = Duration::from_secs(90);
