@@ -1,6 +1,7 @@
 //! Metadata tables, as Trino and iceberg-rust name them: `"t$snapshots"`, `"t$history"`,
-//! `"t$refs"`, `"t$manifests"` and `"t$files"` next to every Iceberg table `t`, so a user
-//! can find the snapshot ids that time travel (`OPTIONS ('snapshot_id' …)`) takes.
+//! `"t$refs"`, `"t$manifests"`, `"t$files"` and `"t$partitions"` next to every Iceberg
+//! table `t`, so a user can find the snapshot ids that time travel (`OPTIONS ('snapshot_id'
+//! …)`) takes, and what each snapshot holds.
 //!
 //! | table          | rows                                                       | columns |
 //! |----------------|------------------------------------------------------------|---------|
@@ -8,13 +9,13 @@
 //! | `$history`     | the snapshot log: each time a snapshot became current      | `made_current_at`, `snapshot_id`, `parent_id`, `is_current_ancestor` |
 //! | `$refs`        | branches and tags                                          | `name`, `type` (`BRANCH` / `TAG`), `snapshot_id`, `max_reference_age_in_ms`, `min_snapshots_to_keep`, `max_snapshot_age_in_ms` |
 //! | `$manifests`   | the manifests of the snapshot the table reads              | `content` (0 data, 1 deletes), `path`, `length`, `partition_spec_id`, `added_snapshot_id`, `added/existing/deleted_data_files_count`, `added/existing/deleted_delete_files_count` (Spark's columns), then `sequence_number`, `added/existing/deleted_rows_count` |
+//! | `$files`       | the live data and delete files of that snapshot            | `content` (0 data, 1 position deletes, 2 equality deletes), `file_path`, `file_format`, `spec_id`, `partition` (partitioned tables: the struct of `_partition`), `record_count`, `file_size_in_bytes`, `sequence_number`, `first_row_id`, `equality_ids`, `referenced_data_file` |
+//! | `$partitions`  | one row per partition of those files (`partitions`)        | `partition` (partitioned tables), `spec_id`, `record_count`, `file_count`, `total_data_file_size_in_bytes`, `position_delete_record_count`, `position_delete_file_count`, `equality_delete_record_count`, `equality_delete_file_count`, `last_updated_at`, `last_updated_snapshot_id` (Spark's columns) |
 //!
 //! Column order follows Trino's and Spark's tables where they have the column; lakescan's
-//! additions come last.
-//! | `$files`       | the live data and delete files of that snapshot            | `content` (0 data, 1 position deletes, 2 equality deletes), `file_path`, `file_format`, `spec_id`, `partition` (partitioned tables: the struct of `_partition`), `record_count`, `file_size_in_bytes`, `sequence_number`, `first_row_id`, `equality_ids`, `referenced_data_file` |
-//!
-//! `$manifests` and `$files` follow the table's snapshot: for a table created with
-//! `OPTIONS ('snapshot_id' …)`, that snapshot's. They are computed when scanned.
+//! additions come last. `$manifests`, `$files` and `$partitions` follow the table's
+//! snapshot: for a table created with `OPTIONS ('snapshot_id' …)`, that snapshot's. They
+//! are computed when scanned.
 //!
 //! A name `t$kind` resolves through [`MetadataTableSchema`], which `lakescan::register` puts
 //! around the session's default schema, and through the Iceberg catalogs' schemas.
@@ -40,6 +41,8 @@ use crate::plan::Planner;
 use crate::schema::StringTypes;
 use crate::table::IcebergTable;
 
+mod partitions;
+
 /// Which metadata table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetadataTableKind {
@@ -53,16 +56,19 @@ pub enum MetadataTableKind {
     Manifests,
     /// `$files`
     Files,
+    /// `$partitions`
+    Partitions,
 }
 
 impl MetadataTableKind {
     /// Every kind.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Snapshots,
         Self::History,
         Self::Refs,
         Self::Manifests,
         Self::Files,
+        Self::Partitions,
     ];
 
     /// The suffix after `$`.
@@ -73,6 +79,7 @@ impl MetadataTableKind {
             Self::Refs => "refs",
             Self::Manifests => "manifests",
             Self::Files => "files",
+            Self::Partitions => "partitions",
         }
     }
 
@@ -92,16 +99,16 @@ pub struct IcebergMetadataTable {
     table: IcebergTable,
     kind: MetadataTableKind,
     schema: SchemaRef,
-    /// `$files`' `partition` column (partitioned tables).
+    /// The `partition` column of `$files` and `$partitions` (partitioned tables).
     partition: Option<MetadataColumns>,
 }
 
 impl IcebergMetadataTable {
     /// The `kind` table of `table`.
     pub fn try_new(table: IcebergTable, kind: MetadataTableKind) -> Result<Self> {
-        // Only `$files` has a partition column.
+        // Only `$files` and `$partitions` have a partition column.
         let partition = match kind {
-            MetadataTableKind::Files => {
+            MetadataTableKind::Files | MetadataTableKind::Partitions => {
                 let metadata = &table.loaded().metadata;
                 let columns = MetadataColumns::try_new(
                     &MetadataSelection::All,
@@ -131,6 +138,7 @@ impl IcebergMetadataTable {
             MetadataTableKind::Refs => refs(&self.table),
             MetadataTableKind::Manifests => self.manifests(state).await?,
             MetadataTableKind::Files => self.files(state).await?,
+            MetadataTableKind::Partitions => self.partitions(state).await?,
         };
         Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
     }
@@ -339,6 +347,14 @@ fn schema_of(kind: MetadataTableKind, partition: Option<DataType>) -> Schema {
                 ),
                 f("referenced_data_file", DataType::Utf8, true),
             ]);
+            fields
+        }
+        MetadataTableKind::Partitions => {
+            let mut fields = vec![];
+            if let Some(t) = partition {
+                fields.push(f("partition", t, false));
+            }
+            fields.extend(partitions::fields());
             fields
         }
     };
