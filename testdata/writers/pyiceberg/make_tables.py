@@ -32,6 +32,7 @@ Tables (each under warehouse/db/<name>/):
 import json
 import pathlib
 import shutil
+import sys
 import time
 import uuid
 from decimal import Decimal
@@ -69,7 +70,10 @@ from pyiceberg.types import (
 
 HERE = pathlib.Path(__file__).resolve().parent
 WAREHOUSE = "warehouse"
-MAGIC = b"Obj\x01"
+
+# The Avro header reader and writer of the other derived tables.
+sys.path.insert(0, str(HERE.parent))
+from derive import read_header, write_header  # noqa: E402
 
 
 def catalog():
@@ -80,56 +84,6 @@ def catalog():
 
 
 # ---- Avro headers (only the header changes; the entry blocks stay byte for byte) ----
-
-
-def read_long(b, i):
-    value, shift = 0, 0
-    while True:
-        c = b[i]
-        i += 1
-        value |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return (value >> 1) ^ -(value & 1), i
-
-
-def write_long(v):
-    z = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while True:
-        byte = z & 0x7F
-        z >>= 7
-        if z == 0:
-            out.append(byte)
-            return bytes(out)
-        out.append(byte | 0x80)
-
-
-def read_header(b):
-    assert b[:4] == MAGIC
-    i, meta = 4, {}
-    while True:
-        n, i = read_long(b, i)
-        if n == 0:
-            return meta, i
-        if n < 0:
-            _, i = read_long(b, i)
-            n = -n
-        for _ in range(n):
-            k, i = read_long(b, i)
-            key = b[i : i + k].decode()
-            i += k
-            v, i = read_long(b, i)
-            meta[key] = b[i : i + v]
-            i += v
-
-
-def write_header(meta, rest):
-    out = bytearray(MAGIC)
-    out += write_long(len(meta))
-    for k, v in meta.items():
-        out += write_long(len(k.encode())) + k.encode() + write_long(len(v)) + v
-    return bytes(out + write_long(0) + rest)
 
 
 def rewrite_manifests(table_dir, change):

@@ -21,9 +21,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, Date32Array, ListArray, MapArray, PrimitiveArray, StructArray,
-};
+use arrow::array::{ArrayRef, AsArray, Date32Array, PrimitiveArray};
 use arrow::datatypes::{
     ArrowTimestampType, DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType,
@@ -31,6 +29,7 @@ use arrow::datatypes::{
 use datafusion::common::Result;
 use orc_rust::proto;
 
+use super::nested::{has_leaf, map_leaves};
 use crate::calendar::{GREGORIAN_CUTOVER_DAY, hybrid_to_proleptic};
 
 /// The calendar an ORC file's day numbers are in.
@@ -69,60 +68,33 @@ impl DayCalendar {
     /// `array` with its dates and timestamps (at any depth) in the proleptic calendar;
     /// `array` itself when nothing needs converting.
     pub fn to_proleptic(self, array: &ArrayRef) -> Result<ArrayRef> {
-        if self == Self::Proleptic || !has_days(array.data_type()) {
+        let days = |t: &DataType| matches!(t, DataType::Date32 | DataType::Timestamp(_, _));
+        if self == Self::Proleptic || !has_leaf(array.data_type(), &days) {
             return Ok(Arc::clone(array));
         }
-        Ok(match array.data_type() {
-            DataType::Date32 => {
-                let dates = array.as_primitive::<arrow::datatypes::Date32Type>();
-                let cutover = GREGORIAN_CUTOVER_DAY as i32;
-                if !dates.values().iter().any(|d| *d < cutover) {
-                    return Ok(Arc::clone(array));
+        map_leaves(array, &mut |leaf| {
+            Ok(match leaf.data_type() {
+                DataType::Date32 => {
+                    let dates = leaf.as_primitive::<arrow::datatypes::Date32Type>();
+                    let cutover = GREGORIAN_CUTOVER_DAY as i32;
+                    if !dates.values().iter().any(|d| *d < cutover) {
+                        return Ok(Arc::clone(leaf));
+                    }
+                    let converted: Date32Array = dates.unary(|d| self.date(d));
+                    Arc::new(converted)
                 }
-                let converted: Date32Array = dates.unary(|d| self.date(d));
-                Arc::new(converted)
-            }
-            DataType::Timestamp(unit, _) => match unit {
-                TimeUnit::Second => timestamps::<TimestampSecondType>(array, 1),
-                TimeUnit::Millisecond => timestamps::<TimestampMillisecondType>(array, 1_000),
-                TimeUnit::Microsecond => timestamps::<TimestampMicrosecondType>(array, 1_000_000),
-                TimeUnit::Nanosecond => timestamps::<TimestampNanosecondType>(array, 1_000_000_000),
-            },
-            DataType::Struct(fields) => {
-                let s = array.as_struct();
-                let columns = s
-                    .columns()
-                    .iter()
-                    .map(|c| self.to_proleptic(c))
-                    .collect::<Result<Vec<_>>>()?;
-                Arc::new(StructArray::try_new(
-                    fields.clone(),
-                    columns,
-                    s.nulls().cloned(),
-                )?)
-            }
-            DataType::List(item) => {
-                let l = array.as_list::<i32>();
-                Arc::new(ListArray::try_new(
-                    Arc::clone(item),
-                    l.offsets().clone(),
-                    self.to_proleptic(l.values())?,
-                    l.nulls().cloned(),
-                )?)
-            }
-            DataType::Map(entries, sorted) => {
-                let m = array.as_map();
-                let kv: ArrayRef = Arc::new(m.entries().clone());
-                let kv = self.to_proleptic(&kv)?;
-                Arc::new(MapArray::try_new(
-                    Arc::clone(entries),
-                    m.offsets().clone(),
-                    kv.as_struct().clone(),
-                    m.nulls().cloned(),
-                    *sorted,
-                )?)
-            }
-            _ => Arc::clone(array),
+                DataType::Timestamp(unit, _) => match unit {
+                    TimeUnit::Second => timestamps::<TimestampSecondType>(leaf, 1),
+                    TimeUnit::Millisecond => timestamps::<TimestampMillisecondType>(leaf, 1_000),
+                    TimeUnit::Microsecond => {
+                        timestamps::<TimestampMicrosecondType>(leaf, 1_000_000)
+                    }
+                    TimeUnit::Nanosecond => {
+                        timestamps::<TimestampNanosecondType>(leaf, 1_000_000_000)
+                    }
+                },
+                _ => Arc::clone(leaf),
+            })
         })
     }
 }
@@ -146,16 +118,6 @@ fn timestamps<T: ArrowTimestampType>(array: &ArrayRef, per_second: i64) -> Array
             .unwrap_or(v)
     });
     Arc::new(converted.with_data_type(array.data_type().clone()))
-}
-
-/// Whether values of `data_type` hold day numbers (dates, timestamps) at any depth.
-fn has_days(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Date32 | DataType::Timestamp(_, _) => true,
-        DataType::Struct(fields) => fields.iter().any(|f| has_days(f.data_type())),
-        DataType::List(f) | DataType::Map(f, _) => has_days(f.data_type()),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, ListArray, MapArray, PrimitiveArray, StructArray};
+use arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray};
 use arrow::datatypes::{
     ArrowTimestampType, DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType,
@@ -24,6 +24,8 @@ use arrow::datatypes::{
 use chrono::{Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 use datafusion::common::Result;
+
+use super::nested::{has_leaf, map_leaves};
 
 /// 2100-01-01T00:00:00 as seconds since the epoch: the first wall clock `chrono-tz` may
 /// misread.
@@ -78,57 +80,26 @@ impl LateDst {
     /// `array` with its timestamps without time zone (at any depth) corrected; `array`
     /// itself when its type holds none (no nested array is rebuilt).
     pub fn correct(&mut self, array: &ArrayRef) -> Result<ArrayRef> {
-        if !has_wall_clocks(array.data_type()) {
+        let wall_clocks = |t: &DataType| matches!(t, DataType::Timestamp(_, None));
+        if !has_leaf(array.data_type(), &wall_clocks) {
             return Ok(Arc::clone(array));
         }
-        Ok(match array.data_type() {
-            DataType::Timestamp(unit, None) => match unit {
-                TimeUnit::Second => self.correct_values::<TimestampSecondType>(array, 1),
-                TimeUnit::Millisecond => {
-                    self.correct_values::<TimestampMillisecondType>(array, 1_000)
-                }
-                TimeUnit::Microsecond => {
-                    self.correct_values::<TimestampMicrosecondType>(array, 1_000_000)
-                }
-                TimeUnit::Nanosecond => {
-                    self.correct_values::<TimestampNanosecondType>(array, 1_000_000_000)
-                }
-            },
-            DataType::Struct(fields) => {
-                let s = array.as_struct();
-                let columns = s
-                    .columns()
-                    .iter()
-                    .map(|c| self.correct(c))
-                    .collect::<Result<Vec<_>>>()?;
-                Arc::new(StructArray::try_new(
-                    fields.clone(),
-                    columns,
-                    s.nulls().cloned(),
-                )?)
-            }
-            DataType::List(item) => {
-                let l = array.as_list::<i32>();
-                Arc::new(ListArray::try_new(
-                    Arc::clone(item),
-                    l.offsets().clone(),
-                    self.correct(l.values())?,
-                    l.nulls().cloned(),
-                )?)
-            }
-            DataType::Map(entries, sorted) => {
-                let m = array.as_map();
-                let kv: ArrayRef = Arc::new(m.entries().clone());
-                let kv = self.correct(&kv)?;
-                Arc::new(MapArray::try_new(
-                    Arc::clone(entries),
-                    m.offsets().clone(),
-                    kv.as_struct().clone(),
-                    m.nulls().cloned(),
-                    *sorted,
-                )?)
-            }
-            _ => Arc::clone(array),
+        map_leaves(array, &mut |leaf| {
+            Ok(match leaf.data_type() {
+                DataType::Timestamp(unit, None) => match unit {
+                    TimeUnit::Second => self.correct_values::<TimestampSecondType>(leaf, 1),
+                    TimeUnit::Millisecond => {
+                        self.correct_values::<TimestampMillisecondType>(leaf, 1_000)
+                    }
+                    TimeUnit::Microsecond => {
+                        self.correct_values::<TimestampMicrosecondType>(leaf, 1_000_000)
+                    }
+                    TimeUnit::Nanosecond => {
+                        self.correct_values::<TimestampNanosecondType>(leaf, 1_000_000_000)
+                    }
+                },
+                _ => Arc::clone(leaf),
+            })
         })
     }
 
@@ -195,16 +166,6 @@ impl LateDst {
             self.offsets.insert((year, second_of_year), offset);
         }
         Some(offset)
-    }
-}
-
-/// Whether values of type `t` hold timestamps without time zone, at any depth.
-fn has_wall_clocks(t: &DataType) -> bool {
-    match t {
-        DataType::Timestamp(_, None) => true,
-        DataType::Struct(fields) => fields.iter().any(|f| has_wall_clocks(f.data_type())),
-        DataType::List(item) | DataType::Map(item, _) => has_wall_clocks(item.data_type()),
-        _ => false,
     }
 }
 

@@ -6,6 +6,7 @@
 //! | this file       | [`OrcFormat`]: the steps of the shared split lifecycle (below)    |
 //! | [`open`]        | `LoadTail`: postscript, footer, stripe statistics, checked        |
 //! | [`calendar`]    | dates and timestamps of files in Java's hybrid calendar, converted |
+//! | [`nested`]      | a correction applied to the leaves of nested columns               |
 //! | [`late_dst`]    | `timestamp` wall clocks after 2099 in zones with daylight saving   |
 //! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
 //! | [`tail_cache`]  | tails kept in the session's file metadata cache                    |
@@ -30,6 +31,7 @@
 pub mod calendar;
 pub mod decode;
 pub mod late_dst;
+pub mod nested;
 pub mod open;
 pub mod primitive;
 pub mod projection;

@@ -93,6 +93,13 @@ impl MetadataTableKind {
     }
 }
 
+/// A live entry of a manifest with what it inherits.
+struct LiveFile {
+    entry: iceberg::spec::ManifestEntry,
+    first_row_id: Option<i64>,
+    spec: Arc<iceberg::spec::PartitionSpec>,
+}
+
 /// One metadata table of an Iceberg table.
 #[derive(Debug)]
 pub struct IcebergMetadataTable {
@@ -197,6 +204,46 @@ impl IcebergMetadataTable {
         ])
     }
 
+    /// The live entries (data and delete files) of the snapshot the table reads, in
+    /// manifest order.
+    async fn live_files(&self, state: &dyn Session) -> Result<Vec<LiveFile>> {
+        let mut live = vec![];
+        let Some(snapshot) = self.table.snapshot() else {
+            return Ok(live);
+        };
+        let planner = self.planner(state);
+        for manifest in planner.manifests(snapshot).await? {
+            let (entries, spec) = planner.entries(&manifest).await?;
+            for (entry, first_row_id) in entries {
+                if entry.status != ManifestStatus::Deleted {
+                    live.push(LiveFile {
+                        entry,
+                        first_row_id,
+                        spec: Arc::clone(&spec),
+                    });
+                }
+            }
+        }
+        Ok(live)
+    }
+
+    /// The `_partition` value of `live` (`None` for an unpartitioned table).
+    fn partition_of(&self, live: &LiveFile) -> Result<Option<ScalarValue>> {
+        let Some(columns) = &self.partition else {
+            return Ok(None);
+        };
+        let file = &live.entry.data_file;
+        columns
+            .partition_value(&FileInfo {
+                written_path: file.file_path(),
+                spec: &live.spec,
+                partition: file.partition(),
+                first_row_id: live.first_row_id,
+                data_sequence_number: crate::plan::live_sequence_number(&live.entry)?,
+            })
+            .map(Some)
+    }
+
     async fn files(&self, state: &dyn Session) -> Result<Vec<ArrayRef>> {
         let mut content = Int32Builder::new();
         let mut path = StringBuilder::new();
@@ -209,46 +256,33 @@ impl IcebergMetadataTable {
         let mut first_row_ids = vec![];
         let mut equality_ids = ListBuilder::new(Int32Builder::new());
         let mut referenced = StringBuilder::new();
-        if let Some(snapshot) = self.table.snapshot() {
-            let planner = self.planner(state);
-            for manifest in planner.manifests(snapshot).await? {
-                let (entries, spec) = planner.entries(&manifest).await?;
-                for (entry, first_row_id) in entries {
-                    if entry.status == ManifestStatus::Deleted {
-                        continue;
-                    }
-                    let file = &entry.data_file;
-                    content.append_value(match file.content_type() {
-                        DataContentType::Data => 0,
-                        DataContentType::PositionDeletes => 1,
-                        DataContentType::EqualityDeletes => 2,
-                    });
-                    path.append_value(file.file_path());
-                    format.append_value(file.file_format().to_string().to_uppercase());
-                    spec_id.append_value(spec.spec_id());
-                    if let Some(columns) = &self.partition {
-                        partitions.push(columns.partition_value(&FileInfo {
-                            written_path: file.file_path(),
-                            spec: &spec,
-                            partition: file.partition(),
-                            first_row_id,
-                            data_sequence_number: crate::plan::live_sequence_number(&entry)?,
-                        })?);
-                    }
-                    record_count.push(i64::try_from(file.record_count()).ok());
-                    size.push(i64::try_from(file.file_size_in_bytes()).ok());
-                    sequence.push(entry.sequence_number);
-                    first_row_ids.push(first_row_id);
-                    match file.equality_ids() {
-                        Some(ids) if file.content_type() == DataContentType::EqualityDeletes => {
-                            equality_ids.values().append_slice(&ids);
-                            equality_ids.append(true);
-                        }
-                        _ => equality_ids.append(false),
-                    }
-                    referenced.append_option(file.referenced_data_file());
-                }
+        for live in self.live_files(state).await? {
+            let (entry, spec) = (&live.entry, &live.spec);
+            let first_row_id = live.first_row_id;
+            let file = &entry.data_file;
+            content.append_value(match file.content_type() {
+                DataContentType::Data => 0,
+                DataContentType::PositionDeletes => 1,
+                DataContentType::EqualityDeletes => 2,
+            });
+            path.append_value(file.file_path());
+            format.append_value(file.file_format().to_string().to_uppercase());
+            spec_id.append_value(spec.spec_id());
+            if let Some(value) = self.partition_of(&live)? {
+                partitions.push(value);
             }
+            record_count.push(i64::try_from(file.record_count()).ok());
+            size.push(i64::try_from(file.file_size_in_bytes()).ok());
+            sequence.push(entry.sequence_number);
+            first_row_ids.push(first_row_id);
+            match file.equality_ids() {
+                Some(ids) if file.content_type() == DataContentType::EqualityDeletes => {
+                    equality_ids.values().append_slice(&ids);
+                    equality_ids.append(true);
+                }
+                _ => equality_ids.append(false),
+            }
+            referenced.append_option(file.referenced_data_file());
         }
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(content.finish()),

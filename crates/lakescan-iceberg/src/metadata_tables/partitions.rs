@@ -20,10 +20,9 @@ use arrow::array::{ArrayRef, Int32Array, Int64Array, TimestampMillisecondArray};
 use arrow::datatypes::{DataType, Field};
 use datafusion::catalog::Session;
 use datafusion::common::{Result, ScalarValue};
-use iceberg::spec::{DataContentType, ManifestStatus};
+use iceberg::spec::DataContentType;
 
 use super::{IcebergMetadataTable, utc_millis};
-use crate::metadata_columns::FileInfo;
 
 /// The columns after `partition`.
 pub fn fields() -> Vec<Field> {
@@ -84,46 +83,29 @@ impl IcebergMetadataTable {
         let metadata = &self.table.loaded().metadata;
         // Partitions in the order their first file was listed.
         let mut partitions: Vec<(ScalarValue, Partition)> = vec![];
-        if let Some(snapshot) = self.table.snapshot() {
-            let planner = self.planner(state);
-            for manifest in planner.manifests(snapshot).await? {
-                let (entries, spec) = planner.entries(&manifest).await?;
-                for (entry, first_row_id) in entries {
-                    if entry.status == ManifestStatus::Deleted {
-                        continue;
-                    }
-                    let file = &entry.data_file;
-                    let key = match &self.partition {
-                        Some(columns) => columns.partition_value(&FileInfo {
-                            written_path: file.file_path(),
-                            spec: &spec,
-                            partition: file.partition(),
-                            first_row_id,
-                            data_sequence_number: crate::plan::live_sequence_number(&entry)?,
-                        })?,
-                        None => ScalarValue::Null,
-                    };
-                    let at = match partitions.iter().position(|(k, _)| *k == key) {
-                        Some(at) => at,
-                        None => {
-                            partitions.push((key, Partition::default()));
-                            partitions.len() - 1
-                        }
-                    };
-                    let partition = &mut partitions[at].1;
-                    partition.add(
-                        file.content_type(),
-                        spec.spec_id(),
-                        i64::try_from(file.record_count()).unwrap_or(i64::MAX),
-                        i64::try_from(file.file_size_in_bytes()).unwrap_or(i64::MAX),
-                    );
-                    let added = entry
-                        .snapshot_id
-                        .and_then(|id| metadata.snapshot_by_id(id))
-                        .map(|s| (s.timestamp_ms(), s.snapshot_id()));
-                    partition.last_updated = partition.last_updated.max(added);
+        for live in self.live_files(state).await? {
+            let key = self.partition_of(&live)?.unwrap_or(ScalarValue::Null);
+            let at = match partitions.iter().position(|(k, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    partitions.push((key, Partition::default()));
+                    partitions.len() - 1
                 }
-            }
+            };
+            let partition = &mut partitions[at].1;
+            let file = &live.entry.data_file;
+            partition.add(
+                file.content_type(),
+                live.spec.spec_id(),
+                i64::try_from(file.record_count()).unwrap_or(i64::MAX),
+                i64::try_from(file.file_size_in_bytes()).unwrap_or(i64::MAX),
+            );
+            let added = live
+                .entry
+                .snapshot_id
+                .and_then(|id| metadata.snapshot_by_id(id))
+                .map(|s| (s.timestamp_ms(), s.snapshot_id()));
+            partition.last_updated = partition.last_updated.max(added);
         }
         let mut columns: Vec<ArrayRef> = vec![];
         if let Some(t) = self

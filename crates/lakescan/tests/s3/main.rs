@@ -42,6 +42,15 @@ fn scan_line(plan: &str) -> &str {
     line.unwrap_or_else(|| panic!("no LakeScanExec in\n{plan}"))
 }
 
+/// The values of the one column of a pretty-printed result.
+fn first_column(out: &str) -> Vec<&str> {
+    out.lines()
+        .skip(3)
+        .filter_map(|l| l.strip_prefix("| "))
+        .map(|l| l.trim_end_matches(" |").trim())
+        .collect()
+}
+
 async fn rows(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<String> {
     let batches = ctx.sql(sql).await?.collect().await?;
     Ok(pretty_format_batches(&batches)?.to_string())
@@ -292,21 +301,25 @@ async fn iceberg_table_on_s3_with_deletes_and_time_travel_gives_the_local_rows()
     .await
 }
 
-/// An Iceberg table of 6 rows at `location`, written under `dir` with rows `id` 2 and 5
-/// deleted by a position delete; the metadata file's path as recorded (under `location`).
-async fn write_iceberg_table(dir: &Path, location: &str) -> String {
-    use arrow::array::{ArrayRef, Int64Array};
+/// The schema of the Iceberg tables here: `id BIGINT NOT NULL` (field id 1).
+fn id_schema() -> iceberg::spec::Schema {
     use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-
-    let schema = Schema::builder()
+    Schema::builder()
         .with_fields(vec![Arc::new(NestedField::required(
             1,
             "id",
             Type::Primitive(PrimitiveType::Long),
         ))])
         .build()
-        .unwrap();
-    let mut table = lakescan_iceberg_writer::TableWriter::new(dir, schema)
+        .unwrap()
+}
+
+/// An Iceberg table of 6 rows at `location`, written under `dir` with rows `id` 2 and 5
+/// deleted by a position delete; the metadata file's path as recorded (under `location`).
+async fn write_iceberg_table(dir: &Path, location: &str) -> String {
+    use arrow::array::{ArrayRef, Int64Array};
+
+    let mut table = lakescan_iceberg_writer::TableWriter::new(dir, id_schema())
         .unwrap()
         .with_location(location);
     let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5, 6]));
@@ -318,6 +331,20 @@ async fn write_iceberg_table(dir: &Path, location: &str) -> String {
         .position_delete_file(vec![(path.as_str(), 1), (path.as_str(), 4)])
         .unwrap();
     table.commit(vec![], vec![deletes]).await.unwrap()
+}
+
+/// A server with bucket `lake` holding the table of [`write_iceberg_table`] at
+/// `s3://lake/wh/db/orders` (written under the returned directory); its metadata path.
+async fn orders_on_s3() -> (S3Server, tempfile::TempDir, String) {
+    let server = S3Server::start().unwrap();
+    server.create_bucket("lake").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("orders");
+    let metadata = write_iceberg_table(&local, "s3://lake/wh/db/orders").await;
+    upload_dir(&server.store("lake").unwrap(), &local, "wh/db/orders")
+        .await
+        .unwrap();
+    (server, dir, metadata)
 }
 
 /// The SQLite catalog with an `s3://` warehouse: the catalog reads and writes its metadata
@@ -332,14 +359,7 @@ async fn sqlite_catalog_with_an_s3_warehouse() {
     use lakescan::iceberg::catalog::{connect, register_catalog};
 
     bounded(async {
-        let server = S3Server::start().unwrap();
-        server.create_bucket("lake").unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let local = dir.path().join("orders");
-        let metadata = write_iceberg_table(&local, "s3://lake/wh/db/orders").await;
-        upload_dir(&server.store("lake").unwrap(), &local, "wh/db/orders")
-            .await
-            .unwrap();
+        let (server, dir, metadata) = orders_on_s3().await;
         let db = dir.path().join("catalog.db");
         let uri = format!(
             "sqlite://{}?warehouse=s3://lake/wh&{}",
@@ -384,12 +404,7 @@ async fn sqlite_catalog_with_an_s3_warehouse() {
         let out = rows(&ctx, "SELECT id FROM ice.db.orders ORDER BY id")
             .await
             .unwrap();
-        let ids: Vec<&str> = out
-            .lines()
-            .skip(3)
-            .filter_map(|l| l.strip_prefix("| "))
-            .map(|l| l.trim_end_matches(" |").trim())
-            .collect();
+        let ids = first_column(&out);
         assert_eq!(ids, ["1", "3", "4", "6"]);
         let out = rows(&ctx, "SELECT count(*) AS n FROM ice.db.fresh")
             .await

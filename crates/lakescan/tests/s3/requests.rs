@@ -23,17 +23,9 @@ fn metric(scan: &str, name: &str) -> u64 {
 /// the deletion vectors of files 1 (id 4) and 2 (ids 9 and 11). Returns its metadata path.
 async fn table_with_deletes(dir: &Path, location: &str) -> String {
     use arrow::array::{ArrayRef, Int64Array};
-    use iceberg::spec::{FormatVersion, NestedField, PrimitiveType, Schema, Type};
+    use iceberg::spec::FormatVersion;
 
-    let schema = Schema::builder()
-        .with_fields(vec![Arc::new(NestedField::required(
-            1,
-            "id",
-            Type::Primitive(PrimitiveType::Long),
-        ))])
-        .build()
-        .unwrap();
-    let mut table = lakescan_iceberg_writer::TableWriter::new(dir, schema)
+    let mut table = lakescan_iceberg_writer::TableWriter::new(dir, id_schema())
         .unwrap()
         .with_format_version(FormatVersion::V3)
         .unwrap()
@@ -77,12 +69,7 @@ async fn every_request_of_an_iceberg_query_is_counted() {
         .await
         .unwrap();
         let out = rows(&ctx, "SELECT id FROM t ORDER BY id").await.unwrap();
-        let ids: Vec<&str> = out
-            .lines()
-            .skip(3)
-            .filter_map(|l| l.strip_prefix("| "))
-            .map(|l| l.trim_end_matches(" |").trim())
-            .collect();
+        let ids = first_column(&out);
         assert_eq!(ids, ["0", "3", "5", "6", "7", "8", "10"]);
         // Each query reads its deletes again (once); a retried GET of the Puffin file, of the
         // manifest list (planning) and of a data file are counted as retries.

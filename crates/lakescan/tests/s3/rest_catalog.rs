@@ -17,14 +17,7 @@ const TOKEN: &str = "lakescan-rest-token";
 #[tokio::test]
 async fn rest_catalog_over_sqlite_with_the_warehouse_on_s3() {
     bounded(async {
-        let server = S3Server::start().unwrap();
-        server.create_bucket("lake").unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let local = dir.path().join("orders");
-        let metadata = write_iceberg_table(&local, "s3://lake/wh/db/orders").await;
-        upload_dir(&server.store("lake").unwrap(), &local, "wh/db/orders")
-            .await
-            .unwrap();
+        let (server, dir, metadata) = orders_on_s3().await;
         // The catalog the REST server serves: SQLite, its warehouse on S3.
         let sqlite = format!(
             "sqlite://{}?warehouse=s3://lake/wh&{}",
@@ -56,12 +49,7 @@ async fn rest_catalog_over_sqlite_with_the_warehouse_on_s3() {
         let out = rows(&ctx, "SELECT id FROM rest.db.orders ORDER BY id")
             .await
             .unwrap();
-        let ids: Vec<&str> = out
-            .lines()
-            .skip(3)
-            .filter_map(|l| l.strip_prefix("| "))
-            .map(|l| l.trim_end_matches(" |").trim())
-            .collect();
+        let ids = first_column(&out);
         assert_eq!(ids, ["1", "3", "4", "6"], "the position delete applies");
         let out = rows(
             &ctx,
