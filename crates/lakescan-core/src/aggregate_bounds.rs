@@ -13,8 +13,9 @@
 //! `min(a), max(b)` when a partition has seen `a` only NULL. The answer then depends on
 //! which partition reported first (`docs/upstream.md` has the report for DataFusion).
 //!
-//! The aggregate builds its filter as an OR of one `column < literal` or `column > literal`
-//! per accumulator that has a bound, and the filter's original children are the
+//! The aggregate builds its filter as an OR of one `argument < literal` or `argument >
+//! literal` per accumulator that has a bound (the argument a column, or the expression a
+//! projection below the aggregate had in its place), and the filter's original children are the
 //! accumulators' columns, one each: fewer comparisons than children means a bound is
 //! missing, and [`AggregateBounds`] then reads the filter as `true` (every row may still
 //! change the answer) until the bound is there.
@@ -37,9 +38,7 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, internal_err};
 use datafusion::logical_expr::{ColumnarValue, Operator};
-use datafusion::physical_expr::expressions::{
-    BinaryExpr, Column, DynamicFilterPhysicalExpr, Literal, lit,
-};
+use datafusion::physical_expr::expressions::{BinaryExpr, DynamicFilterPhysicalExpr, Literal, lit};
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::AggregateExec;
@@ -132,9 +131,10 @@ impl PhysicalExpr for AggregateBounds {
         Ok(Arc::new(Self::new(filter, self.accumulators)))
     }
 
-    /// Called by `snapshot_physical_expr` after the child was replaced by its value.
+    /// The guarded value: `snapshot_physical_expr` calls it after replacing the child by
+    /// its value, and snapshotting a value again leaves it as it is.
     fn snapshot(&self) -> Result<Option<Arc<dyn PhysicalExpr>>> {
-        Ok(Some(self.guarded(Arc::clone(&self.filter))))
+        Ok(Some(self.value()?))
     }
 
     fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -142,8 +142,8 @@ impl PhysicalExpr for AggregateBounds {
     }
 }
 
-/// Whether `expr` is an OR of `column < literal` / `column > literal` comparisons, counting
-/// them into `count`.
+/// Whether `expr` is an OR of `argument < literal` / `argument > literal` comparisons,
+/// counting them into `count`.
 fn bound_comparisons(expr: &Arc<dyn PhysicalExpr>, count: &mut usize) -> bool {
     let Some(binary) = expr.downcast_ref::<BinaryExpr>() else {
         return false;
@@ -152,9 +152,9 @@ fn bound_comparisons(expr: &Arc<dyn PhysicalExpr>, count: &mut usize) -> bool {
         Operator::Or => {
             bound_comparisons(binary.left(), count) && bound_comparisons(binary.right(), count)
         }
-        Operator::Lt | Operator::Gt
-            if binary.left().is::<Column>() && binary.right().is::<Literal>() =>
-        {
+        // The aggregate's argument: a column, or the expression a projection put in its
+        // place on the way down (`get_field(s, 'x')`, `a + 1`).
+        Operator::Lt | Operator::Gt if binary.right().is::<Literal>() => {
             *count += 1;
             true
         }
@@ -241,7 +241,7 @@ fn guard(
 #[cfg(test)]
 mod tests {
     use datafusion::common::ScalarValue;
-    use datafusion::physical_expr::expressions::is_null;
+    use datafusion::physical_expr::expressions::{Column, is_null};
 
     use super::*;
 
@@ -282,6 +282,18 @@ mod tests {
         );
         // One accumulator, its one bound.
         assert_eq!(read(1, compare(Operator::Lt, 4)), "x@0 < 4");
+        // `min(a + 1), max(a + 1)`: the argument an expression, its minimum missing.
+        let plus_one: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            x(),
+            Operator::Plus,
+            lit(ScalarValue::Int64(Some(1))),
+        ));
+        let above = Arc::new(BinaryExpr::new(
+            plus_one,
+            Operator::Gt,
+            lit(ScalarValue::Int64(Some(9))),
+        )) as Arc<dyn PhysicalExpr>;
+        assert_eq!(read(2, above), "true");
         // Before any bound: `true`.
         assert_eq!(read(2, lit(true)), "true");
     }

@@ -35,7 +35,7 @@ use datafusion::physical_plan::metrics::{
 /// | `requests_planning`             | HTTP requests of the scan's planning: listing and footers (Hive), manifest list and manifests (Iceberg); object stores whose client counts them (`crate::requests`), retries included |
 /// | `requests_list`                 | of those, listings (Hive; a scan lists only while it plans) |
 /// | `requests_head`                 | of those, `HEAD` requests                                |
-/// | `requests_retried`              | retries of all those requests (planning, data and delete files), body resumptions included (object stores whose client counts them: `crate::requests`) |
+/// | `requests_retried`              | retries of the GETs of data files, delete files and Iceberg manifests, body resumptions included (object stores whose client counts them: `crate::requests`); `requests_planning` counts a Hive listing's and its footers' retries |
 /// | `time_opening`                  | footer, page index and reader set-up                     |
 /// | `time_reading`                  | decoding, filtering and projection (time in the reader's polls, not waiting for I/O; also `elapsed_compute`) |
 /// | `time_loading_deletes`          | reading delete files and building their key sets         |

@@ -53,7 +53,13 @@ impl RestCatalogServer {
         let log = Arc::new(Mutex::new(Vec::new()));
         let served = Arc::clone(&log);
         let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
+            // Until dropped (the task is aborted); a failed accept (a full file table) is
+            // tried again after a pause.
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
                 let (catalog, token, log) =
                     (Arc::clone(&catalog), token.clone(), Arc::clone(&served));
                 tokio::spawn(async move {

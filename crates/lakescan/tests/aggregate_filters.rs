@@ -93,3 +93,20 @@ async fn a_bound_of_another_column_never_filters_alone() {
         assert_eq!(min_max(&batches), (4, ROWS - 1), "run {run}");
     }
 }
+
+/// `min(x + 1), max(x + 1)`: the filter reaches the scan over the expression, not a column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_bound_over_an_expression_is_guarded_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path().to_str().unwrap()).await;
+    for run in 0..60 {
+        let batches = ctx
+            .sql("SELECT min(x + 1), max(x + 1) FROM t")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        assert_eq!(min_max(&batches), (5, ROWS), "run {run}");
+    }
+}

@@ -23,10 +23,12 @@ pub fn map_leaves(
                 .iter()
                 .map(|c| map_leaves(c, leaf))
                 .collect::<Result<Vec<_>>>()?;
-            Arc::new(StructArray::try_new(
+            // With the length: a struct without members (`struct<>`) has no column to tell it.
+            Arc::new(StructArray::try_new_with_length(
                 fields.clone(),
                 columns,
                 s.nulls().cloned(),
+                s.len(),
             )?)
         }
         DataType::List(item) => {

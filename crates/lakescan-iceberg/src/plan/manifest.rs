@@ -110,11 +110,11 @@ fn parse_entries(
     let schema_written = header.metadata.contains_key("schema");
     let filled = fill_metadata(header, listed, metadata)?;
     let first = match filled {
-        false => match read_by_field_id(header)? {
+        false => match read_by_field_id(header, metadata)? {
             None => Manifest::parse_avro(bytes),
             Some(reading) => Manifest::parse_avro(&reading.rewrite(bytes)?),
         },
-        true => parse_filled(bytes, header)?,
+        true => parse_filled(bytes, header, metadata)?,
     };
     let Err(first) = first else {
         return first.map_err(|e| e.to_string());
@@ -125,7 +125,7 @@ fn parse_entries(
         for schema in newest_first(metadata) {
             let schema = json(serde_json::to_vec(schema.as_ref()), "schema")?;
             header.metadata.insert("schema".into(), schema);
-            if let Ok(manifest) = parse_filled(bytes, header)? {
+            if let Ok(manifest) = parse_filled(bytes, header, metadata)? {
                 return Ok(manifest);
             }
         }
@@ -137,7 +137,7 @@ fn parse_entries(
         && let Some(tolerant) = promoted_dates_as_binary(schema, metadata)?
     {
         header.metadata.insert("schema".into(), tolerant);
-        if let Ok(manifest) = parse_filled(bytes, header)? {
+        if let Ok(manifest) = parse_filled(bytes, header, metadata)? {
             return Ok(manifest);
         }
     }
@@ -146,15 +146,23 @@ fn parse_entries(
 
 /// `header`, filled, with the spec that reads the partition record by field id
 /// ([`ReadingSpec`]); `None` when the crate reads it right as it is.
-fn read_by_field_id(header: &AvroHeader) -> Result<Option<AvroHeader>, String> {
+fn read_by_field_id(
+    header: &AvroHeader,
+    metadata: &TableMetadata,
+) -> Result<Option<AvroHeader>, String> {
     let mut reading = header.clone();
-    Ok(ReadingSpec::rewrite(&mut reading)?.then_some(reading))
+    let rewritten = ReadingSpec::rewrite(&mut reading, metadata.last_column_id())?;
+    Ok(rewritten.then_some(reading))
 }
 
 /// The manifest parsed with the filled-in `header` (read by field id where needed); the
 /// outer error is a header that cannot be written, the inner one the crate's.
-fn parse_filled(bytes: &[u8], header: &AvroHeader) -> Result<iceberg::Result<Manifest>, String> {
-    let reading = read_by_field_id(header)?;
+fn parse_filled(
+    bytes: &[u8],
+    header: &AvroHeader,
+    metadata: &TableMetadata,
+) -> Result<iceberg::Result<Manifest>, String> {
+    let reading = read_by_field_id(header, metadata)?;
     let written = reading.as_ref().unwrap_or(header).rewrite(bytes)?;
     Ok(Manifest::parse_avro(&written))
 }

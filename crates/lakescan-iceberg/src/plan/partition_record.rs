@@ -41,8 +41,11 @@ pub struct ReadingSpec;
 impl ReadingSpec {
     /// Rewrites the `partition-spec` and `schema` keys of `header` (already filled with the
     /// table's spec and a schema) so the crate reads the partition record by field id with
-    /// the writer's types; `true` when it changed them. The error says what cannot be read.
-    pub fn rewrite(header: &mut AvroHeader) -> Result<bool, String> {
+    /// the writer's types; `true` when it changed them. `last_column_id` is the table's
+    /// highest field id ever assigned: the columns made here take ids above it and above
+    /// every id of the schema, so no column bound (parsed by id) is read as one of them. The
+    /// error says what cannot be read.
+    pub fn rewrite(header: &mut AvroHeader, last_column_id: i32) -> Result<bool, String> {
         let Some(written) = written_fields(header)? else {
             return Ok(false);
         };
@@ -71,7 +74,13 @@ impl ReadingSpec {
         if plain {
             return Ok(false);
         }
-        let first_id = highest_id(&schema_value) + 1;
+        let first_id = highest_id(&schema_value).max(i64::from(last_column_id)) + 1;
+        if first_id + reading.len() as i64 > i64::from(i32::MAX) - 1_000 {
+            return Err(format!(
+                "its field ids reach {first_id}, too close to the ids Iceberg reserves for \
+                 metadata columns to read its partition record"
+            ));
+        }
         private_column_names(&mut schema_value);
         let mut spec = Vec::with_capacity(reading.len());
         let columns = schema_value
@@ -310,19 +319,53 @@ fn reads_as(written: &PrimitiveType, read: &PrimitiveType) -> bool {
         )
 }
 
-/// The record field each spec field reads: the one with its field id, else the one at its
-/// position when that one carries no id (Java's fallback for records written without ids).
+/// The record field each spec field reads: the one with its field id; else, among the
+/// fields without an id, the one of its name (as written, Avro-escaped or lowercased), else
+/// the one at its position (Java's fallback for records written without ids).
 fn match_fields(fields: &[PartitionField], written: &[WrittenField]) -> Vec<Option<usize>> {
+    let without_id = |j: &usize| written[*j].field_id.is_none();
     fields
         .iter()
         .enumerate()
         .map(|(i, field)| {
-            written
+            if let Some(j) = written
                 .iter()
                 .position(|w| w.field_id == Some(field.field_id))
-                .or_else(|| written.get(i).filter(|w| w.field_id.is_none()).map(|_| i))
+            {
+                return Some(j);
+            }
+            let names = [
+                field.name.clone(),
+                avro_name(&field.name),
+                field.name.to_lowercase(),
+                avro_name(&field.name).to_lowercase(),
+            ];
+            (0..written.len())
+                .filter(without_id)
+                .find(|j| names.contains(&written[*j].name))
+                .or_else(|| Some(i).filter(|i| *i < written.len()).filter(without_id))
         })
         .collect()
+}
+
+/// `name` as Iceberg's writers name an Avro field (`AvroSchemaUtil.makeCompatibleName`): a
+/// first character that is not a letter or `_` becomes `_` followed by it when a digit, else
+/// `_x` and its code in hex; later characters other than letters, digits and `_` become `_x`
+/// and their code in hex (`with space` → `with_x20space`).
+fn avro_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for (k, c) in name.chars().enumerate() {
+        let valid = c.is_ascii_alphabetic() || c == '_' || (k > 0 && c.is_ascii_digit());
+        match (valid, k, c.is_ascii_digit()) {
+            (true, _, _) => out.push(c),
+            (false, 0, true) => {
+                out.push('_');
+                out.push(c);
+            }
+            _ => out.push_str(&format!("_x{:X}", u32::from(c))),
+        }
+    }
+    out
 }
 
 /// The type the spec's field has over `schema`; `None` when its source column is not there.
@@ -501,9 +544,11 @@ mod tests {
         // By id, whatever the order and names.
         let by_id = [written("b", Some(1001)), written("a", Some(1000))];
         assert_eq!(match_fields(&spec, &by_id), vec![Some(1), Some(0)]);
-        // Without ids, by position.
+        // Without ids, by name first, then by position.
         let no_ids = [written("x", None), written("y", None)];
         assert_eq!(match_fields(&spec, &no_ids), vec![Some(0), Some(1)]);
+        let swapped = [written("b", None), written("a", None)];
+        assert_eq!(match_fields(&spec, &swapped), vec![Some(1), Some(0)]);
         // A field the record lacks matches nothing; a record field of another id is not
         // taken by position.
         let other = [written("a", Some(1000)), written("z", Some(1005))];
@@ -511,9 +556,17 @@ mod tests {
     }
 
     #[test]
+    fn avro_names_are_escaped_as_java_writes_them() {
+        assert_eq!(avro_name("with space"), "with_x20space");
+        assert_eq!(avro_name("a/b"), "a_x2Fb");
+        assert_eq!(avro_name("1st"), "_1st");
+        assert_eq!(avro_name("ok_1"), "ok_1");
+    }
+
+    #[test]
     fn lowercased_names_are_read_under_the_written_names() {
         for mut header in manifest_headers("partition_names_hive") {
-            assert!(ReadingSpec::rewrite(&mut header).unwrap());
+            assert!(ReadingSpec::rewrite(&mut header, 4).unwrap());
             assert_eq!(
                 spec_names(&header),
                 ["id_bucket", "with_x20space", "a_x2fb"]
@@ -541,11 +594,27 @@ mod tests {
     }
 
     #[test]
+    fn made_columns_take_ids_no_column_ever_had() {
+        // A dropped column's id is not in the manifest's schema, but its bounds may be.
+        let mut header = manifest_headers("partition_names_hive").remove(0);
+        assert!(ReadingSpec::rewrite(&mut header, 100).unwrap());
+        let schema: Schema = serde_json::from_slice(&header.metadata["schema"]).unwrap();
+        let made: Vec<i32> = schema
+            .as_struct()
+            .fields()
+            .iter()
+            .filter(|f| f.name.starts_with("_lakescan_partition_"))
+            .map(|f| f.id)
+            .collect();
+        assert_eq!(made, [101, 102, 103]);
+    }
+
+    #[test]
     fn manifests_the_crate_reads_right_are_left_alone() {
         let mut rewritten = 0;
         let headers = manifest_headers("promoted_v2");
         for mut header in headers.clone() {
-            rewritten += usize::from(ReadingSpec::rewrite(&mut header).unwrap());
+            rewritten += usize::from(ReadingSpec::rewrite(&mut header, 4).unwrap());
         }
         // The names are the spec's, the types its own: nothing to rewrite.
         assert_eq!((headers.len(), rewritten), (2, 0));

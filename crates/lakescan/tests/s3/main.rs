@@ -25,6 +25,9 @@ mod rest_catalog;
 const LIMIT: Duration = Duration::from_secs(90);
 
 async fn bounded<T>(f: impl Future<Output = T>) -> T {
+    // The first test on a machine whose python3 lacks moto makes the tests' environment
+    // (`lakescan_testkit::python`): that set-up is not the test's time.
+    let _ = tokio::task::spawn_blocking(lakescan_testkit::python::interpreter).await;
     tokio::time::timeout(LIMIT, f)
         .await
         .expect("the test exceeded its time limit")
