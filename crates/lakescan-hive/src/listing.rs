@@ -134,7 +134,7 @@ pub struct Lister {
     ttl: Duration,
     cached: AtomicUsize,
     /// Every object under the table's root, sorted by path, when one recursive listing
-    /// serves the whole table ([`Snapshot`]).
+    /// serves the whole table (`Snapshot`).
     snapshot: Option<Snapshot>,
 }
 
@@ -213,14 +213,14 @@ impl Lister {
     }
 
     /// Answers this table listing from `objects`, every object under the table's root
-    /// ([`Snapshot`]): no request.
+    /// (`Snapshot`): no request.
     pub fn with_objects(mut self, objects: Arc<Vec<ObjectMeta>>) -> Self {
         self.snapshot = Some(Snapshot::new(objects));
         self
     }
 
     /// The recursive listing of `root` kept as its files ([`ListingMemory::keep_whole`]), for a
-    /// partitioned table's [`Snapshot`].
+    /// partitioned table's `Snapshot`.
     fn kept_whole(&self, root: &Path, keys: &[String]) -> Option<Arc<Vec<ObjectMeta>>> {
         // An unpartitioned table's root listing is its files: `files` serves it.
         if keys.is_empty() || self.ttl.is_zero() {
@@ -411,7 +411,7 @@ const CONCURRENT_LISTS: usize = 32;
 /// is listed in one go, on this thread or as one task on the blocking pool
 /// ([`INLINE_LISTING`]); any other store one request per directory, the directories of one
 /// level concurrently, or, when no filter can prune, in one recursive listing
-/// ([`Snapshot`]).
+/// (`Snapshot`).
 pub async fn list_table(
     lister: Lister,
     root: &Path,

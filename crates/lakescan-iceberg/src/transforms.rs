@@ -70,7 +70,7 @@ fn bounds(min: ScalarValue, max: ScalarValue) -> ColumnStats {
 
 /// The smallest source value of partition value `lower` and the largest of `upper`, for
 /// the order-preserving transforms (`None` for the others). Below the epoch the range
-/// starts one unit earlier ([`older_writers_lower`]).
+/// starts one unit earlier (`older_writers_lower`).
 pub fn preimage(
     transform: &Transform,
     source: &DataType,

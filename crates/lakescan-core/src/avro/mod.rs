@@ -8,7 +8,7 @@
 //! Avro has no statistics and no random access: a file is one split (the planner emits one
 //! per Avro file) and one unit of the shared split lifecycle ([`crate::format::lifecycle`]:
 //! [`AvroFormat`]), fetched whole, decoded in the top-level columns the scan reads
-//! ([`open_projected`]), and every filter runs on the decoded rows
+//! (`open_projected`), and every filter runs on the decoded rows
 //! (`Pending ─LoadFile, bind─▶ Bound ─▶ Pruned ─LoadDeletes─▶ Ready ─▶ Reading ─▶ Done`; a
 //! split of another byte range reads nothing, a constant a filter rejects ends it at
 //! `bind`).
@@ -21,7 +21,7 @@
 //! * **timestamps without zone** — it reads every `timestamp-micros` as UTC; Iceberg's
 //!   `timestamp` (`adjust-to-utc: false`) reads as a timestamp without zone;
 //! * **truncation** — it stops silently at a cut last block; the blocks are walked first
-//!   ([`blocks`]) and the rows decoded must be the rows their headers count;
+//!   (`blocks`) and the rows decoded must be the rows their headers count;
 //! * **panics** on corrupt input are caught and named;
 //! * **maps with non-string keys** — Avro maps have string keys, so Iceberg writes a map
 //!   with other keys as an array of `key`/`value` records marked `"logicalType": "map"`

@@ -3,8 +3,8 @@
 //! | file             | owns                                                            |
 //! |------------------|-----------------------------------------------------------------|
 //! | this file        | the plan node: properties, statistics, filter and projection pushdown, `execute` |
-//! | [`scheduling`]   | `assign_splits`, the split queue (work stealing, the global `LIMIT`) |
-//! | [`partition`]    | one output partition: its data source and its preloads          |
+//! | `scheduling`   | `assign_splits`, the split queue (work stealing, the global `LIMIT`) |
+//! | `partition`    | one output partition: its data source and its preloads          |
 //!
 //! Each output partition reads its own list of splits ([`assign_splits`]: a static list,
 //! what a plan serialized to several executors carries); within one process a partition

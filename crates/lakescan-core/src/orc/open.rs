@@ -9,13 +9,13 @@
 //! `orc-rust` panics, overflows or misreads on several corrupt tails (lengths past the file
 //! subtract below zero, a non-struct root asserts, a cyclic type list recurses without end,
 //! an unknown codec reads as uncompressed), so the tail is decoded and checked here first
-//! ([`check_postscript`], [`check_types`]); only then is it handed to `orc-rust`'s
+//! (`check_postscript`, `check_types`); only then is it handed to `orc-rust`'s
 //! `read_metadata`, over the bytes already fetched. The footer's type attributes
 //! (`iceberg.id`), which `orc-rust`'s schema drops, are kept from this decoding.
 //!
 //! `orc-rust` 0.8 builds its `Compression` only from a file (`from_proto` is private); the
 //! codec of a file is taken from a one-type synthetic tail with the same postscript codec
-//! ([`compression_of`]), so the footer can be decompressed before `orc-rust` parses it.
+//! (`compression_of`), so the footer can be decompressed before `orc-rust` parses it.
 
 use std::collections::HashMap;
 use std::io::Read;

@@ -5,7 +5,7 @@
 //! allocated buffer, and a large fresh buffer is fresh pages: a full scan of page-cached
 //! files spends a tenth of its time faulting them in and zeroing them (perf, SF1
 //! `full_scan`), work the `parquet` crate's synchronous reader does not do. Here a chunk is
-//! read (`pread`) into a buffer of a process-wide [`BufferPool`], handed to the decoder as
+//! read (`pread`) into a buffer of a process-wide `BufferPool`, handed to the decoder as
 //! [`Bytes`] owning it, and the buffer returns to the pool when the last slice of it drops.
 //!
 //! Only the default local store is read this way (its `Display` is

@@ -38,7 +38,7 @@
 //! * `Prune` keeps the row groups whose midpoint lies in the byte range, then those the
 //!   filters and the residual's AND/OR tree may match by statistics, then those the bloom
 //!   filters of point-filtered columns may match (`LoadBloomFilters`);
-//! * `LoadDeletes` asks the split's [`DeleteSource`] (the table format's) for its deleted
+//! * `LoadDeletes` asks the split's [`crate::reader::DeleteSource`] (the table format's) for its deleted
 //!   positions and delete stages, only now that rows are left to read: a pruned split never
 //!   loads its delete files. They live in the state (`Ready`), not in the split;
 //! * `prepare` ends in `Ready`. A dynamic filter that changed since (the split was

@@ -158,8 +158,8 @@ pub(crate) fn counting_reader(
 /// An [`AsyncFileReader`] that counts the bytes it fetches. Clones read the same file and
 /// count into the same counter.
 ///
-/// The footer is read with the last [`FOOTER_HINT`] bytes of the file (local) or
-/// [`REMOTE_FOOTER_HINT`] (object stores) in one request, and
+/// The footer is read with the last `FOOTER_HINT` bytes of the file (local) or
+/// `REMOTE_FOOTER_HINT` (object stores) in one request, and
 /// those bytes are kept: later reads inside them (the page index, and every column chunk of
 /// a file smaller than the hint — the common small-file case of Hive tables) are served
 /// from memory, so a small file costs one request.

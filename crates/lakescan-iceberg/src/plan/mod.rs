@@ -69,7 +69,7 @@ pub struct PlannedFile {
     /// Its data sequence number (0 in v1 tables).
     pub data_sequence_number: i64,
     /// The row id of its first row (v3): the manifest entry's, else inherited from the
-    /// manifest's `first_row_id` (see [`RowIdAssigner`]); `None` without row lineage.
+    /// manifest's `first_row_id` (see `RowIdAssigner`); `None` without row lineage.
     pub first_row_id: Option<i64>,
     /// Values of columns the file does not store, by column index: identity partition
     /// values of its spec (a column the file lacks reads its partition value).
