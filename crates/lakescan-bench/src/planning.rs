@@ -13,7 +13,7 @@ use lakescan::iceberg::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, De
 use lakescan::iceberg::paths::FileLocation;
 use object_store::path::Path;
 
-/// Data files, delete files and partitions of the base size (issue 20).
+/// Data files, delete files and partitions of the base size.
 const BASE: Size = Size {
     data_files: 100_000,
     delete_files: 10_000,

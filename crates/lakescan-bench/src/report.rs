@@ -186,7 +186,7 @@ fn find<'a>(all: &'a [Measurement], case: &str, engine: Engine) -> Option<&'a Me
     all.iter().find(|m| m.case == case && m.engine == engine)
 }
 
-/// One line per target of the issue: met, missed or not measured.
+/// One line per performance target of the benchmark: met, missed or not measured.
 pub fn targets(all: &[Measurement]) -> String {
     let mut lines = vec![];
     let mut time_target = |label: &str, case: &str, peer: Engine, limit: f64| {
@@ -237,8 +237,7 @@ pub fn targets(all: &[Measurement]) -> String {
         Engine::DataFusion,
         1.0,
     );
-    // Issue 23: lakescan's ORC reader against DataFusion's (datafusion-orc, the floor the
-    // issue names when a release builds against DataFusion 54).
+    // lakescan's ORC reader against DataFusion's (datafusion-orc, the floor it is held to).
     time_target(
         "ORC full scan vs datafusion-orc",
         "orc_full_scan",
@@ -354,7 +353,7 @@ pub fn targets(all: &[Measurement]) -> String {
     lines.join("\n") + "\n"
 }
 
-/// The targets of issue 9: dynamic filters (join, TopK), preload, many small files.
+/// The targets for dynamic filters (join, TopK), preload and many small files.
 fn dynamic_filter_and_preload_targets(all: &[Measurement]) -> Vec<String> {
     let mut lines = vec![];
     let verdict = |met: bool| if met { "MET   " } else { "MISSED" };

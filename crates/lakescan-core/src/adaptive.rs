@@ -1,5 +1,4 @@
-//! [`AdaptiveState`]: what a scan learns while reading, shared by all its splits
-//! (seed §8.1, §13).
+//! [`AdaptiveState`]: what a scan learns while reading, shared by all its splits.
 //!
 //! Each per-column filter reports its cost (time, rows in, rows out); filters that drop a
 //! row most cheaply run first, and a filter observed to keep most rows runs after decoding
@@ -35,7 +34,7 @@ impl FilterCost {
     }
 }
 
-/// Adaptive filter order: filters that drop rows cheaply run first (seed §8.1).
+/// Adaptive filter order: filters that drop rows cheaply run first.
 #[derive(Debug, Default)]
 pub struct AdaptiveState {
     costs: Mutex<HashMap<String, FilterCost>>,
@@ -87,7 +86,8 @@ mod tests {
     #[test]
     fn adaptive_order_prefers_cheap_drops() {
         let state = AdaptiveState::default();
-        // A: 10000 units for 900 dropped; B: 1000 units for 500 dropped (seed §8.1 example).
+        // A: 10000 units for 900 dropped; B: 1000 units for 500 dropped. B drops a row for 2
+        // units, A for 11: B runs first.
         state.record("a", Duration::from_micros(10_000), 1000, 100);
         state.record("b", Duration::from_micros(1_000), 1000, 500);
         let (i64t, utf8) = (DataType::Int64, DataType::Utf8);

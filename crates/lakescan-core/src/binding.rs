@@ -1,8 +1,8 @@
 //! `SplitBinding`: the per-split state of a scan — where each field's values come from in
-//! *this* file (seed §7). Rebuilt by every prepare, so a constant of one split (a partition
-//! value, a missing column's NULL, a row id's file name) can never leak into the next: a
-//! column that is missing in one file and present in the next reads real values again
-//! (seed §15.7), and a row id's constants change with the split (seed §15.9).
+//! *this* file. Rebuilt by every prepare, so a constant of one split (a partition value, a
+//! missing column's NULL, a row id's file name) can never leak into the next: a column that
+//! is missing in one file and present in the next reads real values again, and a row id's
+//! constants change with the split (scenarios 7 and 9 of `docs/scenarios.md`).
 //!
 //! [`SplitConstants`] are the part known without opening the file (partition values, info
 //! columns): filters on them skip a split before any I/O.

@@ -1,5 +1,5 @@
 //! [`MemberDefaults`]: the values of struct members a file does not store (Iceberg
-//! `initial-default`s of members added to a struct after the file was written, seed §10.1).
+//! `initial-default`s of members added to a struct after the file was written).
 //! A member the file stores keeps its values, NULLs included; only an absent one reads its
 //! default, and a member without a default reads NULL.
 

@@ -1,5 +1,5 @@
 //! [`DeletedRows`]: rows of one data file that deletes remove by position (Iceberg position
-//! deletes and deletion vectors, seed §10.3), as a table format's
+//! deletes and deletion vectors), as a table format's
 //! [`crate::reader::DeleteSource`] gives them to the reader. Positions are file positions
 //! (the row index), whatever split or filter reads them. How the Parquet reader drops them
 //! (a row selection or a mask) is [`crate::parquet::deletes`].

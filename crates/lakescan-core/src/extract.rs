@@ -1,4 +1,4 @@
-//! Filter extraction: DataFusion predicates → per-column [`Filter`]s + residual (seed §5.2).
+//! Filter extraction: DataFusion predicates → per-column [`Filter`]s + residual.
 //!
 //! The conjuncts of a scan's predicate are walked with a negation flag:
 //!

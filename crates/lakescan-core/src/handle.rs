@@ -1,4 +1,4 @@
-//! The scan contract: [`TableHandle`], [`ColumnHandle`] and their roles (seed §3.1, §3.2).
+//! The scan contract: [`TableHandle`], [`ColumnHandle`] and their roles.
 //!
 //! A table handle describes *one scan* of a table: its columns (with roles), the pushed
 //! per-column filters and the residual predicate. Plan output columns are bound to column
@@ -40,7 +40,7 @@ pub enum ColumnRole {
     /// `ROW(row_number, row_group_id, metadata_version, partition_id, table_guid)`).
     RowId(Vec<ColumnRole>),
     /// Generated: a BIGINT file column whose NULLs (and whose absence) are filled per row,
-    /// by the reader's assembler (Iceberg row lineage, seed §10.4): with the split's info column
+    /// by the reader's assembler (Iceberg row lineage): with the split's info column
     /// `base` (BIGINT; NULL leaves the NULLs), plus the row's file position when
     /// `plus_row_index` (`_row_id = first_row_id + _pos`), else `base` alone
     /// (`_last_updated_sequence_number` = the data sequence number). Values the file has
@@ -109,7 +109,7 @@ impl ColumnHandle {
 
 /// What each output column of a scan is, in the table name space: a table column, or an
 /// expression over table columns that the scan absorbed from the projection above it
-/// (`get_field(s, 'a')`, `map_keys(m)`, …; seed §4.3 "extraction"). Output names are plan
+/// (`get_field(s, 'a')`, `map_keys(m)`, …: an *extraction*). Output names are plan
 /// names (aliases); expressions refer to [`TableHandle::table_schema`].
 #[derive(Debug, Clone)]
 pub struct Assignments(Vec<ProjectionExpr>);

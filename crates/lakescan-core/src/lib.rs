@@ -2,19 +2,19 @@
 //!
 //! | module        | owns                                                                  |
 //! |---------------|-----------------------------------------------------------------------|
-//! | [`handle`]    | `TableHandle`, `ColumnHandle` + roles, `Assignments` (seed §3)         |
+//! | [`handle`]    | `TableHandle`, `ColumnHandle` + roles, `Assignments`                  |
 //! | [`split`]     | `FileSplit`: one byte range of one file and its values (immutable)   |
 //! | [`deleted_rows`] | `DeletedRows`: positions of a file its deletes remove            |
 //! | [`defaults`]  | `MemberDefaults`: `initial-default`s of struct members              |
 //! | [`subfield`]  | `Subfield`: a column or a field of a nested struct (filter keys)    |
 //! | [`required`]  | `RequiredSubfields`: which parts of a column a scan needs            |
 //! | [`filter`]    | typed per-column `Filter`: arrays, constants, statistics, exact merge |
-//! | [`extract`]   | DataFusion predicate → filters + residual (seed §5.2)                 |
-//! | [`scan_spec`] | `ScanSpec`: channels, outputs, filters, residual (seed §6)           |
-//! | [`adaptive`]  | `AdaptiveState`: observed filter costs, shared by splits (seed §8.1)  |
+//! | [`extract`]   | DataFusion predicate → filters + residual                             |
+//! | [`scan_spec`] | `ScanSpec`: channels, outputs, filters, residual                      |
+//! | [`adaptive`]  | `AdaptiveState`: observed filter costs, shared by splits              |
 //! | [`field_ids`] | `FieldIdMatching`: the table's fields by id and name mapping (Iceberg) |
 //! | [`binding`]   | `SplitBinding`: per-split file columns, constants, generated columns |
-//! | [`parquet`]   | the selective Parquet split reader (seed §7, §8)                     |
+//! | [`parquet`]   | the selective Parquet split reader                                    |
 //! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
 //! | [`aggregate_bounds`] | an aggregate's `min`/`max` filter left unapplied while a bound is missing |
 //! | [`reader`]    | the reader seam: `SplitReader`, `SplitReaderFactory`, `DeleteSource`, `SplitContext` |
@@ -27,7 +27,7 @@
 //! | [`store`]     | `StoreOptions`: a table's object store from `aws.*` options, the session or the environment |
 //! | [`scan_statistics`] | `ScanStatistics`: rows, bytes, min/max for the optimizer        |
 //! | [`wire`]      | plan frames: plan data to bytes and back (distributed execution)   |
-//! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator (seed §12); scheduling, partitions and preload |
+//! | [`exec`]      | `LakeScanExec`, the DataFusion leaf operator; scheduling, partitions and preload |
 //!
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
 //! handles and splits and plug their deletes and stages into the split reader through

@@ -27,7 +27,7 @@ use datafusion::physical_plan::metrics::{
 /// | `rows_removed_residual`         | rows dropped by the residual expression                  |
 /// | `splits_pruned_dynamic_filter`  | splits not read because a dynamic filter rejects their constants (before the file is opened, or at takeover of a split prepared earlier) or, after prepare, every row group left; `splits_skipped` counts only the static filters' |
 /// | `row_groups_pruned_dynamic_filter` | row groups of a split not read yet, pruned by statistics against a dynamic filter that changed after the split was prepared (preloaded, or while it streamed) |
-/// | `splits_stopped_dynamic_filter` | splits stopped while they streamed: a dynamic filter that changed meanwhile rejects their constants (seed §12.3) |
+/// | `splits_stopped_dynamic_filter` | splits stopped while they streamed: a dynamic filter that changed meanwhile rejects their constants (Velox reads such a split to its end) |
 /// | `rows_removed_dynamic_filter`   | rows dropped by dynamic filters that changed while their split streamed |
 /// | `bytes_read`                    | bytes fetched from the object store                      |
 /// | `requests_get`                  | GET requests of data files (footers and column chunks; object stores only) |

@@ -1,4 +1,5 @@
-//! [`RequiredSubfields`]: which parts of a column's value a scan needs (seed §6.2, §4.3).
+//! [`RequiredSubfields`]: which parts of a column's value a scan needs (subfield pruning
+//! and extractions).
 //!
 //! A query that uses `s['a']` of a wide struct, `map_keys(m)` or `cardinality(a)` needs a
 //! few of the column's Parquet leaves, not all of them. The needs are *logical paths* below

@@ -1,5 +1,4 @@
-//! [`ScanSpec`]: what a scan reads, where each value goes, and which filters apply
-//! (seed §6, §8.1).
+//! [`ScanSpec`]: what a scan reads, where each value goes, and which filters apply.
 //!
 //! Three kinds of state are kept apart so a new split never inherits a stale value:
 //!
@@ -11,7 +10,7 @@
 //!
 //! Name spaces: `P` (plan schema) is the scan output, named by plan names. `R` (reader
 //! schema) holds table columns by table name: first the columns the output takes as they
-//! are (so for a plain projection `P` is a prefix of `R`, seed §4), then auxiliary columns
+//! are (so for a plain projection `P` is a prefix of `R`), then auxiliary columns
 //! (residual inputs, stage inputs such as hidden bucket keys, inputs of absorbed output
 //! expressions). Filter-only columns have no channel in `R`. An output is either a channel
 //! of `R` or an expression over `R` absorbed from the projection above the scan
@@ -315,7 +314,7 @@ impl ScanSpec {
     }
 
     /// The spec with the same requirements and the adaptive state of `other` (a rebuilt
-    /// spec keeps what the scan learned, seed §13.3).
+    /// spec keeps what the scan learned).
     pub fn with_adaptive_of(mut self, other: &ScanSpec) -> Self {
         self.adaptive = Arc::clone(&other.adaptive);
         self

@@ -1,5 +1,5 @@
-//! [`FileDataSource`], the driver: reading splits one after another (seed §7, §8), each
-//! prepared on the partition's task or ahead of time on a preload task (seed §14). The
+//! [`FileDataSource`], the driver: reading splits one after another, each prepared on the
+//! partition's task or ahead of time on a preload task. The
 //! reader of a split is its file format's ([`crate::parquet::ParquetSplitReader`], [`crate::orc::OrcSplitReader`]); the
 //! table format adds its deletes and stages through [`crate::reader::SplitReaderFactory`].
 //!
@@ -22,14 +22,14 @@
 //! `None` is. Per-split filters ([`SplitFilters`]) are built when a split starts from the
 //! static filters plus a snapshot of the dynamic filters, so a dynamic filter that arrived
 //! before a split is prepared prunes that split. One that changes later is seen when the
-//! split is installed (after its prepare, possibly on a preload task: seed §14.4, where
-//! Velox's takeover keeps the donor's stale filters for constants) and before every batch:
-//! when it rejects the split's constants the split stops (seed §12.3: Velox keeps reading
-//! it); otherwise the reader applies it to what it has not decoded yet (constants, row
-//! groups, decoder filters) when it can, and the batches are filtered when it cannot.
+//! split is installed (after its prepare, possibly on a preload task, where Velox's
+//! takeover keeps the donor's stale filters for constants) and before every batch: when it
+//! rejects the split's constants the split stops (Velox keeps reading it); otherwise the
+//! reader applies it to what it has not decoded yet (constants, row groups, decoder
+//! filters) when it can, and the batches are filtered when it cannot.
 //! Adaptive filter order lives in the shared [`crate::adaptive::AdaptiveState`], keyed by
 //! subfield, so a split prepared ahead of time reads with the order learned up to its first
-//! batch, nested filters included (seed §13.3 moves only top-level feedback).
+//! batch, nested filters included (Velox's takeover moves only top-level feedback).
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -213,7 +213,7 @@ impl Debug for PendingSplit {
 pub enum PrepareOn {
     /// On the partition's task, when the split is needed.
     PartitionTask,
-    /// On a preload task of its own, while an earlier split streams (seed §14).
+    /// On a preload task of its own, while an earlier split streams.
     PreloadTask,
 }
 

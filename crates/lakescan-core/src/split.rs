@@ -1,4 +1,4 @@
-//! [`FileSplit`]: the facts of one byte range of one data file (seed §3.3).
+//! [`FileSplit`]: the facts of one byte range of one data file.
 //!
 //! A split is a byte range `[start, start + length)` of one file. A row group belongs to the
 //! split that contains its midpoint, so the splits of a file never overlap and never miss a
@@ -133,8 +133,8 @@ impl AdapterKey {
     }
 }
 
-/// How a data file stores its rows: which reader reads it (DESIGN.md, "the file format sits
-/// behind one trait").
+/// How a data file stores its rows: which reader reads it (each format implements
+/// `format::FileFormatReader`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FileFormat {
     /// Apache Parquet (the default).

@@ -1,4 +1,5 @@
-//! Plan data as bytes, for distributed execution (DESIGN.md "Distributed").
+//! Plan data as bytes, for distributed execution (`docs/architecture.md`, "Distributed
+//! execution").
 //!
 //! A lakescan plan node or table leaves its process as one *frame*:
 //!

@@ -1,4 +1,4 @@
-//! Bucketed tables (seed §9): the bucketing spec, the bucket of each file, the table
+//! Bucketed tables: the bucketing spec, the bucket of each file, the table
 //! bucket(s) each file serves, and bucket pruning.
 //!
 //! **Bucket of a file** ([`bucket_of_file_name`]), by the names writers give bucket files:
@@ -20,7 +20,7 @@
 //! ```text
 //!  partition count p = table count t: file b serves table bucket b
 //!  p < t (t % p == 0):  table bucket b is served by file b % p, keeping the rows whose
-//!                       hash lands in b (bucket conversion, seed §9.1): t / p reads
+//!                       hash lands in b (bucket conversion): t / p reads
 //!  p > t (p % t == 0):  file b serves table bucket b % t, no filtering needed
 //! ```
 //!

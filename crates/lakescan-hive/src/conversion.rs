@@ -1,4 +1,4 @@
-//! Bucket conversion (seed §9.1–9.2): a file of a partition written with fewer buckets
+//! Bucket conversion: a file of a partition written with fewer buckets
 //! than the table serves one *table* bucket by keeping only the rows whose hash lands in it.
 //!
 //! ```text

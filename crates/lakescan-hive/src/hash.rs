@@ -1,5 +1,5 @@
 //! The Hive hash: Apache Hive's bucketing hash over Arrow arrays, bit-exact with Hive,
-//! Trino and Velox (seed §9). Hand-written: no Rust library implements Hive's hashes.
+//! Trino and Velox. Hand-written: no Rust library implements Hive's hashes.
 //!
 //! # Contents
 //! 1. [`HiveHash`]: [`HiveHash::hash_array`] (one column), [`HiveHash::hash_rows`] (several

@@ -1,5 +1,5 @@
-//! Hidden columns of Hive tables: info columns and generated columns (seed §3.2, §7, §9.3,
-//! §9.4).
+//! Hidden columns of Hive tables: info columns (split constants) and generated columns (the
+//! row index and the row id).
 //!
 //! DataFusion 54 has no hidden-column concept, so they are opt-in:
 //! `OPTIONS ('hidden_columns' 'all' | '$path,$row_index,…')` appends them to the table

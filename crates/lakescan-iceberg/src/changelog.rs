@@ -1,18 +1,17 @@
-//! Changelog scans (seed §10.5, §15.11): `table_changes('t', from, to)`, with Trino's
-//! meaning and columns.
+//! Changelog scans: `table_changes('t', from, to)`, with Trino's meaning and columns.
 //!
 //! `from` (exclusive) and `to` (inclusive) are snapshot ids, or timestamps (a `TIMESTAMP`
 //! literal or text: the snapshot current at that time). `from` must be an ancestor of `to`.
 //! The result has the table's columns, then
 //!
-//! | column               | type                       | seed §10.5 (Velox)                  |
+//! | column               | type                       | Velox's changelog column            |
 //! |----------------------|----------------------------|-------------------------------------|
 //! | `_change_type`       | VARCHAR: `insert`/`delete` | `operation` (INSERT / DELETE)       |
 //! | `_change_version_id` | BIGINT: the snapshot id    | `snapshotid`                        |
 //! | `_change_timestamp`  | TIMESTAMP(3) WITH TIME ZONE 'UTC': the snapshot's commit time | — |
 //! | `_change_ordinal`    | INTEGER: 0 for the oldest snapshot of the range, then 1, 2, … | `ordinal` |
 //!
-//! and the table's columns are the seed's `rowdata` ROW, flattened as Trino does.
+//! and the table's columns are Velox's `rowdata` ROW, flattened as Trino does.
 //!
 //! The files come from [`crate::plan::changes`]. Each snapshot of the range contributes the
 //! rows of the data files it added (`insert`)
@@ -20,8 +19,8 @@
 //! `replace` snapshots (compactions) change no row: they contribute none and take no
 //! ordinal. Every file is a split whose change columns are constants: filters on them skip
 //! splits before any file is opened; filters on the row data prune manifests' files by
-//! partition and column bounds and go into the scan of each file (the seed's §16 notes that Velox loses those). A
-//! snapshot that adds delete files (merge-on-read), or removes a data file that delete
+//! partition and column bounds and go into the scan of each file (Velox's changelog scan
+//! loses them). A snapshot that adds delete files (merge-on-read), or removes a data file that delete
 //! files had applied to, is a `NotImplemented` error naming it: those changes are not rows
 //! of whole files.
 

@@ -1,6 +1,6 @@
 //! Data-file column statistics from manifests as DataFusion [`PruningStatistics`], so the
 //! residual's AND/OR tree prunes data files with the same engine (`PruningPredicate`) that
-//! prunes row groups in the reader (seed 003): one container per data file.
+//! prunes row groups in the reader: one container per data file.
 //!
 //! Bounds of floating-point columns are left out (Iceberg bounds exclude NaN, DataFusion
 //! orders NaN last), and so are null counts when a name mapping may change what a file

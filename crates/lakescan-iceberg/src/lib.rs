@@ -1,6 +1,6 @@
-//! Apache Iceberg tables for lakescan (seed §10–§11): `CREATE EXTERNAL TABLE … STORED AS
-//! ICEBERG`, read through the same scan path as Hive tables (ScanSpec, split readers,
-//! metrics), with file columns matched by field id.
+//! Apache Iceberg tables for lakescan: `CREATE EXTERNAL TABLE … STORED AS ICEBERG`, read
+//! through the same scan path as Hive tables (ScanSpec, split readers, metrics), with file
+//! columns matched by field id.
 //!
 //! | module       | owns                                                                 |
 //! |--------------|----------------------------------------------------------------------|
@@ -24,9 +24,9 @@
 //! | [`changelog`] | `table_changes(…)`: changelog scans between snapshots              |
 //! | [`wire`]     | tables and changelogs as plan frames (distributed execution)         |
 //!
-//! Not yet (each a `NotImplemented` error naming the file, never wrong rows): ORC and Avro
-//! data files, `initial-default`s of list and map members, equality keys that are struct
-//! members, columns of v3 `variant`/`geometry`/`geography` type.
+//! Not yet (each a `NotImplemented` error naming the file, never wrong rows):
+//! `initial-default`s of list and map members, equality keys that are struct members,
+//! columns of v3 `variant`/`geometry`/`geography` type.
 
 pub mod catalog;
 pub mod catalog_io;

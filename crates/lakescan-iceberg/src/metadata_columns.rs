@@ -1,4 +1,4 @@
-//! Iceberg metadata columns and row lineage (seed §10.4, the spec's "Reserved Field IDs"
+//! Iceberg metadata columns and row lineage (the spec's "Reserved Field IDs"
 //! and "Row Lineage").
 //!
 //! DataFusion 54 has no hidden columns, so they are opt-in, like Hive's:

@@ -1,6 +1,6 @@
 //! The Iceberg table tests of `tables/` again, with every data file the fixtures write an
 //! Avro file (`field-id` and the other ids in its schema, as Java's Avro writer): deletes of every kind,
-//! lineage and metadata columns, schema evolution, changelog scans and the seed's scenarios
+//! lineage and metadata columns, schema evolution, changelog scans and the scan scenarios
 //! read Avro exactly as Parquet. Left out: the modules about Parquet files themselves
 //! (corrupt footers, row-group statistics) and catalogs/stores (no data-file reading of
 //! their own).

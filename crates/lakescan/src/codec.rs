@@ -1,5 +1,6 @@
 //! lakescan's datafusion-proto codecs: plans with lakescan tables and scans that cross
-//! processes (a distributed engine such as Ballista; DESIGN.md "Distributed").
+//! processes (a distributed engine such as Ballista; `docs/architecture.md`, "Distributed
+//! execution").
 //!
 //! ```text
 //!  client ── logical plan ──▶ scheduler: LakeLogicalCodec decodes the Hive / Iceberg /

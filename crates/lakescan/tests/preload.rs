@@ -1,6 +1,6 @@
-//! Split preload (seed §14) seen from a whole query: cancellation leaves nothing behind, a
-//! failed preparation is the query's error, and the per-partition split lists cover every
-//! split once.
+//! Split preload seen from a whole query: cancellation leaves nothing behind, a failed
+//! preparation is the query's error, and the per-partition split lists cover every split
+//! once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,4 @@
-//! Resources (issue 19, item 7): a query cancelled at any point leaves no task, open file or
+//! Resources: a query cancelled at any point leaves no task, open file or
 //! memory reservation behind; memory-hungry state (equality-delete key sets, preloaded
 //! splits) under a `FairSpillPool` limit fails with `ResourcesExhausted`, never aborts; 16
 //! concurrent queries over the same tables return what each returns alone.

@@ -1,10 +1,11 @@
-//! The seed §15 scenarios under every split-lifecycle configuration (seed §17.2): preload on
-//! and off × a dynamic filter arriving before prepare, after prepare (with preload: after the
-//! next split was preloaded, so its takeover must apply it, seed §14.4) and mid-split (after
-//! the first batch read). One tester, many configurations: each scenario is a table, a query whose
-//! plan is one `LakeScanExec`, and a dynamic filter over the scan's output, pushed into the
-//! scan as a `DynamicFilterPhysicalExpr` and updated by a [`LifecycleHook`] at the chosen
-//! moment, so the timing is deterministic.
+//! The scan scenarios of `docs/scenarios.md` (named `15.N` below: scenario N there) under
+//! every split-lifecycle configuration: preload on and off × a dynamic filter arriving before
+//! prepare, after prepare (with preload: after the next split was preloaded, so its takeover
+//! must apply it) and mid-split (after the first batch read). One tester, many
+//! configurations: each scenario is a table, a query whose plan is one `LakeScanExec`, and a
+//! dynamic filter over the scan's output, pushed into the scan as a
+//! `DynamicFilterPhysicalExpr` and updated by a [`LifecycleHook`] at the chosen moment, so
+//! the timing is deterministic.
 //!
 //! For every configuration the rows that pass the filter (what a join above the scan keeps)
 //! must equal the scenario's oracle: `SELECT * FROM (query) WHERE filter` run by DataFusion
@@ -15,14 +16,14 @@
 //! decoded). Batches hold 2 rows, so every scenario's first split has a batch after the first
 //! one, and every scenario has two splits or more, so preload takes one over.
 //!
-//! Two §16 rows join them: a dynamic filter on a struct member across two files (Velox's
-//! takeover moves only top-level filters, seed §13.3), and one on a changelog scan's change
-//! constants (tested only at prepare in Velox). §15.13 (zero output columns) has no column a
-//! dynamic filter could read, and is left out.
+//! Two cases where Velox can lose a dynamic filter join them (named `16 …`): a dynamic filter
+//! on a struct member across two files (Velox's takeover moves only top-level filters), and
+//! one on a changelog scan's change constants (tested only at prepare in Velox). Scenario 13
+//! (zero output columns) has no column a dynamic filter could read, and is left out.
 //!
 //! Besides the rows, each configuration bounds how many emitted rows fail the filter: none
 //! when it arrived before the first batch, at most the first batch otherwise. A filter lost
-//! for a preloaded split (seed §14.4) breaks that bound.
+//! for a preloaded split (as Velox's takeover can lose it) breaks that bound.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -44,7 +45,7 @@ use lakescan_core::exec::LakeScanExec;
 use lakescan_core::source::{LifecycleHook, SplitEvent};
 use lakescan_iceberg_writer::TableWriter;
 
-/// One seed §15 scenario: its tables, its query, the dynamic filter, and an oracle that is
+/// One scan scenario: its tables, its query, the dynamic filter, and an oracle that is
 /// not lakescan.
 struct Scenario {
     name: &'static str,
@@ -89,7 +90,7 @@ const SCENARIOS: &[Scenario] = &[
         mechanism: &[("splits_total", 2), ("rows_scanned", 8)],
     },
     Scenario {
-        // The seed's reader output (4,8), (8,1), (9,3) with `c0 + c1 > 10`: [4, 9].
+        // The scenario's reader output (4,8), (8,1), (9,3) with `c0 + c1 > 10`: [4, 9].
         name: "15.2 output c0, residual on the unprojected c1",
         setup: &[
             "COPY (SELECT * FROM (VALUES (4, 8), (8, 1), (9, 3)) AS v(c0, c1)) \
@@ -109,7 +110,7 @@ const SCENARIOS: &[Scenario] = &[
         mechanism: &[("rows_scanned", 7), ("rows_removed_residual", 2)],
     },
     Scenario {
-        // The seed's file: c0 = [1, 2, 3], c1 = [9, 12, 20], `c1 > 10` in the reader.
+        // The scenario's file: c0 = [1, 2, 3], c1 = [9, 12, 20], `c1 > 10` in the reader.
         name: "15.3 a column only filtered in the reader",
         setup: &[
             "COPY (SELECT * FROM (VALUES (1, 9), (2, 12), (3, 20)) AS v(c0, c1)) \
@@ -150,7 +151,7 @@ const SCENARIOS: &[Scenario] = &[
         mechanism: &[("rows_removed_reader_filters", 2), ("leaves_decoded", 6)],
     },
     Scenario {
-        // The seed's maps {a:1, b:2} and {c:3}: keys [a, b] and [c], two rows.
+        // The scenario's maps {a:1, b:2} and {c:3}: keys [a, b] and [c], two rows.
         name: "15.5 extraction turns a MAP into an ARRAY",
         setup: &[
             "COPY (SELECT * FROM (VALUES (1, MAP {'a': 1, 'b': 2}), (2, MAP {'c': 3}), (3, MAP {'d': 4})) AS v(id, m)) \
@@ -274,7 +275,7 @@ const SCENARIOS: &[Scenario] = &[
         mechanism: &[("splits_total", 2), ("rows_scanned", 8)],
     },
     Scenario {
-        // The seed's (100, 7), (200, 8), (300, 7) with a delete of key 7: [200]; again with
+        // The scenario's (100, 7), (200, 8), (300, 7) with a delete of key 7: [200]; again with
         // c0 + 300.
         name: "15.10 an equality delete needs the unprojected key",
         setup: &["CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '$META'"],
@@ -371,7 +372,7 @@ const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-/// Seed §15.12: P = [c0 BIGINT, p INTEGER], partitions p = 1 and p = 2.
+/// Scenario 12 (dynamic filters): P = [c0 BIGINT, p INTEGER], partitions p = 1 and p = 2.
 const SEED_15_12: &[&str] = &[
     "COPY (SELECT CAST(v AS BIGINT) AS c0 FROM unnest(range(0, 20)) AS t(v)) \
      TO '$DIR/t/p=1/f.parquet' STORED AS PARQUET",
@@ -405,8 +406,8 @@ fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(f))
 }
 
-/// Seed §15.10's data (c0 = 100, 200, 300 with keys 7, 8, 7), repeated with c0 + 300, and
-/// an equality delete of key 7.
+/// Scenario 10's data (c0 = 100, 200, 300 with keys 7, 8, 7), repeated with c0 + 300, and an
+/// equality delete of key 7.
 fn equality_delete_table(dir: &Path) -> String {
     let mut table = TableWriter::new(dir.join("ice"), c0_key_schema()).unwrap();
     let data = (0..2)
@@ -733,7 +734,7 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
     );
     // Only rows read before the filter arrived may fail it: none when it arrived before
     // the first batch, at most the first batch (2 rows) otherwise. A filter lost for a
-    // split (Velox's takeover, seed §14.4) leaves that split's failing rows in the output.
+    // split (as Velox's takeover can lose it) leaves that split's failing rows in the output.
     let early = match timing {
         Timing::BeforePrepare => 0,
         Timing::AfterPrepare if preload == 0 || splits == 1 => 0,

@@ -1,4 +1,4 @@
-//! [`LakeScanExec`]: the leaf `ExecutionPlan` of a lakescan scan (seed §12).
+//! [`LakeScanExec`]: the leaf `ExecutionPlan` of a lakescan scan.
 //!
 //! | file             | owns                                                            |
 //! |------------------|-----------------------------------------------------------------|
@@ -10,7 +10,7 @@
 //! what a plan serialized to several executors carries); within one process a partition
 //! that finished its list steals from the others'. Each drives its own [`FileDataSource`]
 //! and prepares the next `lakescan.preload_splits` splits on their own tasks while the
-//! current one streams (seed §14). Filters pushed by parents through DataFusion's physical
+//! current one streams (preload). Filters pushed by parents through DataFusion's physical
 //! filter-pushdown API join the per-split filters: static ones are evaluated exactly (the
 //! parent `FilterExec` is removed), dynamic ones (joins, TopK) are snapshotted when a
 //! split starts and again whenever they change (see [`crate::source`]).
@@ -501,7 +501,7 @@ impl ExecutionPlan for LakeScanExec {
         self.limit
     }
 
-    /// Absorbs the projection above the scan (seed §4.3): plain columns, and extractions
+    /// Absorbs the projection above the scan: plain columns, and extractions
     /// such as `get_field(s, 'a')`, `map_keys(m)` or `cardinality(a)` become outputs of the
     /// scan, so it decodes only the leaves they read.
     fn try_swapping_with_projection(

@@ -1,6 +1,6 @@
 //! One output partition of a scan: it pops its splits from the [`SplitQueue`], drives its
 //! [`FileDataSource`] through them, and prepares the next `lakescan.preload_splits` splits on
-//! their own tasks ([`Preloads`]) while the current one streams (seed §14). The takeover of a
+//! their own tasks ([`Preloads`]) while the current one streams. The takeover of a
 //! preloaded split is [`FileDataSource::install`]: the dynamic filters in force then apply.
 
 use std::collections::VecDeque;
@@ -15,8 +15,8 @@ use super::scheduling::SplitQueue;
 use crate::metrics::LakeScanMetrics;
 use crate::source::{FileDataSource, PrepareOn, PreparedSplit};
 
-/// Splits prepared ahead of time on their own tasks while the current one streams (seed
-/// §14), at most `limit`. Dropping it aborts them: a cancelled query leaves no task behind,
+/// Splits prepared ahead of time on their own tasks while the current one streams, at most
+/// `limit`. Dropping it aborts them: a cancelled query leaves no task behind,
 /// and the readers they own (open files, memory reservations) go with them.
 pub(super) struct Preloads {
     limit: usize,
@@ -38,7 +38,7 @@ impl Preloads {
     }
 
     /// The oldest preloaded split, once prepared. A preparation that failed is the scan's
-    /// error (seed §14.1), never an empty split.
+    /// error, never an empty split.
     async fn take(&mut self) -> Result<Option<PreparedSplit>> {
         let Some(task) = self.tasks.pop_front() else {
             return Ok(None);

@@ -1,4 +1,4 @@
-//! Typed per-column value filters (seed §5, §8.1).
+//! Typed per-column value filters.
 //!
 //! * [`Filter`] — what one column's values must satisfy: a [`ValueSet`] for non-null values
 //!   plus the three-valued [`NullResult`] a NULL produces. Built from comparisons, `IN`,

@@ -1,4 +1,4 @@
-//! The file-format seam (DESIGN.md, "the file format sits behind one trait"): one split
+//! The file-format seam (a format implements one trait and reuses everything else): one split
 //! lifecycle over every format ([`lifecycle`]: [`FormatSplitReader`] over a
 //! [`FileFormatReader`]), and what every format does the same way inside its steps, over
 //! the units a format can skip (Parquet row groups, ORC stripes and row groups of its row
@@ -70,7 +70,7 @@ impl StatsArrays {
 
 /// A format's statistics of some units of one file, for one split's binding, in table
 /// types. [`prune_units`] answers the residual's AND/OR tree with them through
-/// [`PruningStatistics`] (seed 003: an unknown leaf keeps the unit).
+/// [`PruningStatistics`] (a leaf the statistics cannot decide keeps the unit).
 pub trait UnitStatistics {
     /// Statistics of the field at `field` of the spec, in its table type; `None`: unknown.
     fn field_stats(&self, field: usize) -> Result<Option<StatsArrays>>;

@@ -1,4 +1,4 @@
-//! [`Reading`]: the chosen stripes of one split decoded into batches of `R` (seed §8.1).
+//! [`Reading`]: the chosen stripes of one split decoded into batches of `R`.
 //!
 //! Per stripe (`LoadStripe`, then):
 //!
@@ -33,7 +33,8 @@ use datafusion::common::Result;
 use orc_rust::schema::RootDataType;
 
 use super::calendar::DayCalendar;
-use super::open::{OrcFile, decoder_panic, orc_error};
+use super::errors::{decoder_panic, orc_error};
+use super::open::OrcFile;
 use super::primitive::{ColumnDecoder, DecodeError};
 use super::statistics::{OrcStatistics, OrcUnit};
 use super::stripes::{load_stripe, row_index};

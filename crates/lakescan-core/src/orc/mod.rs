@@ -1,5 +1,5 @@
-//! The ORC split reader (seed §7: DWRF/ORC beside Parquet under one split reader), on
-//! `orc-rust` 0.8's stripes and its decoders of non-primitive columns.
+//! The ORC split reader, beside Parquet's under one split lifecycle (as Velox reads DWRF/ORC
+//! beside Parquet), on `orc-rust` 0.8's stripes and its decoders of non-primitive columns.
 //!
 //! | file            | owns                                                              |
 //! |-----------------|-------------------------------------------------------------------|
@@ -9,6 +9,9 @@
 //! | [`nested`]      | a correction applied to the leaves of nested columns               |
 //! | [`late_dst`]    | `timestamp` wall clocks after 2099 in zones with daylight saving   |
 //! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
+//! | [`synthetic_tail`] | tails handed to `orc-rust`: fetched bytes, or a footer alone     |
+//! | [`errors`]      | errors of an ORC file, naming it                                   |
+//! | [`tail_check`]  | postscript, codec, footer, types and stripes checked before `orc-rust` |
 //! | [`tail_cache`]  | tails kept in the session's file metadata cache                    |
 //! | [`stripes`]     | stripes of the byte range (midpoint rule), `LoadStripe`, row index |
 //! | [`statistics`]  | stripe and row-group statistics in table types                    |
@@ -30,6 +33,7 @@
 
 pub mod calendar;
 pub mod decode;
+pub mod errors;
 pub mod late_dst;
 pub mod nested;
 pub mod open;
@@ -38,7 +42,9 @@ pub mod projection;
 pub mod rle;
 pub mod statistics;
 pub mod stripes;
+pub mod synthetic_tail;
 pub mod tail_cache;
+pub mod tail_check;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -298,7 +304,7 @@ fn decoding(context: &SplitContext, bound: &Bound) -> Result<Decoding> {
             _ => {}
         }
     }
-    // A root is decoded in the members its needs reach (seed §6.2 on ORC).
+    // A root is decoded in the members its needs reach (subfield pruning on ORC).
     for (root, need) in roots.iter_mut().zip(&needs) {
         root.decode_as = prune_type(&root.decode_as, need);
     }

@@ -9,27 +9,25 @@
 //! `orc-rust` panics, overflows or misreads on several corrupt tails (lengths past the file
 //! subtract below zero, a non-struct root asserts, a cyclic type list recurses without end,
 //! an unknown codec reads as uncompressed), so the tail is decoded and checked here first
-//! (`check_postscript`, `check_types`); only then is it handed to `orc-rust`'s
+//! ([`super::tail_check`]); only then is it handed to `orc-rust`'s
 //! `read_metadata`, over the bytes already fetched. The footer's type attributes
 //! (`iceberg.id`), which `orc-rust`'s schema drops, are kept from this decoding.
 //!
 //! `orc-rust` 0.8 builds its `Compression` only from a file (`from_proto` is private); the
 //! codec of a file is taken from a one-type synthetic tail with the same postscript codec
-//! (`compression_of`), so the footer can be decompressed before `orc-rust` parses it.
+//! (`tail_check::compression_of`), so the footer can be decompressed before `orc-rust` parses
+//! it.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::ops::Range;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
 use bytes::{Bytes, BytesMut};
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
+use datafusion::common::{DataFusionError, Result, internal_err};
 use futures::FutureExt;
-use futures::future::BoxFuture;
-use orc_rust::compression::{Compression, Decompressor};
+use orc_rust::compression::Compression;
 use orc_rust::proto;
-use orc_rust::reader::AsyncChunkReader;
 use orc_rust::reader::metadata::{FileMetadata, read_metadata_async};
 use orc_rust::schema::DataType as OrcType;
 use orc_rust::schema::{ArrowSchemaOptions, TimestampPrecision};
@@ -38,14 +36,16 @@ use prost013::Message;
 
 use crate::parquet::open::{CountingReader, counting_reader};
 
+use super::errors::{decoder_panic, orc_error};
+use super::synthetic_tail::{TailChunks, original_chunks};
 use super::tail_cache::TailCache;
+use super::tail_check::{
+    TailLayout, check_postscript, check_stripes, check_types, compression_of, decode_section,
+};
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
 use crate::format::{FileFormat, format_of_tail, wrong_format};
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
-
-/// The highest `CompressionKind` `orc-rust` 0.8 decodes (ZSTD).
-const KNOWN_CODECS: [&str; 6] = ["NONE", "ZLIB", "SNAPPY", "LZO", "LZ4", "ZSTD"];
 
 /// An ORC file whose tail was read and checked.
 #[derive(Clone)]
@@ -436,24 +436,6 @@ fn without_metadata(
     })
 }
 
-/// `section` as a compressed stream holds it uncompressed: in "original" chunks (a 3-byte
-/// header: length << 1 | 1), which every codec allows; as it is when the file is
-/// uncompressed.
-fn original_chunks(section: &[u8], compressed: bool) -> Bytes {
-    if !compressed {
-        return Bytes::copy_from_slice(section);
-    }
-    // A chunk's length has 23 bits.
-    const MAX_CHUNK: usize = (1 << 23) - 1;
-    let mut out = BytesMut::with_capacity(section.len() + 3 * (section.len() / MAX_CHUNK + 1));
-    for chunk in section.chunks(MAX_CHUNK) {
-        let header = ((chunk.len() as u32) << 1) | 1;
-        out.extend_from_slice(&header.to_le_bytes()[..3]);
-        out.extend_from_slice(chunk);
-    }
-    out.freeze()
-}
-
 /// Gives the decimal types of `footer` without a precision (or with precision 0) Java's
 /// default, `decimal(38,10)` (scale 10 when none is given); whether it changed one.
 fn with_default_decimals(footer: &mut proto::Footer) -> bool {
@@ -466,300 +448,6 @@ fn with_default_decimals(footer: &mut proto::Footer) -> bool {
         }
     }
     changed
-}
-
-/// Where the sections of the tail lie in the file.
-#[derive(Debug)]
-struct TailLayout {
-    postscript: proto::PostScript,
-    footer: Range<u64>,
-    metadata: Range<u64>,
-}
-
-/// Decodes the postscript from the tail (`tail` holds the file's bytes from `start`) and
-/// checks that the footer and metadata it describes lie inside the file, after the header,
-/// and that its codec is one `orc-rust` decodes.
-fn check_postscript(path: &str, file_size: u64, start: u64, tail: &[u8]) -> Result<TailLayout> {
-    let not_orc = |why: &str| {
-        orc_error(
-            path,
-            format!("{why} (the file is truncated or not an ORC file)"),
-        )
-    };
-    // "ORC" + at least a postscript length byte.
-    if file_size < 4 || tail.is_empty() {
-        return Err(not_orc(&format!("it has {file_size} bytes")));
-    }
-    let ps_len = u64::from(tail[tail.len() - 1]);
-    let tail_len = tail.len() as u64;
-    if ps_len == 0 || ps_len + 1 > tail_len {
-        return Err(not_orc(&format!(
-            "its postscript length ({ps_len}) does not fit in the file"
-        )));
-    }
-    let ps_start = (tail_len - 1 - ps_len) as usize;
-    let postscript = proto::PostScript::decode(&tail[ps_start..tail.len() - 1])
-        .map_err(|e| not_orc(&format!("its postscript does not decode: {e}")))?;
-    if let Some(magic) = &postscript.magic
-        && magic != "ORC"
-    {
-        return Err(not_orc(&format!(
-            "its postscript magic is '{magic}', not 'ORC'"
-        )));
-    }
-    // ORC's unstable 2.0 draft (written only on request) changes encodings, such as
-    // decimals as 64-bit RLE v2 values, that `orc-rust` reads as the 0.12 ones.
-    if postscript.version.as_slice() == [1, 9999] {
-        return Err(DataFusionError::NotImplemented(format!(
-            "ORC file '{path}' is of the unstable pre-2.0 format (version 1.9999: its \
-             encodings, such as 64-bit decimals, are not those of ORC 0.12); rewrite it as \
-             ORC 0.12 (the default of Hive, Spark and Trino)"
-        )));
-    }
-    let kind = postscript.compression.unwrap_or(0);
-    if !(0..KNOWN_CODECS.len() as i32).contains(&kind) {
-        return Err(orc_error(
-            path,
-            format!(
-                "unknown compression kind {kind} in its postscript (known: {})",
-                KNOWN_CODECS.join(", ")
-            ),
-        ));
-    }
-    let Some(footer_len) = postscript.footer_length else {
-        return Err(not_orc("its postscript gives no footer length"));
-    };
-    // Writers before ORC 0.12 (Hive 0.11) write no metadata section and no length for it:
-    // Java reads the field's default, 0.
-    let metadata_len = postscript.metadata_length.unwrap_or(0);
-    let ps_offset = start + ps_start as u64;
-    let fits = footer_len
-        .checked_add(metadata_len)
-        .and_then(|n| n.checked_add(3))
-        .is_some_and(|n| n <= ps_offset);
-    if !fits {
-        return Err(not_orc(&format!(
-            "its postscript gives a footer of {footer_len} bytes and metadata of \
-             {metadata_len} bytes, more than the {ps_offset} bytes before it"
-        )));
-    }
-    let footer = ps_offset - footer_len..ps_offset;
-    let metadata = footer.start - metadata_len..footer.start;
-    Ok(TailLayout {
-        postscript,
-        footer,
-        metadata,
-    })
-}
-
-/// The codec of a file with `postscript`, as `orc-rust` builds it: read from a synthetic
-/// tail of one struct type with the same codec and block size.
-fn compression_of(path: &str, postscript: &proto::PostScript) -> Result<Option<Compression>> {
-    let footer = proto::Footer {
-        types: vec![proto::Type {
-            kind: Some(proto::r#type::Kind::Struct as i32),
-            ..Default::default()
-        }],
-        number_of_rows: Some(0),
-        ..Default::default()
-    };
-    read_synthetic_tail(path, &footer, postscript)?
-        .map(|m| m.compression())
-        .map_err(|e| orc_error(path, format!("its codec is not supported: {e}")))
-}
-
-/// `orc-rust`'s reading of a tail made of `footer` alone (in "original" chunks, which
-/// every codec allows) and a postscript with `like`'s codec and block size: how to learn
-/// what `orc-rust` makes of a codec or a type tree without a file of them. A panic of
-/// `orc-rust` is the file's (`path`'s) error; its own error is returned as it is.
-pub(super) fn read_synthetic_tail(
-    path: &str,
-    footer: &proto::Footer,
-    like: &proto::PostScript,
-) -> Result<std::result::Result<FileMetadata, orc_rust::error::OrcError>> {
-    let compressed = like.compression.unwrap_or(0) != 0;
-    let footer = original_chunks(&footer.encode_to_vec(), compressed);
-    let ps = proto::PostScript {
-        footer_length: Some(footer.len() as u64),
-        compression: like.compression,
-        compression_block_size: like.compression_block_size,
-        metadata_length: Some(0),
-        magic: Some("ORC".into()),
-        ..Default::default()
-    }
-    .encode_to_vec();
-    let Ok(ps_len) = u8::try_from(ps.len()) else {
-        return internal_err!("a postscript of {} bytes", ps.len());
-    };
-    let mut file = BytesMut::with_capacity(3 + footer.len() + ps.len() + 1);
-    file.extend_from_slice(b"ORC");
-    file.extend_from_slice(&footer);
-    file.extend_from_slice(&ps);
-    file.extend_from_slice(&[ps_len]);
-    let mut bytes = file.freeze();
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        orc_rust::reader::metadata::read_metadata(&mut bytes)
-    }))
-    .map_err(|panic| decoder_panic(path, panic))
-}
-
-/// Decompresses and decodes one section of the tail (`what` names it in errors).
-fn decode_section<M: Message + Default>(
-    path: &str,
-    what: &str,
-    bytes: Bytes,
-    compression: Option<Compression>,
-) -> Result<M> {
-    let plain = decompress(path, what, bytes, compression)?;
-    M::decode(plain.as_slice()).map_err(|e| {
-        orc_error(
-            path,
-            format!("its {what} does not decode: {e} (the file is corrupt)"),
-        )
-    })
-}
-
-/// The decompressed bytes of a stream or section (`orc-rust`'s decompressor panics on
-/// corrupt or truncated blocks: caught here, an error naming the file).
-pub fn decompress(
-    path: &str,
-    what: &str,
-    bytes: Bytes,
-    compression: Option<Compression>,
-) -> Result<Vec<u8>> {
-    let mut plain = vec![];
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Decompressor::new(bytes, compression, vec![]).read_to_end(&mut plain)
-    }))
-    .map_err(|_| {
-        orc_error(
-            path,
-            format!("its {what} does not decompress (the file is corrupt or truncated)"),
-        )
-    })?;
-    read.map_err(|e| orc_error(path, format!("its {what} does not decompress: {e}")))?;
-    Ok(plain)
-}
-
-/// Checks the type tree before `orc-rust` walks it recursively: a struct root, every
-/// subtype after its parent and inside the list (no cycle, no dangling id), one name per
-/// struct member, one child per list and two per map.
-fn check_types(path: &str, footer: &proto::Footer) -> Result<()> {
-    use proto::r#type::Kind;
-    let types = &footer.types;
-    let bad = |why: String| orc_error(path, format!("its type list is corrupt: {why}"));
-    match types.first().map(|t| t.kind()) {
-        Some(Kind::Struct) => {}
-        Some(other) => {
-            return Err(bad(format!(
-                "the root type is {other:?}, not a struct (files of a bare value are not \
-                 tables)"
-            )));
-        }
-        None => return Err(bad("it is empty".into())),
-    }
-    for (id, t) in types.iter().enumerate() {
-        for &child in &t.subtypes {
-            let child = child as usize;
-            if child <= id || child >= types.len() {
-                return Err(bad(format!(
-                    "type {id} has subtype {child}, outside ({id}, {})",
-                    types.len()
-                )));
-            }
-        }
-        let children = t.subtypes.len();
-        let expected = match t.kind() {
-            Kind::Struct => Some(t.field_names.len()),
-            Kind::List => Some(1),
-            Kind::Map => Some(2),
-            _ => None,
-        };
-        if let Some(expected) = expected
-            && children != expected
-        {
-            return Err(bad(format!(
-                "type {id} ({:?}) has {children} subtypes, expected {expected}",
-                t.kind()
-            )));
-        }
-        if t.kind() == Kind::Union && children > 127 {
-            return Err(bad(format!("union type {id} has {children} variants")));
-        }
-    }
-    Ok(())
-}
-
-/// Checks that every stripe the footer lists lies inside the file.
-fn check_stripes(path: &str, file_size: u64, footer: &proto::Footer) -> Result<()> {
-    for (i, s) in footer.stripes.iter().enumerate() {
-        let end = [s.index_length(), s.data_length(), s.footer_length()]
-            .into_iter()
-            .try_fold(s.offset(), u64::checked_add);
-        if end.is_none_or(|end| end > file_size) || s.offset() < 3 {
-            return Err(orc_error(
-                path,
-                format!(
-                    "its footer places stripe {i} at {}+{}+{}+{} bytes, outside the file's \
-                     {file_size} (the file is truncated or corrupt)",
-                    s.offset(),
-                    s.index_length(),
-                    s.data_length(),
-                    s.footer_length()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The tail's bytes as `orc-rust`'s byte source (it reads nothing else while opening).
-struct TailChunks {
-    file_size: u64,
-    start: u64,
-    tail: Bytes,
-}
-
-impl AsyncChunkReader for TailChunks {
-    fn len(&mut self) -> BoxFuture<'_, std::io::Result<u64>> {
-        futures::future::ready(Ok(self.file_size)).boxed()
-    }
-
-    fn get_bytes(
-        &mut self,
-        offset_from_start: u64,
-        length: u64,
-    ) -> BoxFuture<'_, std::io::Result<Bytes>> {
-        let end = offset_from_start.saturating_add(length);
-        let tail_end = self.start + self.tail.len() as u64;
-        let answer = match offset_from_start >= self.start && end <= tail_end {
-            true => Ok(self
-                .tail
-                .slice((offset_from_start - self.start) as usize..(end - self.start) as usize)),
-            false => Err(std::io::Error::other(format!(
-                "bytes {offset_from_start}..{end} lie outside the tail read"
-            ))),
-        };
-        futures::future::ready(answer).boxed()
-    }
-}
-
-/// An error reading the ORC file at `path`.
-pub fn orc_error(path: &str, message: impl std::fmt::Display) -> DataFusionError {
-    exec_datafusion_err!("cannot read ORC file '{path}': {message}")
-}
-
-/// The error of a panic of `orc-rust` while reading the file at `path`.
-pub fn decoder_panic(path: &str, panic: Box<dyn std::any::Any + Send>) -> DataFusionError {
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_string());
-    orc_error(
-        path,
-        format!("the ORC decoder panicked: {message} (the file is corrupt)"),
-    )
 }
 
 /// The top-level columns with the Iceberg field ids `ids` (or, for a column without an

@@ -1,5 +1,5 @@
 //! The ORC columns a split decodes: its top-level columns and, below them, only the struct
-//! members the scan reads (seed §6.2 on ORC).
+//! members the scan reads (subfield pruning on ORC).
 //!
 //! ```text
 //!  s STRUCT<a INT, b STRING, c STRUCT<x, y>>    columns 1 (s), 2 (a), 3 (b), 4 (c), 5 (x), 6 (y)
@@ -23,7 +23,9 @@ use orc_rust::proto;
 use orc_rust::schema::RootDataType;
 
 use super::decode::DecodedRoot;
-use super::open::{OrcFile, orc_error, read_synthetic_tail};
+use super::errors::orc_error;
+use super::open::OrcFile;
+use super::synthetic_tail::read_synthetic_tail;
 
 /// The type tree of `file` with only the top-level columns of `roots` and, below them, the
 /// members their decode types keep. A root whose pruned type does not fit the file's tree

@@ -24,7 +24,9 @@ use orc_rust::stripe::{Stripe, StripeMetadata};
 use parquet::arrow::async_reader::AsyncFileReader;
 use prost013::Message;
 
-use super::open::{OrcFile, decoder_panic, decompress, orc_error};
+use super::errors::{decoder_panic, orc_error};
+use super::open::OrcFile;
+use super::tail_check::decompress;
 use crate::format::midpoint_in_range;
 use crate::split::FileSplit;
 

@@ -1,12 +1,12 @@
-//! [`adapt_array`]: a decoded column in the table's type (seed §6.2, §7).
+//! [`adapt_array`]: a decoded column in the table's type.
 //!
 //! What the Parquet reader returns for a column can differ from the table type in three
 //! ways, all undone here, recursively:
 //!
 //! * **pruned members** — only the leaves a query needs were decoded, so a struct comes back
 //!   with a subset of its members: the missing members are filled with NULL (or, for a
-//!   non-nullable member, a placeholder value nobody reads), keeping the table type (seed
-//!   §6.2: "ROW keeps its type, unused members are null");
+//!   non-nullable member, a placeholder value nobody reads), keeping the table type (as in
+//!   Velox: a ROW keeps its type, unused members are null);
 //! * **maps read as lists** — a map whose keys or values alone were decoded comes back as a
 //!   list of its key/value struct (`parquet::leaves`): it becomes a map again, the side
 //!   that was not read filled as above;

@@ -1,4 +1,4 @@
-//! [`Assembler`]: decoded file batches → batches of the reader schema `R` (seed §7, §8).
+//! [`Assembler`]: decoded file batches → batches of the reader schema `R`.
 //!
 //! Per decoded batch, in order:
 //!
@@ -10,7 +10,7 @@
 //!    column), the row positions of the row-number virtual column (row index), or a row id
 //!    struct of those;
 //! 3. filters on generated columns run on the assembled channels ([`GeneratedFilter`]):
-//!    their values exist only now (seed §10.4: never filter placeholders).
+//!    their values exist only now (a filter must never see the placeholders before them).
 
 use std::sync::Arc;
 
@@ -74,7 +74,7 @@ enum ChannelSource {
         table_type: DataType,
     },
     /// A decoded BIGINT column (`name`, when the file has it) whose NULLs read `base`, plus
-    /// the row number when `row_numbers` (seed §10.4's lineage fill).
+    /// the row number when `row_numbers` (Iceberg's row lineage fill).
     Filled {
         column: Option<(String, Option<usize>)>,
         base: Option<i64>,

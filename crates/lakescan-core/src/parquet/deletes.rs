@@ -1,5 +1,5 @@
 //! How the Parquet reader drops the [`DeletedRows`] of a split (Iceberg position deletes and
-//! deletion vectors, seed §10.3). Positions are file positions (the row index), whatever
+//! deletion vectors). Positions are file positions (the row index), whatever
 //! split or filter reads them. They are applied in one of two ways, chosen per split by
 //! [`DeletedRows::apply`]:
 //!

@@ -1,4 +1,4 @@
-//! Which Parquet leaves hold which subfields: [`FileLeaves`] (seed §6.2 on Parquet).
+//! Which Parquet leaves hold which subfields: [`FileLeaves`] (subfield pruning on Parquet).
 //!
 //! Every leaf column of a file gets its *logical path* below its root column
 //! ([`PathStep`]s): struct members by name, and the `LIST` / `MAP` wrapper levels of the

@@ -1,4 +1,4 @@
-//! [`ReadPlan`]: how one split's chosen row groups are decoded (seed §8.1).
+//! [`ReadPlan`]: how one split's chosen row groups are decoded.
 //!
 //! From the bound file and the split's filters it decides, in this order:
 //!

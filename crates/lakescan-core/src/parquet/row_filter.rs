@@ -1,4 +1,4 @@
-//! Per-column filters as a parquet `RowFilter` (selective reading, seed §8.1).
+//! Per-column filters as a parquet `RowFilter` (selective reading).
 //!
 //! Each [`Filter`] on a file column becomes one [`ColumnPredicate`]; the reader decodes
 //! that column, evaluates the filter, and decodes the next filter's column only for the

@@ -19,7 +19,7 @@ fn names(schema: &Schema) -> Vec<&str> {
 
 #[test]
 fn residual_inputs_become_aux_channels_and_filter_columns_have_none() {
-    // Seed §2: output payload, filter c2 >= 0, residual c0 + c1 > 10.
+    // Output payload, filter c2 >= 0, residual c0 + c1 > 10.
     let mut t = table();
     let s = t.table_schema().clone();
     let sum = Arc::new(BinaryExpr::new(

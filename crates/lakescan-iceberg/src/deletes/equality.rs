@@ -1,5 +1,5 @@
-//! Equality deletes (seed §10.2, §15.10): rows whose key equals a row of an applicable
-//! equality-delete file are removed after decoding, in the `EqualityDeletes` stage.
+//! Equality deletes: rows whose key equals a row of an applicable equality-delete file are
+//! removed after decoding, in the `EqualityDeletes` stage.
 //!
 //! ```text
 //!  table [c0 BIGINT, key BIGINT] (ids 10, 20), query P = [c0], delete file ids [20] = {7}

@@ -1,4 +1,4 @@
-//! Delete files (seed §10.2–§10.3; the Iceberg spec's "Scan Planning" and "Delete Formats"):
+//! Delete files (the Iceberg spec's "Scan Planning" and "Delete Formats"):
 //! which delete files apply to which data file, by the sequence-number and partition rules.
 //!
 //! | kind              | applies to a data file when                                        |

@@ -1,5 +1,6 @@
-//! Position deletes and deletion vectors (seed §10.3) → the [`DeletedRows`] of one data file,
-//! which the Parquet reader turns into a row selection: deleted rows are never decoded.
+//! Position deletes and deletion vectors → the [`DeletedRows`] of one data file, which the
+//! reader turns into a row selection (long runs: deleted rows are never decoded) or a mask
+//! (scattered rows).
 //!
 //! * A **position-delete file** (Parquet: `file_path` id 2147483546, `pos` id 2147483545) is
 //!   read once per scan and indexed by data file; its paths are compared after resolving

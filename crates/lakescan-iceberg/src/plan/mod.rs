@@ -1,4 +1,4 @@
-//! Scan planning (seed §10; the Iceberg spec's "Scan Planning"): manifest list → manifests →
+//! Scan planning (the Iceberg spec's "Scan Planning"): manifest list → manifests →
 //! entries → the data files a scan reads, as plain data ([`PlannedFile`]) before anything is
 //! executed.
 //!

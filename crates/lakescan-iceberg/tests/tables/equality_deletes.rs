@@ -1,4 +1,5 @@
-//! Equality deletes on tables written by the fixture builder, with the seed's numbers.
+//! Equality deletes on tables written by the fixture builder, with the numbers of scenario 10
+//! of `docs/scenarios.md`.
 
 use std::sync::Arc;
 
@@ -41,7 +42,7 @@ fn seed_table() -> Fixture {
     Fixture::new(schema)
 }
 
-/// Seed §15.10: P = [c0], the delete compares the unprojected `key` (id 20) with {7}; the
+/// Scenario 10: P = [c0], the delete compares the unprojected `key` (id 20) with {7}; the
 /// data (100, 7), (200, 8), (300, 7) leaves c0 = [200], and the reader still scanned 3 rows.
 #[tokio::test]
 async fn seed_15_10_equality_delete_needs_the_unprojected_key() {

@@ -1,5 +1,5 @@
 //! Iceberg tables written by the fixture builder ([`fixture`]), read through SQL: deletes of
-//! every kind with their sequence-number rules, and the seed's scenarios.
+//! every kind with their sequence-number rules, and the scan scenarios of `docs/scenarios.md`.
 
 // Test code: a failed step is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

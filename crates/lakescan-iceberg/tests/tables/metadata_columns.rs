@@ -1,5 +1,5 @@
 //! Metadata columns (`_file`, `_pos`, `_spec_id`, `_partition`) and v3 row lineage
-//! (`_row_id`, `_last_updated_sequence_number`), seed §10.4 and §15.11.
+//! (`_row_id`, `_last_updated_sequence_number`), scenario 11 of `docs/scenarios.md`.
 
 use std::sync::Arc;
 
@@ -44,7 +44,7 @@ fn strings(n: usize, value: &str) -> ArrayRef {
     Arc::new(StringArray::from(vec![value; n]))
 }
 
-/// Seed §15.11: a data file whose positions 100..=104 have NULL `_row_id`, first_row_id
+/// Scenario 11: a data file whose positions 100..=104 have NULL `_row_id`, first_row_id
 /// 1000; a position delete removes 101 and a reader filter 103. The survivors 100, 102, 104
 /// get row ids 1100, 1102, 1104 (positions in the file, not 1100, 1101, 1102 after the
 /// deletes), unless the file stores a row id (9000 at 102 in the second table).
@@ -170,7 +170,7 @@ async fn deleted_entries_take_no_row_ids() {
 }
 
 /// `_file`, `_pos`, `_spec_id` and `_partition` of a partitioned table; filters on the
-/// per-file columns skip splits before they are opened. (`_pos` under deletes: seed §15.11
+/// per-file columns skip splits before they are opened. (`_pos` under deletes: scenario 11
 /// above.)
 #[tokio::test]
 async fn metadata_columns_of_a_partitioned_table() {
@@ -340,10 +340,10 @@ async fn partition_members_with_one_name_are_told_apart() {
     );
 }
 
-/// Seed §15.5 with Iceberg lineage beside the extraction: `map_keys(m)` is read as the keys
-/// array alone (the values never decoded) while `_row_id` — output, or only filtered — is
-/// filled after decoding at the tail of the reader's columns. The seed's maps {a:1, b:2}
-/// and {c:3} give [a, b] and [c], two rows, with row ids 0 and 1.
+/// Scenario 5 (map extraction) with Iceberg lineage beside the extraction: `map_keys(m)` is
+/// read as the keys array alone (the values never decoded) while `_row_id` — output, or only
+/// filtered — is filled after decoding at the tail of the reader's columns. The scenario's
+/// maps {a:1, b:2} and {c:3} give [a, b] and [c], two rows, with row ids 0 and 1.
 #[tokio::test]
 async fn seed_15_5_map_keys_beside_a_lineage_column() {
     use arrow::array::{MapArray, StringArray};

@@ -223,7 +223,7 @@ async fn a_position_delete_file_with_the_wrong_schema_is_an_error() {
     assert!(err.contains("not a position-delete file"), "{err}");
 }
 
-/// Deletes are loaded after pruning (issue 20): a split whose row groups its footer's
+/// Deletes are loaded after pruning: a split whose row groups its footer's
 /// statistics prune reads none of its delete files; the other split loads its own.
 #[tokio::test]
 async fn a_split_pruned_by_statistics_loads_no_delete_file() {

@@ -1,5 +1,5 @@
-//! Data files pruned by the residual's AND/OR tree over manifest bounds (seed 003 at the file
-//! level): `a = 9 OR b = 55` is no per-column filter, yet only one file can match.
+//! Data files pruned by the residual's AND/OR tree over manifest bounds (min/max pruning at
+//! the file level): `a = 9 OR b = 55` is no per-column filter, yet only one file can match.
 
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
-//! Seed §15.7, Iceberg variant: a filter-only column missing from the first file and present
-//! in the next. Missing, it reads its `initial-default` (not NULL: seed §10.1), so the filter
-//! tests the default; present, it reads the file's values again.
+//! Scenario 7 of `docs/scenarios.md`, Iceberg variant: a filter-only column missing from the
+//! first file and present in the next. Missing, it reads its `initial-default` (not NULL:
+//! Iceberg's rule for a missing column), so the filter tests the default; present, it reads
+//! the file's values again.
 
 use std::sync::Arc;
 
@@ -48,8 +49,8 @@ async fn seed_15_7_filter_only_column_missing_then_present() {
         .unwrap();
     assert_eq!(column(&out), ["4"]);
 
-    // Both files through one partition, the old one first (§16: a constant installed for
-    // one split must not stay for the next). `b = 6` skips the old file on its constant 5
+    // Both files through one partition, the old one first (a constant installed for one
+    // split must not stay for the next). `b = 6` skips the old file on its constant 5
     // before opening it and reads the new one; `b = 5` skips none.
     let ctx = crate::fixture::with_iceberg(SessionContext::new_with_config(
         SessionConfig::new().with_target_partitions(1),

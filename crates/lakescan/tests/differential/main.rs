@@ -10,9 +10,9 @@
 //! case runs the same query on a lakescan table (`CREATE EXTERNAL TABLE … STORED AS HIVE`
 //! with a declared schema) and on the `MemTable` — ids in order, a count, a projection,
 //! per-partition aggregates, a TopK, a count under LIMIT/OFFSET or a join — and the results
-//! must be equal. A failing case is shrunk and reported with the seed, the minimal SQL, both
-//! results and the rows involved. The run also checks that lakescan's pruning (partitions,
-//! splits, row groups, pages, reader filters) fired.
+//! must be equal. A failing case is shrunk and reported with the run's random seed, the
+//! minimal SQL, both results and the rows involved. The run also checks that lakescan's
+//! pruning (partitions, splits, row groups, pages, reader filters) fired.
 //!
 //! | module          | owns                                                               |
 //! |-----------------|--------------------------------------------------------------------|
@@ -35,7 +35,7 @@
 //! y VARCHAR>` and the partition column `p BIGINT`.
 //!
 //! Environment:
-//! * `LAKESCAN_DIFF_SEED`  — replay a run: the seed of data and predicates (decimal or
+//! * `LAKESCAN_DIFF_SEED`  — replay a run: the random seed of data and predicates (decimal or
 //!   `0x…`). Without it every run draws a fresh seed and prints it first
 //!   (`differential seed: 0x…; replay with LAKESCAN_DIFF_SEED=0x…`; shown by cargo when
 //!   the test fails, or with `--nocapture`); every failure report names it too.

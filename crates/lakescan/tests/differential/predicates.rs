@@ -1,7 +1,7 @@
 //! Predicates: the [`Pred`] AST (SQL leaves, boolean connectives — what shrinking works on)
-//! and [`Gen`], the seeded generator of one case. `Gen` picks the tree shape and the column
-//! of each leaf here ([`COLUMNS`]); literals come from [`crate::literals`], the leaves
-//! themselves from [`crate::leaves`], the query around the predicate from
+//! and [`Gen`], the generator of one case (from a random seed). `Gen` picks the tree shape
+//! and the column of each leaf here ([`COLUMNS`]); literals come from [`crate::literals`],
+//! the leaves themselves from [`crate::leaves`], the query around the predicate from
 //! [`crate::queries`].
 
 use std::collections::HashMap;

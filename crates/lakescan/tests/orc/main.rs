@@ -313,7 +313,7 @@ fn nested_batch(n: usize) -> RecordBatch {
     RecordBatch::try_new(Arc::new(schema), columns).unwrap()
 }
 
-/// Seed §6.2 on ORC: a query reading some members of a struct (at the top, inside a struct,
+/// Subfield pruning on ORC: a query reading some members of a struct (at the top, inside a struct,
 /// inside list elements and map values) decodes and fetches only those members' columns,
 /// and gives the rows the same query gives over the rows in memory.
 #[tokio::test]

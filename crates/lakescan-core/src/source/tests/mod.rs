@@ -184,7 +184,7 @@ fn row_id_split(name: &str, size: u64, constants: (i64, i64, &str)) -> FileSplit
         .unwrap()
 }
 
-/// A table with `v` and a Hive-style row id `rid` (seed §9.4).
+/// A table with `v` and a Hive-style row id `rid` (row number + four split constants).
 fn row_id_table() -> TableHandle {
     use crate::handle::ColumnRole;
     use arrow::datatypes::Fields;
@@ -271,10 +271,10 @@ async fn seed_15_9_row_id_constants_change_between_splits() {
     assert_eq!(metrics.leaves_decoded.value(), 0);
 }
 
-/// Seed §15.9 with preload: B is prepared on another task while A streams (the donor has B's
-/// constants) and taken over after A's first batch. B's rows carry all three of B's
-/// constants — version 2, partition 20, guid B — its own file name and row numbers from 0,
-/// none of A's.
+/// The row-id scenario with preload: B is prepared on another task while A streams (the
+/// donor has B's constants) and taken over after A's first batch. B's rows carry all three
+/// of B's constants — version 2, partition 20, guid B — its own file name and row numbers
+/// from 0, none of A's.
 #[tokio::test]
 async fn seed_15_9_row_id_constants_change_at_takeover() {
     let dir = tempfile::tempdir().unwrap();
@@ -337,7 +337,7 @@ async fn seed_15_9_row_id_constants_change_at_takeover() {
 
 #[tokio::test]
 async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() {
-    // Rows 0..104 in row groups of 100 and 4; the seed's readable rows are 100..103.
+    // Rows 0..104 in row groups of 100 and 4; the scenario's readable rows are 100..103.
     let dir = tempfile::tempdir().unwrap();
     let values: Vec<i64> = (0..104).collect();
     let size = write_values(dir.path(), "f.parquet", &values, 100);
@@ -481,8 +481,8 @@ fn write_c0(dir: &std::path::Path) -> u64 {
     std::fs::metadata(&file).unwrap().len()
 }
 
-/// Seed §15.12: `c0 BIGINT` (regular) and `p INTEGER` (partition, p = 1 for this split),
-/// a dynamic filter pushed into the scan. Returns the source and the filter.
+/// The dynamic-filter scenario: `c0 BIGINT` (regular) and `p INTEGER` (partition, p = 1 for
+/// this split), a dynamic filter pushed into the scan. Returns the source and the filter.
 fn seed_15_12_source(
     dir: &std::path::Path,
 ) -> (
@@ -547,8 +547,8 @@ fn c0_above_10(schema: &Schema, p: Option<i32>) -> Arc<dyn PhysicalExpr> {
     }
 }
 
-/// Seed §15.12, the dynamic filter arriving before the split is prepared: `c0 > 10` filters
-/// rows in the reader; `p = 2` skips the p = 1 split before its file is opened.
+/// The dynamic-filter scenario, the filter arriving before the split is prepared: `c0 > 10`
+/// filters rows in the reader; `p = 2` skips the p = 1 split before its file is opened.
 #[tokio::test]
 async fn seed_15_12_a_dynamic_filter_before_prepare() {
     let dir = tempfile::tempdir().unwrap();
@@ -571,9 +571,9 @@ async fn seed_15_12_a_dynamic_filter_before_prepare() {
     assert_eq!(metrics.splits_pruned_dynamic_filter.value(), 1);
 }
 
-/// Seed §15.12, the dynamic filter arriving after prepare, while the split streams: `c0 >
-/// 10` filters the later batches; `p = 2` then stops the p = 1 split (Velox's fast path for
-/// constants does not re-check it, §12.3).
+/// The dynamic-filter scenario, the filter arriving after prepare, while the split streams:
+/// `c0 > 10` filters the later batches; `p = 2` then stops the p = 1 split (Velox's fast path
+/// for constants does not re-check it and reads the split to its end).
 #[tokio::test]
 async fn seed_15_12_a_dynamic_filter_mid_split() {
     let dir = tempfile::tempdir().unwrap();
@@ -693,7 +693,7 @@ fn write_c0_sorted(dir: &std::path::Path) -> u64 {
     std::fs::metadata(&file).unwrap().len()
 }
 
-/// `c0 > v` over the table schema of seed §15.12.
+/// `c0 > v` over the table schema of the dynamic-filter scenario.
 fn c0_above(v: i64) -> Arc<dyn PhysicalExpr> {
     use datafusion::logical_expr::Operator;
     use datafusion::physical_expr::expressions::{binary, col, lit};
@@ -704,11 +704,11 @@ fn c0_above(v: i64) -> Arc<dyn PhysicalExpr> {
     binary(col("c0", &schema).unwrap(), Operator::Gt, lit(v), &schema).unwrap()
 }
 
-/// Seed §14.4 (and §16, "moveAdaptationFrom skips constants"): a split is prepared at T0 on a
-/// preload task, the dynamic filter arrives at T1, the split is taken over at T2. Velox's
-/// takeover keeps the donor's T0 filter for constants and nested fields; lakescan applies the
-/// T1 filter at takeover: `p = 2` skips the p = 1 split unread, and `c0 > 15 000` prunes 15
-/// of its 20 row groups and filters in the reader, not on the batches.
+/// Preload and takeover (Velox's `moveAdaptationFrom` skips constants): a split is prepared
+/// at T0 on a preload task, the dynamic filter arrives at T1, the split is taken over at T2.
+/// Velox's takeover keeps the donor's T0 filter for constants and nested fields; lakescan
+/// applies the T1 filter at takeover: `p = 2` skips the p = 1 split unread, and `c0 > 15 000`
+/// prunes 15 of its 20 row groups and filters in the reader, not on the batches.
 #[tokio::test]
 async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeover() {
     let dir = tempfile::tempdir().unwrap();
@@ -764,7 +764,7 @@ async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeo
     );
 }
 
-/// §16, "a non-null constant takes the fast path": a dynamic filter that arrives after the
+/// Velox's fast path for a non-null constant: a dynamic filter that arrives after the
 /// split was prepared and rejects its partition value. Velox reads the split anyway (the
 /// constant is tested only at prepare); lakescan reads none of its rows.
 #[tokio::test]
