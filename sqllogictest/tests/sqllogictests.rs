@@ -153,31 +153,22 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Ok(());
     }
     let files = select_files(&args)?;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_files");
+    if let Some(gone) = FILES.iter().find(|f| !dir.join(f.name).is_file()) {
+        return Err(format!("FILES lists {}, which test_files/ does not hold", gone.name).into());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    // The seed §15 scenarios and the dynamic-filter file run with preload on (the default)
-    // and again with it off (DESIGN.md, "Invariants" 5); the Hive and Iceberg files run again
-    // with their tables on S3; completion writes each file once.
-    let runs: Vec<(PathBuf, Variant)> = files
-        .into_iter()
-        .flat_map(|file| {
-            let name = file_name(&file);
-            let check = args.mode == Mode::Check;
-            let twice = check && (name.starts_with("seed_15_") || name == "dynamic_filters.slt");
-            let off = twice.then(|| (file.clone(), Variant::PreloadOff));
-            let s3 = (check && on_s3(&name)).then(|| (file.clone(), Variant::S3));
-            let ballista = (check && on_ballista(&name)).then(|| (file.clone(), Variant::Ballista));
-            let orc = (check && on_orc(&name)).then(|| (file.clone(), Variant::Orc));
-            let avro = (check && on_avro(&name)).then(|| (file.clone(), Variant::Avro));
-            std::iter::once((file, Variant::Default))
-                .chain(off)
-                .chain(s3)
-                .chain(ballista)
-                .chain(orc)
-                .chain(avro)
-        })
-        .collect();
+    // Each file runs as `FILES` says; completion writes each file once.
+    let mut runs: Vec<(PathBuf, Variant)> = vec![];
+    for file in files {
+        let listed = SltFile::of(&file_name(&file))?;
+        runs.push((file.clone(), Variant::Default));
+        if args.mode == Mode::Check {
+            runs.extend(listed.runs.iter().map(|v| (file.clone(), *v)));
+        }
+    }
     let outcomes = runtime.block_on(run_files(runs, args.mode))?;
     if report(&outcomes) > 0 {
         std::process::exit(1);
@@ -185,54 +176,113 @@ fn main() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Files that do not run on S3, and why.
-const LOCAL_ONLY: &[(&str, &str)] = &[
-    (
-        "listing_cache.slt",
-        "times the listing cache against local file changes",
-    ),
-    (
-        "smoke.slt",
-        "checks the runner itself (no lakescan table to move)",
-    ),
-];
-
-/// Files that run again on Ballista (a scheduler and two executors in the process): the
-/// seed §15 scenarios, buckets, and Iceberg deletes, lineage and time travel.
-const ON_BALLISTA: &[&str] = &[
-    "seed_15_",
-    "hive_buckets.slt",
-    "iceberg_duckdb_deletes.slt",
-    "iceberg_duckdb_schema.slt",
-    "iceberg_duckdb_partitions.slt",
-    "iceberg_writers.slt",
-];
-
-/// Files that do not run again over ORC files, because they are about Parquet itself (bloom
-/// filters, footer corruption) or the runner. The others do: their Hive tables over the ORC
-/// twin of what their `COPY` statements write (`lakescan_sqllogictest::orc_twin`), their
-/// Iceberg tables over the ORC twin of the fixtures (`lakescan_sqllogictest::iceberg_twin`).
-const NOT_ORC: &[&str] = &[
-    "bad_input.slt",
-    "bloom_filters.slt",
-    "listing_cache.slt",
-    "smoke.slt",
-];
-
-/// Whether `name` runs again over ORC files.
-fn on_orc(name: &str) -> bool {
-    !NOT_ORC.iter().any(|prefix| name.starts_with(prefix))
+/// One `.slt` file: the runs it gets besides the default one, and whether it reads the
+/// Iceberg fixtures of `testdata/` (its ORC and Avro runs then read their twins).
+struct SltFile {
+    name: &'static str,
+    runs: &'static [Variant],
+    fixtures: Fixtures,
 }
 
-/// Whether `name` runs again over Avro files: the files reading the Iceberg fixtures (Hive
-/// tables have no Avro files).
-fn on_avro(name: &str) -> bool {
-    reads_iceberg_fixtures(name)
+/// What a file's tables are made of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fixtures {
+    /// Data the file writes itself (`COPY`), or `testdata/` files other than Iceberg tables.
+    Own,
+    /// The Iceberg tables of `testdata/`.
+    Iceberg,
+}
+
+/// The runs of most files: on S3, and over ORC files (a Hive table's `COPY` output as its ORC
+/// twin, `lakescan_sqllogictest::orc_twin`).
+const S3_ORC: &[Variant] = &[Variant::S3, Variant::Orc];
+/// The scan scenarios (`docs/scenarios.md`): with preload off too (preload is not a copy:
+/// `docs/architecture.md`, "Invariants"), and on Ballista.
+const SCENARIO: &[Variant] = &[
+    Variant::PreloadOff,
+    Variant::S3,
+    Variant::Ballista,
+    Variant::Orc,
+];
+/// Iceberg files: S3, and their tables over ORC and Avro data files.
+const ICEBERG: &[Variant] = &[Variant::S3, Variant::Orc, Variant::Avro];
+/// Iceberg deletes, lineage and time travel: also on Ballista.
+const ICEBERG_BALLISTA: &[Variant] = &[Variant::S3, Variant::Ballista, Variant::Orc, Variant::Avro];
+
+/// Every `.slt` file and how it runs. A file not listed is an error: a new file says here
+/// where it runs.
+const FILES: &[SltFile] = &[
+    own("bad_input.slt", &[Variant::S3]), // Parquet footers: no ORC twin
+    own("bad_input_hive_options.slt", S3_ORC),
+    own("bloom_filters.slt", &[Variant::S3]), // Parquet's bloom filters
+    own("bucket_conversion.slt", SCENARIO),
+    own(
+        "dynamic_filters.slt",
+        &[Variant::PreloadOff, Variant::S3, Variant::Orc],
+    ),
+    own("filter_only_column.slt", SCENARIO),
+    own(
+        "hive_buckets.slt",
+        &[Variant::S3, Variant::Ballista, Variant::Orc],
+    ),
+    own("hive_hidden_columns.slt", S3_ORC),
+    own("hive_row_id.slt", SCENARIO),
+    iceberg("iceberg_duckdb_deletes.slt", ICEBERG_BALLISTA),
+    iceberg("iceberg_duckdb_lineitem.slt", ICEBERG),
+    iceberg("iceberg_duckdb_partitions.slt", ICEBERG_BALLISTA),
+    iceberg("iceberg_duckdb_schema.slt", ICEBERG_BALLISTA),
+    iceberg("iceberg_pyiceberg.slt", ICEBERG),
+    iceberg("iceberg_writers.slt", ICEBERG_BALLISTA),
+    own("late_materialization.slt", S3_ORC),
+    own("limit.slt", S3_ORC),
+    own("listing_cache.slt", &[]), // times the listing cache against local file changes
+    own("map_extraction.slt", SCENARIO),
+    own("minmax_pruning_and_or_trees.slt", S3_ORC),
+    own("missing_column_reappears.slt", SCENARIO),
+    own("nested_columns.slt", S3_ORC),
+    own("nested_struct_filters.slt", S3_ORC),
+    own("null_semantics.slt", S3_ORC),
+    own("orc_calendars.slt", S3_ORC),
+    own("output_alias.slt", SCENARIO),
+    own("partition_and_generated_columns_only.slt", SCENARIO),
+    own("partition_pruning.slt", S3_ORC),
+    own("residual_on_unprojected_column.slt", SCENARIO),
+    own("smoke.slt", &[]), // checks the runner itself
+    own("split_ranges.slt", S3_ORC),
+    own("statistics.slt", S3_ORC),
+    own("subfield_pruning.slt", SCENARIO),
+    own("widening.slt", S3_ORC),
+    own("zero_output_columns.slt", SCENARIO),
+];
+
+const fn own(name: &'static str, runs: &'static [Variant]) -> SltFile {
+    SltFile {
+        name,
+        runs,
+        fixtures: Fixtures::Own,
+    }
+}
+
+const fn iceberg(name: &'static str, runs: &'static [Variant]) -> SltFile {
+    SltFile {
+        name,
+        runs,
+        fixtures: Fixtures::Iceberg,
+    }
+}
+
+impl SltFile {
+    /// The entry of the file called `name`.
+    fn of(name: &str) -> Result<&'static SltFile, String> {
+        FILES.iter().find(|f| f.name == name).ok_or_else(|| {
+            format!("{name} is not in FILES (sqllogictest/tests/sqllogictests.rs): add it there")
+        })
+    }
 }
 
 /// Whether `name` reads the Iceberg fixtures of `testdata/`, whose twins it then reads.
 fn reads_iceberg_fixtures(name: &str) -> bool {
-    name.starts_with("iceberg_")
+    SltFile::of(name).is_ok_and(|f| f.fixtures == Fixtures::Iceberg)
 }
 
 /// The ORC and Avro twins of the Iceberg fixtures, each built by the first file that reads
@@ -263,16 +313,6 @@ impl Twins {
             Err(e) => Err(format!("{}: {e}", file.display())),
         }
     }
-}
-
-/// Whether `name` runs again on Ballista.
-fn on_ballista(name: &str) -> bool {
-    ON_BALLISTA.iter().any(|prefix| name.starts_with(prefix))
-}
-
-/// Whether `name` runs a second time with its lakescan tables on S3.
-fn on_s3(name: &str) -> bool {
-    !LOCAL_ONLY.iter().any(|(local, _)| *local == name)
 }
 
 /// The `.slt` files under `test_files/` selected by `args`, sorted by name.

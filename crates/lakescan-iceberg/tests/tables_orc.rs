@@ -25,6 +25,8 @@ mod fixture;
 mod maps;
 #[path = "tables/metadata_columns.rs"]
 mod metadata_columns;
+#[path = "tables/missing_column_reappears.rs"]
+mod missing_column_reappears;
 #[path = "tables/partition_transforms.rs"]
 mod partition_transforms;
 #[path = "tables/position_deletes.rs"]
@@ -33,5 +35,3 @@ mod position_deletes;
 mod promotion;
 #[path = "tables/residual_pruning.rs"]
 mod residual_pruning;
-#[path = "tables/seed_15_7.rs"]
-mod seed_15_7;

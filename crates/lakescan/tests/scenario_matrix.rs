@@ -748,7 +748,7 @@ async fn run(scenario: &Scenario, preload: usize, timing: Timing) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seed_15_scenarios_under_every_preload_and_filter_timing() {
+async fn scan_scenarios_under_every_preload_and_filter_timing() {
     for scenario in SCENARIOS {
         for preload in [0, 1] {
             for timing in [

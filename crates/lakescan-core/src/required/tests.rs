@@ -57,7 +57,7 @@ fn required(expr: &Arc<dyn PhysicalExpr>) -> Vec<(usize, String)> {
 }
 
 #[test]
-fn seed_15_4_paths_of_a_struct_member_a_list_element_member_and_a_map_value_member() {
+fn paths_of_a_struct_member_a_list_element_member_and_a_map_value_member() {
     let s = schema();
     // r['a']
     let ra = get_field(col("r", &s).unwrap(), &["a"]);
@@ -75,7 +75,7 @@ fn seed_15_4_paths_of_a_struct_member_a_list_element_member_and_a_map_value_memb
 }
 
 #[test]
-fn seed_15_5_map_keys_reads_only_the_keys_and_cardinality_only_the_sizes() {
+fn map_keys_reads_only_the_keys_and_cardinality_only_the_sizes() {
     let s = schema();
     let keys = call(
         datafusion::functions_nested::map_keys::map_keys_udf(),

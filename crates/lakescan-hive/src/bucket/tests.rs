@@ -96,7 +96,7 @@ fn gaps_unparsable_names_and_incompatible_counts_name_the_partition() {
 }
 
 #[test]
-fn seed_9_1_four_buckets_serve_eight() {
+fn four_buckets_serve_eight() {
     // Old bucket 1 of 4 serves new buckets 1 and 5, filtering rows (h 1, 5, 9, 13 → 1, 5, 1, 5).
     let reads = reads_of_file(1, 4, 8);
     let served: Vec<_> = reads.iter().map(|r| r.table_bucket).collect();

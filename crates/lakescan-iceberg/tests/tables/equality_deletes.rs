@@ -23,7 +23,7 @@ async fn rows(ctx: &SessionContext, sql: &str) -> String {
 }
 
 /// Table [c0 BIGINT, key BIGINT], field ids [10, 20].
-fn seed_table() -> Fixture {
+fn unprojected_key_table() -> Fixture {
     let schema = Schema::builder()
         .with_fields(vec![
             Arc::new(NestedField::optional(
@@ -45,8 +45,8 @@ fn seed_table() -> Fixture {
 /// Scenario 10: P = [c0], the delete compares the unprojected `key` (id 20) with {7}; the
 /// data (100, 7), (200, 8), (300, 7) leaves c0 = [200], and the reader still scanned 3 rows.
 #[tokio::test]
-async fn seed_15_10_equality_delete_needs_the_unprojected_key() {
-    let mut table = seed_table();
+async fn equality_delete_needs_the_unprojected_key() {
+    let mut table = unprojected_key_table();
     let data = table.data_file(vec![
         ("c0", 10, longs(&[100, 200, 300])),
         ("key", 20, longs(&[7, 8, 7])),
@@ -131,7 +131,7 @@ fn scan_counters(
 /// commit as the delete, or after it, keeps its rows.
 #[tokio::test]
 async fn equality_deletes_apply_only_to_older_data() {
-    let mut table = seed_table();
+    let mut table = unprojected_key_table();
     let old = table.data_file(vec![
         ("c0", 10, longs(&[1, 2])),
         ("key", 20, longs(&[7, 8])),
@@ -208,7 +208,7 @@ async fn null_safe_multi_column_keys() {
 /// and `key` never reaches the output.
 #[tokio::test]
 async fn equality_deletes_on_a_dropped_column_still_apply() {
-    let mut t = seed_table();
+    let mut t = unprojected_key_table();
     let a = t.data_file(vec![
         ("c0", 10, longs(&[1, 2, 3])),
         ("key", 20, longs(&[1, 2, 3])),

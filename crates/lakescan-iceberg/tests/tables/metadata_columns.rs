@@ -51,7 +51,7 @@ fn strings(n: usize, value: &str) -> ArrayRef {
 /// `_last_updated_sequence_number` is the file's data sequence number (2) where the file
 /// has NULL.
 #[tokio::test]
-async fn seed_15_11_lineage_is_filled_from_file_positions() {
+async fn lineage_is_filled_from_file_positions() {
     for stored in [false, true] {
         let mut t = Fixture::new(schema()).with_format_version(FormatVersion::V3);
         // Rows 0..1000 take row ids 0..1000: the next file's first_row_id is 1000.
@@ -345,7 +345,7 @@ async fn partition_members_with_one_name_are_told_apart() {
 /// filtered — is filled after decoding at the tail of the reader's columns. The scenario's
 /// maps {a:1, b:2} and {c:3} give [a, b] and [c], two rows, with row ids 0 and 1.
 #[tokio::test]
-async fn seed_15_5_map_keys_beside_a_lineage_column() {
+async fn map_keys_beside_a_lineage_column() {
     use arrow::array::{MapArray, StringArray};
     use arrow::buffer::OffsetBuffer;
     use arrow::datatypes::{DataType, Field, Fields};

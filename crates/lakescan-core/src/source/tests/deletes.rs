@@ -58,7 +58,7 @@ async fn scattered_deletes_under_a_decoder_dynamic_filter_keep_their_positions()
         &schema,
     );
     let multiple_of_3 = binary(modulo.unwrap(), Operator::Eq, lit(0i64), &schema).unwrap();
-    let (mut source, dynamic, _) = seed_15_12_source_with(dir.path(), every_tenth_deleted());
+    let (mut source, dynamic, _) = dynamic_filter_source_with(dir.path(), every_tenth_deleted());
     dynamic.update(multiple_of_3).unwrap();
     let split = partition_1_split(size);
     assert!(source.add_split(split).await.unwrap());
@@ -78,7 +78,8 @@ async fn scattered_deletes_under_a_decoder_dynamic_filter_keep_their_positions()
 async fn a_split_pruned_by_statistics_loads_no_delete_file() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_c0_sorted(dir.path());
-    let (mut source, dynamic, metrics) = seed_15_12_source_with(dir.path(), every_tenth_deleted());
+    let (mut source, dynamic, metrics) =
+        dynamic_filter_source_with(dir.path(), every_tenth_deleted());
     // c0 is 0..20 000: statistics prune every row group.
     dynamic.update(c0_above(50_000)).unwrap();
     assert!(!source.add_split(partition_1_split(size)).await.unwrap());

@@ -242,7 +242,7 @@ async fn read_all(
 }
 
 #[tokio::test]
-async fn seed_15_9_row_id_constants_change_between_splits() {
+async fn row_id_constants_change_between_splits() {
     // Split A: file a.parquet, (version 1, partition 10, guid A), 3 rows; split B: file
     // b.parquet, (2, 20, B), 2 rows. The same spec reads A then B: B's rows carry B's
     // constants and row numbers from B's own positions (not continuing after A's).
@@ -276,7 +276,7 @@ async fn seed_15_9_row_id_constants_change_between_splits() {
 /// of B's constants — version 2, partition 20, guid B — its own file name and row numbers
 /// from 0, none of A's.
 #[tokio::test]
-async fn seed_15_9_row_id_constants_change_at_takeover() {
+async fn row_id_constants_change_at_takeover() {
     let dir = tempfile::tempdir().unwrap();
     let a = write_values(dir.path(), "a.parquet", &[1, 2, 3], 10);
     let b = write_values(dir.path(), "b.parquet", &[4, 5], 10);
@@ -336,7 +336,7 @@ async fn seed_15_9_row_id_constants_change_at_takeover() {
 }
 
 #[tokio::test]
-async fn seed_15_6_a_row_id_filter_on_generated_values_decodes_no_data_column() {
+async fn a_row_id_filter_on_generated_values_decodes_no_data_column() {
     // Rows 0..104 in row groups of 100 and 4; the scenario's readable rows are 100..103.
     let dir = tempfile::tempdir().unwrap();
     let values: Vec<i64> = (0..104).collect();
@@ -483,17 +483,17 @@ fn write_c0(dir: &std::path::Path) -> u64 {
 
 /// The dynamic-filter scenario: `c0 BIGINT` (regular) and `p INTEGER` (partition, p = 1 for
 /// this split), a dynamic filter pushed into the scan. Returns the source and the filter.
-fn seed_15_12_source(
+fn dynamic_filter_source(
     dir: &std::path::Path,
 ) -> (
     FileDataSource,
     Arc<datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr>,
     LakeScanMetrics,
 ) {
-    seed_15_12_source_with(dir, Arc::new(crate::parquet::ParquetSplitReaderFactory))
+    dynamic_filter_source_with(dir, Arc::new(crate::parquet::ParquetSplitReaderFactory))
 }
 
-fn seed_15_12_source_with(
+fn dynamic_filter_source_with(
     dir: &std::path::Path,
     factory: Arc<dyn SplitReaderFactory>,
 ) -> (
@@ -550,14 +550,14 @@ fn c0_above_10(schema: &Schema, p: Option<i32>) -> Arc<dyn PhysicalExpr> {
 /// The dynamic-filter scenario, the filter arriving before the split is prepared: `c0 > 10`
 /// filters rows in the reader; `p = 2` skips the p = 1 split before its file is opened.
 #[tokio::test]
-async fn seed_15_12_a_dynamic_filter_before_prepare() {
+async fn a_dynamic_filter_before_prepare() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_c0(dir.path());
     let schema = Schema::new(vec![
         Field::new("c0", DataType::Int64, true),
         Field::new("p", DataType::Int32, true),
     ]);
-    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, metrics) = dynamic_filter_source(dir.path());
     dynamic.update(c0_above_10(&schema, None)).unwrap();
     assert!(source.add_split(partition_1_split(size)).await.unwrap());
     let mut rows = 0;
@@ -575,14 +575,14 @@ async fn seed_15_12_a_dynamic_filter_before_prepare() {
 /// `c0 > 10` filters the later batches; `p = 2` then stops the p = 1 split (Velox's fast path
 /// for constants does not re-check it and reads the split to its end).
 #[tokio::test]
-async fn seed_15_12_a_dynamic_filter_mid_split() {
+async fn a_dynamic_filter_mid_split() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_c0(dir.path());
     let schema = Schema::new(vec![
         Field::new("c0", DataType::Int64, true),
         Field::new("p", DataType::Int32, true),
     ]);
-    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, metrics) = dynamic_filter_source(dir.path());
     assert!(source.add_split(partition_1_split(size)).await.unwrap());
     let first = source.next().await.unwrap().unwrap();
     assert_eq!(first.num_rows(), 8_192, "no filter yet");
@@ -660,13 +660,13 @@ async fn a_dynamic_filter_that_fails_to_evaluate_is_an_error() {
         binary(div.unwrap(), Operator::Gt, lit(1i64), &schema).unwrap()
     };
     // Before prepare: the conjunct reads one column, so it runs inside the decoder.
-    let (mut source, dynamic, _) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, _) = dynamic_filter_source(dir.path());
     dynamic.update(failing()).unwrap();
     assert!(source.add_split(partition_1_split(size)).await.unwrap());
     let err = source.next().await.unwrap_err().to_string();
     assert!(err.contains("Divide by zero"), "{err}");
     // Mid-split: on the batches after the change.
-    let (mut source, dynamic, _) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, _) = dynamic_filter_source(dir.path());
     assert!(source.add_split(partition_1_split(size)).await.unwrap());
     assert!(source.next().await.unwrap().is_some());
     dynamic.update(failing()).unwrap();
@@ -710,7 +710,7 @@ fn c0_above(v: i64) -> Arc<dyn PhysicalExpr> {
 /// applies the T1 filter at takeover: `p = 2` skips the p = 1 split unread, and `c0 > 15 000`
 /// prunes 15 of its 20 row groups and filters in the reader, not on the batches.
 #[tokio::test]
-async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeover() {
+async fn a_filter_arriving_while_a_split_is_preloaded_applies_at_takeover() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_c0_sorted(dir.path());
     let schema = Schema::new(vec![
@@ -718,7 +718,7 @@ async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeo
         Field::new("p", DataType::Int32, true),
     ]);
     // The partition constant.
-    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, metrics) = dynamic_filter_source(dir.path());
     let pending = source
         .start(Arc::new(partition_1_split(size)))
         .unwrap()
@@ -734,7 +734,7 @@ async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeo
     assert!(source.next().await.unwrap().is_none());
 
     // The real column.
-    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, metrics) = dynamic_filter_source(dir.path());
     let pending = source
         .start(Arc::new(partition_1_split(size)))
         .unwrap()
@@ -768,14 +768,14 @@ async fn seed_14_4_a_filter_arriving_while_a_split_is_preloaded_applies_at_takeo
 /// split was prepared and rejects its partition value. Velox reads the split anyway (the
 /// constant is tested only at prepare); lakescan reads none of its rows.
 #[tokio::test]
-async fn seed_16_a_filter_after_prepare_that_rejects_a_constant_reads_nothing() {
+async fn a_filter_after_prepare_that_rejects_a_constant_reads_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_c0(dir.path());
     let schema = Schema::new(vec![
         Field::new("c0", DataType::Int64, true),
         Field::new("p", DataType::Int32, true),
     ]);
-    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, metrics) = dynamic_filter_source(dir.path());
     assert!(source.add_split(partition_1_split(size)).await.unwrap());
     let opened = metrics.bytes_read.value();
     dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
@@ -800,7 +800,7 @@ async fn a_split_rejected_by_a_dynamic_filter_at_start_is_counted_as_such() {
         Field::new("c0", DataType::Int64, true),
         Field::new("p", DataType::Int32, true),
     ]);
-    let (mut source, dynamic, metrics) = seed_15_12_source(dir.path());
+    let (mut source, dynamic, metrics) = dynamic_filter_source(dir.path());
     dynamic.update(c0_above_10(&schema, Some(2))).unwrap();
     assert!(
         source
@@ -818,7 +818,7 @@ async fn a_split_rejected_by_a_dynamic_filter_at_start_is_counted_as_such() {
 async fn the_lifecycle_hook_sees_prepare_and_batches() {
     let dir = tempfile::tempdir().unwrap();
     let size = write_c0(dir.path());
-    let (source, _, _) = seed_15_12_source(dir.path());
+    let (source, _, _) = dynamic_filter_source(dir.path());
     let events = Arc::new(std::sync::Mutex::new(vec![]));
     let seen = Arc::clone(&events);
     let hook = LifecycleHook::new(move |e| seen.lock().unwrap().push(e));

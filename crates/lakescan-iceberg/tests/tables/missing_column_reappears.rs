@@ -18,7 +18,7 @@ fn longs(values: &[i64]) -> ArrayRef {
 }
 
 #[tokio::test]
-async fn seed_15_7_filter_only_column_missing_then_present() {
+async fn filter_only_column_missing_then_present() {
     let schema = Schema::builder()
         .with_fields(vec![
             Arc::new(NestedField::optional(
