@@ -10,8 +10,9 @@ First line (configuration):
     extension files LOADed in this order right after connecting (before "setup"). Only then is
     the connection opened with allow_unsigned_extensions (and with autoinstall of known
     extensions off, so nothing is downloaded at query time). The Iceberg peer passes the files
-    of the `duckdb-ext-avro` and `duckdb-ext-iceberg` packages, avro first (iceberg needs it);
-    `--iceberg-extensions` below finds them.
+    of the `duckdb-extension-avro` and `duckdb-extension-iceberg` packages (or the older
+    `duckdb-ext-*` ones), avro first (iceberg needs it); `--iceberg-extensions` below finds
+    them.
 Then one command per line, each answered by one line:
     {"op": "check", "sql": "...", "out": "/path/result.parquet"}
         runs `COPY (sql) TO out (FORMAT parquet)`; the harness reads the file back and
@@ -39,11 +40,12 @@ Stand-alone use (prints a JSON list of results):
 with spec.json = {"threads": 2, "runs": 5, "setup": [...], "queries": {"name": "sql", ...}}
 (one warm-up run per query, then `runs` timed runs).
 
-Extension files of the installed `duckdb-ext-avro` / `duckdb-ext-iceberg` packages (prints
+Extension files of the installed `duckdb-extension-avro` / `-iceberg` packages (or the older
+`duckdb-ext-*` ones; prints
 {"avro": "/abs/avro.duckdb_extension", "iceberg": "/abs/iceberg.duckdb_extension"}, load avro
 first; exits 1 with a message when a package or its file for this DuckDB is missing):
     python3 benchmarks/duckdb_runner.py --iceberg-extensions
-and of `duckdb-ext-httpfs` (the S3 peer of `lakescan-bench --s3`), {"httpfs": path}:
+and of `duckdb-extension-httpfs` (the S3 peer of `lakescan-bench --s3`), {"httpfs": path}:
     python3 benchmarks/duckdb_runner.py --httpfs-extension
 """
 
@@ -79,39 +81,49 @@ def _peak_rss_bytes(reset_ok):
 
 
 def iceberg_extensions():
-    """The `.duckdb_extension` files shipped by the `duckdb-ext-avro` and `duckdb-ext-iceberg`
-    packages for this DuckDB version: {"avro": path, "iceberg": path} (load avro first)."""
+    """The `.duckdb_extension` files of the avro and iceberg extension packages for this
+    DuckDB version: {"avro": path, "iceberg": path} (load avro first)."""
     return extension_files(("avro", "iceberg"))
 
 
+# The PyPI packages that ship DuckDB extension files, in the order they are looked for:
+# `duckdb-extension-<name>` (one per DuckDB release, 1.5.5 included; the file is at
+# duckdb_extension_<name>/extensions/v<duckdb version>/) and the older `duckdb-ext-<name>`
+# (1.4.4.20260205; duckdb_ext/extensions/v<duckdb version>/<platform>/).
+EXTENSION_PACKAGES = ("duckdb-extension-{}", "duckdb-ext-{}")
+
+
 def extension_files(names):
-    """The `.duckdb_extension` files of the `duckdb-ext-<name>` packages for this DuckDB
-    version: {name: path}."""
+    """The `.duckdb_extension` file of each of `names` for this DuckDB version, from the first
+    installed package of EXTENSION_PACKAGES that has one: {name: path}."""
     import importlib.metadata
 
     found = {}
     for name in names:
-        package = f"duckdb-ext-{name}"
-        try:
-            dist = importlib.metadata.distribution(package)
-        except importlib.metadata.PackageNotFoundError:
+        seen = []
+        for pattern in EXTENSION_PACKAGES:
+            package = pattern.format(name)
+            try:
+                dist = importlib.metadata.distribution(package)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            files = [
+                dist.locate_file(f)
+                for f in (dist.files or [])
+                if f.name == f"{name}.duckdb_extension"
+            ]
+            matching = [f for f in files if f"v{duckdb.__version__}" in f.parts]
+            if matching:
+                found[name] = str(matching[0].resolve())
+                break
+            seen.append(f"{package} {dist.version} ({[str(f) for f in files]})")
+        if name not in found:
+            packages = " or ".join(p.format(name) for p in EXTENSION_PACKAGES)
             raise RuntimeError(
-                f"the Python package {package} is not installed for {sys.executable}: "
-                "run benchmarks/setup.sh"
-            ) from None
-        files = [
-            dist.locate_file(f)
-            for f in (dist.files or [])
-            if f.name == f"{name}.duckdb_extension"
-        ]
-        # The wheels lay the file out as duckdb_ext/extensions/v<duckdb version>/<platform>/.
-        matching = [f for f in files if f"v{duckdb.__version__}" in f.parts]
-        if not matching:
-            raise RuntimeError(
-                f"{package} {dist.version} has no {name}.duckdb_extension for DuckDB "
-                f"{duckdb.__version__} (files: {[str(f) for f in files]}): run benchmarks/setup.sh"
+                f"no {name}.duckdb_extension for DuckDB {duckdb.__version__} in the Python "
+                f"packages of {sys.executable} (looked for {packages}; installed: "
+                f"{seen or 'none'}): run benchmarks/setup.sh"
             )
-        found[name] = str(matching[0].resolve())
     return found
 
 
@@ -142,7 +154,7 @@ def run_once(con, sql):
     start = time.perf_counter()
     rows = 0
     rel = con.sql(sql)
-    # DuckDB 1.4 (pinned for the Iceberg peer, whose extension packages require it) has no
+    # DuckDB 1.4 (the Iceberg peer's fallback, whose duckdb-ext-* packages require it) has no
     # to_arrow_reader(); its fetch_record_batch() is the same Arrow batch reader.
     reader = rel.to_arrow_reader() if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch()
     for batch in reader:

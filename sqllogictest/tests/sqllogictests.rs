@@ -594,7 +594,7 @@ async fn new_ballista_contexts() -> datafusion::error::Result<(
         .with_target_partitions(lakescan_sqllogictest::db::TARGET_PARTITIONS);
     let state = lakescan_ballista::session::state(config)?;
     let local = datafusion::prelude::SessionContext::new_with_state(state.clone());
-    let cluster = lakescan_ballista::session::standalone(state, 2).await?;
+    let cluster = lakescan_ballista::cluster::standalone(state, 2).await?;
     Ok((local, cluster))
 }
 

@@ -2,7 +2,8 @@
 //!
 //! | module        | owns                                                                  |
 //! |---------------|-----------------------------------------------------------------------|
-//! | [`session`]   | sessions whose plans carry lakescan tables and scans (Ballista's codecs wrapped by lakescan's); an in-process cluster; a remote one |
+//! | [`session`]   | sessions whose plans carry lakescan tables and scans (Ballista's codecs wrapped by lakescan's); a remote cluster's client |
+//! | [`cluster`]   | a cluster in this process: a scheduler, executors and a client session |
 //! | [`rerun_guard`] | a lost executor fails the query instead of Ballista re-running finished work into duplicate rows |
 //! | [`server`]    | the scheduler and the executor of the `lakescan-scheduler` / `lakescan-executor` binaries |
 //!
@@ -12,7 +13,7 @@
 //! let state = lakescan_ballista::session::state(SessionConfig::new())?;
 //! // A scheduler and two executors in this process; `remote("df://host:50050", state)`
 //! // connects to a running cluster instead.
-//! let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+//! let ctx = lakescan_ballista::cluster::standalone(state, 2).await?;
 //! ctx.sql("CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '/data/t/'").await?;
 //! ctx.sql("SELECT count(*) FROM t").await?.show().await?;
 //! # Ok(()) }
@@ -21,6 +22,7 @@
 //! What crosses the wire and what does not is lakescan's business (`lakescan::codec`,
 //! `lakescan_core::wire`); this crate only plugs it into Ballista.
 
+pub mod cluster;
 pub mod rerun_guard;
 pub mod server;
 pub mod session;

@@ -1,5 +1,5 @@
 //! Sessions for Ballista: a [`state`] whose plans carry lakescan's tables and scans, and a
-//! cluster to run them on, in this process ([`standalone`]) or elsewhere ([`remote`]).
+//! cluster to run them on, in this process ([`crate::cluster::standalone`]) or elsewhere ([`remote`]).
 //!
 //! A session codec *replaces* Ballista's own, so lakescan's codecs wrap Ballista's and hand
 //! it every node that is not lakescan's ([`codecs`]).
@@ -11,14 +11,14 @@
 //! planning), it always starts one executor, and it has no [`crate::rerun_guard`]. The
 //! scheduler and the executors are [`crate::server`]'s, sharing the session's runtime. The
 //! executors write their shuffle files in one temporary directory the client session owns
-//! ([`ShuffleDirectory`]): it is removed when the last clone of the session is dropped.
+//! ([`crate::cluster::ShuffleDirectory`]): it is removed when the last clone of the session is dropped.
 //! (Ballista's own in-process executor takes a temporary directory's name and drops the
 //! directory, then recreates it for its shuffle files and never removes them.)
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ballista::extension::{SessionConfigExt, SessionStateExt};
+use ballista::extension::SessionConfigExt;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
 use ballista_core::serde::{
     BallistaCodec, BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec,
@@ -91,65 +91,9 @@ pub fn state_with_runtime(
 const CONNECT_ATTEMPTS: u32 = 100;
 const CONNECT_PAUSE: Duration = Duration::from_millis(100);
 
-/// The directory the executors of a [`standalone`] cluster write their shuffle files in,
-/// held by the client session's configuration (an extension): removed with the session.
-#[derive(Debug)]
-pub struct ShuffleDirectory(tempfile::TempDir);
-
-impl ShuffleDirectory {
-    /// The directory of the cluster `ctx` is a client of, if it is a [`standalone`] one.
-    pub fn of(ctx: &SessionContext) -> Option<std::path::PathBuf> {
-        let state = ctx.state();
-        let dir = state.config().get_extension::<ShuffleDirectory>()?;
-        Some(dir.0.path().to_path_buf())
-    }
-}
-
-/// A scheduler and `executors` executors in this process, sharing `state`'s runtime (its
-/// object stores, caches and memory pool), and a client session over them. Each query is
-/// planned with the client's settings at that moment.
-pub async fn standalone(state: SessionState, executors: usize) -> Result<SessionContext> {
-    let runtime = Arc::clone(state.runtime_env());
-    let builder: ballista_scheduler::scheduler_server::SessionBuilder =
-        Arc::new(move |config: SessionConfig| state_with_runtime(config, Arc::clone(&runtime)));
-    let startup = state.config().clone();
-    let scheduler = crate::server::start_scheduler_with(
-        ([127, 0, 0, 1], 0).into(),
-        Duration::from_secs(180),
-        builder,
-        Arc::new(move || startup.clone()),
-    )
-    .await?;
-    let url = format!("http://{}", scheduler.address);
-    let slots = state
-        .config()
-        .ballista_standalone_parallelism()
-        .div_ceil(executors.max(1))
-        .max(1);
-    let shuffles = tempfile::tempdir()?;
-    let config = state.config().clone().upgrade_for_ballista();
-    for k in 0..executors.max(1) {
-        crate::server::start_executor_with(
-            &url,
-            ([127, 0, 0, 1], 0).into(),
-            slots,
-            shuffles.path().join(format!("executor-{k}")),
-            &state,
-            config.clone(),
-        )
-        .await
-        .map_err(|e| DataFusionError::Configuration(format!("cannot start an executor: {e}")))?;
-    }
-    let mut upgraded = state.upgrade_for_ballista(url)?;
-    upgraded
-        .config_mut()
-        .set_extension(Arc::new(ShuffleDirectory(shuffles)));
-    client(upgraded)
-}
-
 /// A client session over `upgraded` (a state made Ballista's), with lakescan registered again:
 /// the upgrade replaces the session's scalar functions with Ballista's list.
-fn client(upgraded: SessionState) -> Result<SessionContext> {
+pub(crate) fn client(upgraded: SessionState) -> Result<SessionContext> {
     let ctx = SessionContext::new_with_state(upgraded);
     lakescan::register(&ctx)?;
     Ok(ctx)

@@ -14,7 +14,7 @@ async fn hive_table_same_rows_as_one_process() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().display();
     let state = lakescan_ballista::session::state(SessionConfig::new().with_target_partitions(2))?;
-    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    let ctx = lakescan_ballista::cluster::standalone(state, 2).await?;
     ctx.sql(&format!(
         "COPY (SELECT * FROM (VALUES (1, 10, 'a'), (2, 20, 'b'), (3, 30, 'c'), (4, 40, 'd')) AS v(c0, c1, c2)) \
          TO '{path}/t/f.parquet' STORED AS PARQUET"
@@ -53,7 +53,7 @@ async fn hive_table_same_rows_as_one_process() -> Result<()> {
     }
     // The executors wrote their shuffle files in the cluster's directory, which goes with
     // the client session.
-    let shuffles = lakescan_ballista::session::ShuffleDirectory::of(&ctx)
+    let shuffles = lakescan_ballista::cluster::ShuffleDirectory::of(&ctx)
         .expect("a standalone cluster has a shuffle directory");
     let files = walk(&shuffles);
     assert!(
@@ -88,7 +88,7 @@ async fn metrics_add_up_over_the_tasks() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().display();
     let state = lakescan_ballista::session::state(SessionConfig::new().with_target_partitions(2))?;
-    let ctx = lakescan_ballista::session::standalone(state, 2).await?;
+    let ctx = lakescan_ballista::cluster::standalone(state, 2).await?;
     ctx.sql(&format!(
         "COPY (SELECT * FROM (VALUES (1, 10), (2, 20), (3, 30), (4, 40), (5, 50)) AS v(a, p)) \
          TO '{path}/t' STORED AS PARQUET PARTITIONED BY (p)"

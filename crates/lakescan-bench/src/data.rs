@@ -28,59 +28,10 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use datafusion::prelude::SessionContext;
 
-use crate::floor::parquet_files;
+use crate::dataset::{Dataset, parquet_files};
 
 /// The tpchgen-cli release `benchmarks/setup.sh` installs.
 pub const TPCHGEN_VERSION: &str = "4.0.0";
-
-/// Where a scale factor's files live.
-#[derive(Debug, Clone)]
-pub struct Dataset {
-    /// `<cache>/sf<scale>`.
-    pub root: PathBuf,
-    /// TPC-H scale factor.
-    pub scale: f64,
-}
-
-impl Dataset {
-    /// `flat/lineitem`.
-    pub fn flat_lineitem(&self) -> PathBuf {
-        self.root.join("flat").join("lineitem")
-    }
-
-    /// `flat/orders`.
-    pub fn flat_orders(&self) -> PathBuf {
-        self.root.join("flat").join("orders")
-    }
-
-    /// `hive/lineitem`.
-    pub fn hive_lineitem(&self) -> PathBuf {
-        self.root.join("hive").join("lineitem")
-    }
-
-    /// `bucketed/orders`: orders in [`ORDER_BUCKETS`] bucket files by `o_custkey`.
-    pub fn bucketed_orders(&self) -> PathBuf {
-        self.root.join("bucketed").join("orders")
-    }
-
-    /// `nested/lineitem_struct`: `l_orderkey` and `s`, a struct of [`STRUCT_MEMBERS`] members.
-    pub fn struct_lineitem(&self) -> PathBuf {
-        self.root.join("nested").join("lineitem_struct")
-    }
-
-    /// `orc/lineitem`: `flat/lineitem` as ORC files (one per Parquet file, its row groups as
-    /// stripes), written by [`prepare_orc`].
-    pub fn orc_lineitem(&self) -> PathBuf {
-        self.root.join("orc").join("lineitem")
-    }
-
-    /// `small/p=P/fF.parquet`: [`SMALL_FILES`] files of [`SMALL_ROWS`] rows in
-    /// [`SMALL_PARTITIONS`] partitions (the many-small-files Hive shape; the same at every
-    /// scale).
-    pub fn small_files(&self) -> PathBuf {
-        self.root.join("small")
-    }
-}
 
 /// Files of `small/` in all.
 pub const SMALL_FILES: usize = 2_000;
@@ -179,6 +130,9 @@ pub struct Layout {
     pub generator: Generator,
     /// Directory name under the cache directory.
     pub dir_name: String,
+    /// The Python whose scripts directories are searched for `tpchgen-cli` after `PATH`
+    /// (`pip install tpchgen-cli` puts it there, e.g. a venv's `bin/`).
+    pub python: String,
 }
 
 impl Layout {
@@ -190,6 +144,7 @@ impl Layout {
             parts: ((scale * 4.0).ceil() as usize).max(1),
             generator: Generator::TpchgenCli,
             dir_name: format!("sf{scale}"),
+            python: "python3".into(),
         }
     }
 
@@ -203,6 +158,7 @@ impl Layout {
                 row_group_rows: 4096,
             },
             dir_name: format!("smoke-sf{scale}"),
+            python: "python3".into(),
         }
     }
 
@@ -289,7 +245,9 @@ pub fn ensure(cache: &Path, layout: &Layout, smoke: bool) -> Result<Dataset> {
         .arg("--scale")
         .arg(layout.scale.to_string())
         .arg("--cache-dir")
-        .arg(cache);
+        .arg(cache)
+        .arg("--python")
+        .arg(&layout.python);
     if smoke {
         cmd.arg("--smoke");
     }
@@ -515,10 +473,12 @@ async fn write_bucketed_and_nested(ctx: &SessionContext, staged: &Dataset) -> Re
 
 /// `tpchgen-cli parquet` for lineitem and orders into `out`.
 fn run_tpchgen_cli(layout: &Layout, out: &Path) -> Result<()> {
-    let tpchgen = which("tpchgen-cli").with_context(|| {
+    let tpchgen = which("tpchgen-cli", &python_scripts(&layout.python)).with_context(|| {
         format!(
-            "tpchgen-cli is not on PATH; run benchmarks/setup.sh \
-             (it installs tpchgen-cli {TPCHGEN_VERSION} with cargo install)"
+            "tpchgen-cli is not on PATH, in cargo's bin directory or in {}'s scripts \
+             directories; run benchmarks/setup.sh (PYTHON={} to install into that Python's \
+             environment; it installs tpchgen-cli {TPCHGEN_VERSION} from PyPI)",
+            layout.python, layout.python
         )
     })?;
     let status = Command::new(&tpchgen)
@@ -539,8 +499,25 @@ fn run_tpchgen_cli(layout: &Layout, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `program` on `PATH`, else in cargo's bin directory (where `cargo install` puts it).
-fn which(program: &str) -> Option<PathBuf> {
+/// The scripts directories of `python` (its environment's and its user scheme's `bin/`),
+/// where `pip install` puts a wheel's executables; none when `python` does not run.
+fn python_scripts(python: &str) -> Vec<PathBuf> {
+    const SCRIPT: &str = "import os, sysconfig\n\
+        print(sysconfig.get_path('scripts'))\n\
+        print(sysconfig.get_path('scripts', os.name + '_user'))";
+    match Command::new(python).args(["-c", SCRIPT]).output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// `program` on `PATH`, else in cargo's bin directory (where `cargo install` puts it), else
+/// in one of `extra` (a Python's scripts directories).
+fn which(program: &str, extra: &[PathBuf]) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
@@ -550,6 +527,7 @@ fn which(program: &str) -> Option<PathBuf> {
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(PathBuf::from(home).join(".cargo").join("bin"));
     }
+    dirs.extend(extra.iter().cloned());
     dirs.into_iter()
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())

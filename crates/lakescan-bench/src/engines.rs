@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
 use crate::cases::Case;
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::results::ResultCollector;
 
 /// An engine of the comparison.
@@ -41,7 +41,7 @@ pub enum Engine {
     ParquetFloor,
     /// DuckDB (Python package) in its own process.
     DuckDb,
-    /// DuckDB 1.4.4 with its iceberg extension, in its own process (Iceberg cases).
+    /// DuckDB 1.5.5 (1.4.4 as the fallback) with its iceberg extension, in its own process (Iceberg cases).
     DuckDbIceberg,
     /// iceberg-rust's `iceberg-datafusion` 0.10.1, in its own process (Iceberg cases).
     IcebergDataFusion,
@@ -267,7 +267,7 @@ pub async fn lakescan_ballista_session(
 /// A client of a fresh in-process cluster: a scheduler and two executors.
 async fn ballista_cluster(threads: usize) -> Result<SessionContext> {
     let state = lakescan_ballista::session::state(config(threads, false))?;
-    Ok(lakescan_ballista::session::standalone(state, 2).await?)
+    Ok(lakescan_ballista::cluster::standalone(state, 2).await?)
 }
 
 /// A client session of an in-process Ballista cluster (as [`lakescan_ballista_session`])

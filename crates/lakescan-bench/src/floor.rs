@@ -33,7 +33,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::cases::{FloorScan, TableDir};
-use crate::data::Dataset;
+use crate::dataset::{Dataset, parquet_files};
 
 const BATCH_SIZE: usize = 8192;
 
@@ -245,22 +245,6 @@ fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
             out.push(path);
         }
     }
-    Ok(out)
-}
-
-/// The `*.parquet` files directly in `dir`.
-pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = vec![];
-    if !dir.is_dir() {
-        return Ok(out);
-    }
-    for entry in std::fs::read_dir(dir).with_context(|| dir.display().to_string())? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "parquet") {
-            out.push(path);
-        }
-    }
-    out.sort();
     Ok(out)
 }
 

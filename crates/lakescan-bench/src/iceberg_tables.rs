@@ -27,8 +27,8 @@ use lakescan_iceberg_writer::TableWriter;
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::data::Dataset;
-use crate::floor::parquet_files;
+use crate::dataset::Dataset;
+use crate::dataset::parquet_files;
 
 /// The deletes of one variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

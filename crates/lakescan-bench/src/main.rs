@@ -14,6 +14,7 @@
 
 mod cases;
 mod data;
+mod dataset;
 mod engines;
 mod floor;
 mod iceberg_tables;
@@ -33,7 +34,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 
 use crate::cases::Case;
-use crate::data::{Dataset, Layout};
+use crate::data::Layout;
+use crate::dataset::Dataset;
 use crate::engines::{ConsumeOn, Engine, LakescanVariant};
 use crate::floor::FloorPlan;
 use crate::measure::{CaseBench, Sessions};
@@ -81,7 +83,7 @@ struct Args {
     /// Python interpreter with the duckdb package.
     #[arg(long, default_value = "python3")]
     python: String,
-    /// Python of the venv with duckdb 1.4.4 and its avro and iceberg extension packages
+    /// Python of the venv with duckdb 1.5.5 and its avro and iceberg extension packages
     /// [default: ~/.venvs/lakescan-bench-iceberg/bin/python, made by benchmarks/setup.sh].
     #[arg(long)]
     iceberg_python: Option<PathBuf>,
@@ -129,10 +131,13 @@ fn main() -> Result<()> {
         .cache_dir
         .clone()
         .unwrap_or_else(data::default_cache_dir);
-    let layout = if args.smoke {
-        Layout::smoke(SMOKE_SCALE)
-    } else {
-        Layout::benchmark(args.scale)
+    let layout = Layout {
+        python: args.python.clone(),
+        ..if args.smoke {
+            Layout::smoke(SMOKE_SCALE)
+        } else {
+            Layout::benchmark(args.scale)
+        }
     };
     if args.prepare_data {
         return runtime.block_on(data::prepare(&cache, &layout));

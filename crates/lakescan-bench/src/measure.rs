@@ -9,7 +9,7 @@ use datafusion::prelude::SessionContext;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::cases::Case;
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::engines;
 use crate::engines::{ConsumeOn, Engine, LakeMetrics, SqlRun};
 use crate::floor::FloorPlan;

@@ -5,8 +5,8 @@
 //! | engine | child |
 //! |---|---|
 //! | `duckdb` | `benchmarks/duckdb_runner.py` with the `duckdb` package, views over `read_parquet` |
-//! | `duckdb-iceberg` | the same runner in the Iceberg venv (`duckdb==1.4.4` with the `duckdb-ext-avro` and `duckdb-ext-iceberg` extension files loaded unsigned), views over `iceberg_scan` |
-//! | `duckdb` on S3 (`--s3`) | the same runner in the Iceberg venv with the `duckdb-ext-httpfs` extension file, views over `read_parquet('s3://…')`, an S3 secret for the local server |
+//! | `duckdb-iceberg` | the same runner in the Iceberg venv (`duckdb==1.5.5` with the `duckdb-extension-avro` and `-iceberg` extension files loaded unsigned; `duckdb==1.4.4` with the `duckdb-ext-*` ones as the fallback), views over `iceberg_scan` |
+//! | `duckdb` on S3 (`--s3`) | the same runner in the Iceberg venv with the `duckdb-extension-httpfs` (or `duckdb-ext-httpfs`) extension file, views over `read_parquet('s3://…')`, an S3 secret for the local server |
 //! | `iceberg-datafusion` | `benchmarks/iceberg-datafusion-peer` (iceberg-rust's `iceberg-datafusion` 0.10.1 on DataFusion 53), built by `benchmarks/setup.sh` |
 
 use std::io::{BufRead, BufReader, Write};
@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::iceberg_tables::VARIANTS;
 
 /// The DuckDB runner script, embedded so the binary does not depend on the working directory.
@@ -263,8 +263,8 @@ fn python_imports(python: &str, imports: &str) -> Result<()> {
     }
 }
 
-/// What `duckdb_runner.py <flag>` prints: the extension files of the venv's `duckdb-ext-*`
-/// packages, as JSON (`what` names them in the error when they are missing).
+/// What `duckdb_runner.py <flag>` prints: the extension files of the venv's DuckDB
+/// extension packages, as JSON (`what` names them in the error when they are missing).
 fn extension_files(python: &Path, flag: &str, what: &str) -> Result<Value> {
     let out = Command::new(python)
         .args(["-c", RUNNER, flag])
@@ -281,7 +281,7 @@ fn extension_files(python: &Path, flag: &str, what: &str) -> Result<Value> {
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
-/// The avro and iceberg extension files of the venv's `duckdb-ext-*` packages.
+/// The avro and iceberg extension files of the venv's DuckDB extension packages.
 fn iceberg_extensions(python: &Path) -> Result<(String, String)> {
     let found = extension_files(python, "--iceberg-extensions", "iceberg")?;
     match (found["avro"].as_str(), found["iceberg"].as_str()) {
@@ -290,7 +290,7 @@ fn iceberg_extensions(python: &Path) -> Result<(String, String)> {
     }
 }
 
-/// The httpfs extension file of the venv's `duckdb-ext-httpfs` package.
+/// The httpfs extension file of the venv's DuckDB extension packages.
 fn httpfs_extension(python: &Path) -> Result<String> {
     let found = extension_files(python, "--httpfs-extension", "httpfs")?;
     match found["httpfs"].as_str() {

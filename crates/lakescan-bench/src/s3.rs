@@ -12,7 +12,7 @@
 //! and data files all come from S3 (DataFusion has no Iceberg table: `iceberg_pos` is
 //! lakescan's alone).
 //!
-//! DuckDB (`duckdb-ext-httpfs` 1.4.4 in the Iceberg venv, loaded from its PyPI wheel: nothing
+//! DuckDB (`duckdb-extension-httpfs` 1.5.5 in the Iceberg venv, loaded from its PyPI wheel: nothing
 //! is downloaded at run time) reads the Hive tables through `read_parquet('s3://…')` views
 //! with an S3 secret for the server; a new DuckDB process per run, its view creation (which
 //! lists and reads a footer to bind) and query timed inside it. It has no Iceberg table here
@@ -43,7 +43,7 @@ use object_store::{ClientOptions, ObjectStore};
 use url::Url;
 
 use crate::cases::Case;
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::engines::{ConsumeOn, run_sql_on};
 use crate::peer::Peer;
 
@@ -119,7 +119,7 @@ struct Measured {
 }
 
 /// Uploads the tables, then runs `cases` `runs` times per engine with `latency_ms` added to
-/// every request; DuckDB too when `duckdb_python` (a Python with `duckdb-ext-httpfs`) is
+/// every request; DuckDB too when `duckdb_python` (a Python with DuckDB's httpfs extension package) is
 /// given.
 pub async fn run(
     dataset: &Dataset,

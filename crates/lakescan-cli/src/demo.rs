@@ -9,10 +9,9 @@ use std::time::Instant;
 use datafusion::prelude::SessionContext;
 use lakescan_testkit::{S3Server, upload_dir};
 
+use crate::demo_query::{DemoQuery, run_query};
 use crate::error::{CliError, CliResult};
-use crate::exec::{execute, new_context};
-use crate::print::{OutputFormat, row_count, timing_line, write_results};
-use crate::summary::ScanSummary;
+use crate::exec::new_context;
 
 /// Default number of rows in the demo table.
 pub const DEFAULT_ROWS: usize = 300_000;
@@ -328,15 +327,6 @@ impl Progress {
     }
 }
 
-/// One demo query with a short description.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DemoQuery {
-    /// What the query shows.
-    pub title: &'static str,
-    /// The SQL.
-    pub sql: String,
-}
-
 /// The demo queries; `rows` is the table size (ids are `1..=rows`).
 fn demo_queries(rows: usize) -> Vec<DemoQuery> {
     let id = (rows / 2 + 7).min(rows);
@@ -370,25 +360,6 @@ fn demo_queries(rows: usize) -> Vec<DemoQuery> {
             ),
         },
     ]
-}
-
-pub async fn run_query(ctx: &SessionContext, query: &DemoQuery) -> CliResult<()> {
-    let executed = execute(ctx, &query.sql).await?;
-    let rows = row_count(&executed.batches);
-    let summary = ScanSummary::from_plan(&executed.plan);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "-- {}", query.title)?;
-    writeln!(out, "{};", query.sql)?;
-    write_results(
-        &mut out,
-        OutputFormat::Table,
-        &executed.schema,
-        &executed.batches,
-    )?;
-    writeln!(out, "{}", timing_line(rows, executed.elapsed))?;
-    writeln!(out, "{}", summary.render(rows))?;
-    out.flush()?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use lakescan::iceberg::catalog::{connect, register_catalog, shown_uri};
 use lakescan_iceberg_writer::TableWriter;
 use lakescan_testkit::{S3Server, upload_dir};
 
-use crate::demo::{DemoQuery, run_query};
+use crate::demo_query::{DemoQuery, run_query};
 use crate::error::{CliError, CliResult};
 use crate::exec::new_context;
 

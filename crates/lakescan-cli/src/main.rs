@@ -10,6 +10,7 @@
 
 mod demo;
 mod demo_iceberg;
+mod demo_query;
 mod error;
 mod exec;
 mod print;

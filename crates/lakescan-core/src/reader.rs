@@ -166,7 +166,7 @@ pub trait SplitReaderFactory: Debug + Send + Sync {
     }
 
     /// The factory's kind and state, for a plan sent to another process (which rebuilds it
-    /// with the decoder of that kind, [`crate::wire::FactoryDecoders`]). By default a factory
+    /// with the decoder of that kind, [`crate::exec::FactoryDecoders`]). By default a factory
     /// cannot be sent.
     fn encoded(&self) -> Result<EncodedFactory> {
         not_impl_err!("this lakescan reader factory ({self:?}) cannot be sent to another process")

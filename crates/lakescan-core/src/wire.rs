@@ -33,8 +33,6 @@ use prost::Message;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::reader::SplitReaderFactory;
-
 /// The first bytes of every lakescan frame.
 pub const MAGIC: &[u8; 4] = b"LKSC";
 
@@ -164,49 +162,11 @@ impl ExprBytes {
 /// and its state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EncodedFactory {
-    /// Names the decoder ([`FactoryDecoders`]).
+    /// Names the decoder ([`crate::exec::FactoryDecoders`]).
     pub kind: String,
     /// What the factory needs to read its splits (per-split data), as its crate encodes it.
     #[serde(with = "serde_bytes_vec")]
     pub state: Vec<u8>,
-}
-
-/// Reads a factory's state back.
-pub type FactoryDecoder = fn(&[u8]) -> Result<Arc<dyn SplitReaderFactory>>;
-
-/// The reader factories a process can rebuild, by kind.
-#[derive(Debug, Clone, Default)]
-pub struct FactoryDecoders(Vec<(&'static str, FactoryDecoder)>);
-
-impl FactoryDecoders {
-    /// The decoders of the core's own factories (plain Parquet).
-    pub fn core() -> Self {
-        Self(vec![(
-            crate::parquet::ParquetSplitReaderFactory::KIND,
-            crate::parquet::ParquetSplitReaderFactory::decode,
-        )])
-    }
-
-    /// Adds the decoder of factories of `kind`.
-    pub fn with(mut self, kind: &'static str, decoder: FactoryDecoder) -> Self {
-        self.0.push((kind, decoder));
-        self
-    }
-
-    /// The factory `encoded` describes; an error naming the kind when none decodes it.
-    pub fn decode(&self, encoded: &EncodedFactory) -> Result<Arc<dyn SplitReaderFactory>> {
-        match self.0.iter().find(|(k, _)| *k == encoded.kind) {
-            Some((_, decode)) => decode(&encoded.state),
-            None => {
-                let known: Vec<&str> = self.0.iter().map(|(k, _)| *k).collect();
-                plan_err!(
-                    "unknown lakescan reader kind '{}' in a plan (this process knows: {})",
-                    encoded.kind,
-                    known.join(", ")
-                )
-            }
-        }
-    }
 }
 
 /// Bytes as one length-prefixed run (not a sequence of numbers).
@@ -533,22 +493,5 @@ mod tests {
             .to_string();
         assert!(err.contains("cannot decode the lakescan scan"), "{err}");
         Ok(())
-    }
-
-    #[test]
-    fn an_unknown_reader_kind_names_the_known_ones() {
-        let encoded = EncodedFactory {
-            kind: "orc-acid".into(),
-            state: vec![],
-        };
-        let err = FactoryDecoders::core()
-            .decode(&encoded)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("unknown lakescan reader kind 'orc-acid'"),
-            "{err}"
-        );
-        assert!(err.contains("parquet"), "{err}");
     }
 }

@@ -39,9 +39,9 @@ use lakescan_core::split::written_path;
 use lakescan_core::subfield::Subfield;
 use object_store::ObjectMeta;
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
 
-use crate::conversion::BucketConversion;
 use crate::hash::{HiveHash, bucket_number};
 use crate::options::BucketingOptions;
 
@@ -196,6 +196,17 @@ pub fn partition_buckets(
         count,
         files: numbered,
     })
+}
+
+/// A split that serves one table bucket from a file of a partition with fewer buckets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BucketConversion {
+    /// The table's bucket count.
+    pub table_bucket_count: u32,
+    /// The bucket count the partition was written with (divides the table's).
+    pub partition_bucket_count: u32,
+    /// The table bucket this split serves.
+    pub table_bucket: u32,
 }
 
 /// One (file, table bucket) pair to read.

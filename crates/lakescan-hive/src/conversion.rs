@@ -24,19 +24,9 @@ use lakescan_core::split::{AdapterKey, FileSplit};
 use lakescan_core::wire::{self, EncodedFactory};
 use serde::{Deserialize, Serialize};
 
+use crate::bucket::BucketConversion;
 use crate::bucket::Bucketing;
 use crate::hash::{HiveHash, bucket_number};
-
-/// A split that serves one table bucket from a file of a partition with fewer buckets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BucketConversion {
-    /// The table's bucket count.
-    pub table_bucket_count: u32,
-    /// The bucket count the partition was written with (divides the table's).
-    pub partition_bucket_count: u32,
-    /// The table bucket this split serves.
-    pub table_bucket: u32,
-}
 
 /// Keeps the rows of a batch whose table bucket is the split's.
 pub struct BucketConversionStage {
@@ -119,7 +109,7 @@ impl HiveSplitReaderFactory {
         !self.conversions.is_empty()
     }
 
-    /// Its kind on the wire ([`lakescan_core::wire::FactoryDecoders`]).
+    /// Its kind on the wire ([`lakescan_core::exec::FactoryDecoders`]).
     pub const KIND: &'static str = "hive";
 
     /// The factory whose [`SplitReaderFactory::encoded`] state is `state`.

@@ -31,6 +31,7 @@ use lakescan_core::store::StoreOptions;
 
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
+use crate::listing::check_not_acid;
 use crate::listing::{
     Lister, ListingMemory, PartitionFilters, list_table, list_whole, partition_schema,
 };
@@ -520,33 +521,6 @@ async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Resul
         ),
         Some(format) => Ok(format),
         None => Ok(FileFormat::Parquet),
-    }
-}
-
-/// Hive ACID (transactional) tables keep their rows in `base_N`, `delta_N_M` and
-/// `delete_delta_N_M` directories, merged by transaction at read time: reading their files
-/// as a plain table's would return deleted and superseded rows. `NotImplemented` naming the
-/// table when one of `files` (under `root`) lies in such a directory.
-pub(crate) fn check_not_acid<'a>(
-    name: &str,
-    root: &Path,
-    files: impl IntoIterator<Item = &'a ObjectMeta>,
-) -> Result<()> {
-    let acid = files.into_iter().find(|m| {
-        m.location.prefix_match(root).is_some_and(|mut parts| {
-            parts.any(|p| {
-                let p = p.as_ref();
-                p.starts_with("base_") || p.starts_with("delta_") || p.starts_with("delete_delta_")
-            })
-        })
-    });
-    match acid {
-        Some(m) => Err(datafusion::error::DataFusionError::NotImplemented(format!(
-            "HIVE table '{name}' is a Hive ACID (transactional) table ('{}' is in a base or \
-             delta directory): lakescan does not read Hive ACID tables; see the user guide",
-            m.location
-        ))),
-        None => Ok(()),
     }
 }
 

@@ -230,7 +230,7 @@ impl HiveTable {
             .shown_under(&self.store_url);
         let root = self.location.prefix();
         let listing = list_table(lister, root, &keys, filters).await?;
-        crate::factory::check_not_acid(&self.name, root, listing.files.iter().map(|(m, _)| m))?;
+        crate::listing::check_not_acid(&self.name, root, listing.files.iter().map(|(m, _)| m))?;
         let split_size = self.split_size.unwrap_or(session.split_size);
         let mut planned = Planned {
             splits: vec![],

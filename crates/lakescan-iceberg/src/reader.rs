@@ -67,7 +67,7 @@ impl IcebergSplitReaderFactory {
         }
     }
 
-    /// Its kind on the wire ([`lakescan_core::wire::FactoryDecoders`]).
+    /// Its kind on the wire ([`lakescan_core::exec::FactoryDecoders`]).
     pub const KIND: &'static str = "iceberg";
 
     /// The factory whose [`SplitReaderFactory::encoded`] state is `state` (its caches

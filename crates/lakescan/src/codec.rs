@@ -29,8 +29,9 @@ use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{DefaultPhysicalExtensionCodec, PhysicalExtensionCodec};
 
+use crate::core::exec::FactoryDecoders;
 use crate::core::exec::LakeScanExec;
-use crate::core::wire::{self, FactoryDecoders, NodeKind};
+use crate::core::wire::{self, NodeKind};
 use crate::hive::HiveTable;
 use crate::hive::conversion::HiveSplitReaderFactory;
 use crate::iceberg::IcebergTable;

@@ -53,9 +53,11 @@ use crate::split::FileSplit;
 
 mod partition;
 
+pub mod factories;
 mod scheduling;
 mod wire;
 
+pub use factories::{FactoryDecoder, FactoryDecoders};
 use partition::{PartitionState, Preloads};
 use scheduling::{SplitLists, SplitQueue, lists_of};
 pub use scheduling::{SplitScheduling, assign_splits};

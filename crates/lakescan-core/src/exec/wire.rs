@@ -27,6 +27,7 @@ use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use serde::{Deserialize, Serialize};
 
+use super::FactoryDecoders;
 use super::{LakeScanExec, PlanningStats, SplitScheduling};
 use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
@@ -34,7 +35,7 @@ use crate::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use crate::scan_spec::ScanSpec;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
-use crate::wire::{EncodedFactory, ExprBytes, FactoryDecoders, NodeKind};
+use crate::wire::{EncodedFactory, ExprBytes, NodeKind};
 
 /// The body of a scan frame.
 #[derive(Serialize, Deserialize)]

@@ -34,8 +34,9 @@ use orc_rust::schema::RootDataType;
 
 use super::calendar::DayCalendar;
 use super::errors::{decoder_panic, orc_error};
-use super::open::OrcFile;
+use super::file::OrcFile;
 use super::primitive::{ColumnDecoder, DecodeError};
+use super::projection::DecodedRoot;
 use super::statistics::{OrcStatistics, OrcUnit};
 use super::stripes::{load_stripe, row_index};
 use crate::binding::SplitBinding;
@@ -45,19 +46,6 @@ use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
-
-/// A file column decoded for the split.
-pub struct DecodedRoot {
-    /// Its position among the file's top-level columns.
-    pub root: usize,
-    /// Its name in decoded batches (the file schema's).
-    pub name: String,
-    /// The Arrow type it is decoded in: only the struct members the scan reads
-    /// ([`super::projection`]).
-    pub decode_as: DataType,
-    /// The Arrow type of the whole column, decoded.
-    pub whole_as: DataType,
-}
 
 /// What a split decodes: its columns, filter columns first, and the filters on them.
 pub struct Decoding {

@@ -10,6 +10,7 @@
 //! | [`late_dst`]    | `timestamp` wall clocks after 2099 in zones with daylight saving   |
 //! | [`projection`]  | the columns decoded: top-level columns, the struct members read    |
 //! | [`synthetic_tail`] | tails handed to `orc-rust`: fetched bytes, or a footer alone     |
+//! | [`mod@file`]    | `OrcFile`: a file whose tail was read and checked                 |
 //! | [`errors`]      | errors of an ORC file, naming it                                   |
 //! | [`tail_check`]  | postscript, codec, footer, types and stripes checked before `orc-rust` |
 //! | [`tail_cache`]  | tails kept in the session's file metadata cache                    |
@@ -34,6 +35,7 @@
 pub mod calendar;
 pub mod decode;
 pub mod errors;
+pub mod file;
 pub mod late_dst;
 pub mod nested;
 pub mod open;
@@ -62,8 +64,9 @@ use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::{ReaderBatch, SplitContext};
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath, has_path, prune_type};
 use crate::split::FileSplit;
-use decode::{DecodedRoot, Decoding, Reading, decode_type};
-use open::OrcFile;
+use decode::{Decoding, Reading, decode_type};
+use file::OrcFile;
+use projection::DecodedRoot;
 use statistics::{OrcStatistics, OrcUnit};
 
 /// Reads one split of an ORC file into batches of the reader schema `R`: the shared split

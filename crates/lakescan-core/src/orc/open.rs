@@ -22,13 +22,13 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, Field, TimeUnit};
 use bytes::{Bytes, BytesMut};
 use datafusion::common::{DataFusionError, Result, internal_err};
 use futures::FutureExt;
 use orc_rust::compression::Compression;
 use orc_rust::proto;
-use orc_rust::reader::metadata::{FileMetadata, read_metadata_async};
+use orc_rust::reader::metadata::read_metadata_async;
 use orc_rust::schema::DataType as OrcType;
 use orc_rust::schema::{ArrowSchemaOptions, TimestampPrecision};
 use parquet::arrow::async_reader::AsyncFileReader;
@@ -37,6 +37,7 @@ use prost013::Message;
 use crate::parquet::open::{CountingReader, counting_reader};
 
 use super::errors::{decoder_panic, orc_error};
+use super::file::OrcFile;
 use super::synthetic_tail::{TailChunks, original_chunks};
 use super::tail_cache::TailCache;
 use super::tail_check::{
@@ -46,30 +47,6 @@ use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
 use crate::format::{FileFormat, format_of_tail, wrong_format};
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
-
-/// An ORC file whose tail was read and checked.
-#[derive(Clone)]
-pub struct OrcFile {
-    /// The open file.
-    pub reader: CountingReader,
-    /// `orc-rust`'s view of the tail: stripes, root type, codec.
-    pub metadata: Arc<FileMetadata>,
-    /// The footer as written (types with their attributes).
-    pub footer: Arc<proto::Footer>,
-    /// Per stripe, per ORC column id, the stripe's column statistics (empty when the file
-    /// has none).
-    pub stripe_statistics: Arc<Vec<proto::StripeStatistics>>,
-    /// The file's columns as Arrow fields (timestamps in microseconds), by the names the
-    /// scan binds.
-    pub schema: SchemaRef,
-}
-
-impl OrcFile {
-    /// The file's codec (`None`: uncompressed).
-    pub fn compression(&self) -> Option<Compression> {
-        self.metadata.compression()
-    }
-}
 
 /// `LoadTail`: reads and checks the tail of `split`'s file. For a table that matches columns
 /// by field id (Iceberg), the file schema is renamed to the table's names by the `iceberg.id`

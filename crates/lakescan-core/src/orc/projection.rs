@@ -22,10 +22,22 @@ use datafusion::common::Result;
 use orc_rust::proto;
 use orc_rust::schema::RootDataType;
 
-use super::decode::DecodedRoot;
 use super::errors::orc_error;
-use super::open::OrcFile;
+use super::file::OrcFile;
 use super::synthetic_tail::read_synthetic_tail;
+
+/// A file column decoded for the split.
+pub struct DecodedRoot {
+    /// Its position among the file's top-level columns.
+    pub root: usize,
+    /// Its name in decoded batches (the file schema's).
+    pub name: String,
+    /// The Arrow type it is decoded in: only the struct members the scan reads
+    /// (this module).
+    pub decode_as: DataType,
+    /// The Arrow type of the whole column, decoded.
+    pub whole_as: DataType,
+}
 
 /// The type tree of `file` with only the top-level columns of `roots` and, below them, the
 /// members their decode types keep. A root whose pruned type does not fit the file's tree

@@ -284,7 +284,7 @@ fn bounds(
 /// bind by name, or by position in files whose columns are named `_col0`, `_col1`, … as
 /// Hive's writer names them; a column not found is unknown.
 pub fn file_statistics(
-    file: &super::open::OrcFile,
+    file: &super::file::OrcFile,
     file_schema: &arrow::datatypes::Schema,
     file_size: u64,
 ) -> datafusion::common::Statistics {

@@ -25,7 +25,7 @@ use parquet::arrow::async_reader::AsyncFileReader;
 use prost013::Message;
 
 use super::errors::{decoder_panic, orc_error};
-use super::open::OrcFile;
+use super::file::OrcFile;
 use super::tail_check::decompress;
 use crate::format::midpoint_in_range;
 use crate::split::FileSplit;

@@ -1,4 +1,4 @@
-//! Tails handed to `orc-rust`: [`TailChunks`], the bytes of a file's tail already fetched
+//! Tails handed to `orc-rust`: `TailChunks`, the bytes of a file's tail already fetched
 //! (and checked) served to its `read_metadata`, and [`read_synthetic_tail`], a tail made
 //! of a footer alone, to learn what `orc-rust` makes of a codec or a type tree without a
 //! file of them.

@@ -19,7 +19,7 @@ use orc_rust::proto;
 use orc_rust::reader::metadata::FileMetadata as OrcMetadata;
 use prost013::Message;
 
-use super::open::OrcFile;
+use super::file::OrcFile;
 use crate::parquet::open::CountingReader;
 
 /// The session's file metadata cache, as the ORC reader uses it.
