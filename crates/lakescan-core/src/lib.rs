@@ -17,7 +17,7 @@
 //! | [`parquet`]   | the selective Parquet split reader                                    |
 //! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
 //! | [`aggregate_bounds`] | an aggregate's `min`/`max` filter left unapplied while a bound is missing |
-//! | [`reader`]    | the reader seam: `SplitReader`, `SplitReaderFactory`, `DeleteSource`, `SplitContext` |
+//! | [`reader`]    | the reader seam: `SplitReader`, `TableAdapter`, `DeleteSource`, `SplitContext` |
 //! | [`source`]    | `FileDataSource`: the driver, one split after another              |
 //! | [`metrics`]   | `LakeScanMetrics`                                                    |
 //! | [`opt_in`]    | `parse_opt_in`: `all` or a list of the columns a table shows on request |
@@ -31,7 +31,7 @@
 //!
 //! The core knows nothing of Hive or Iceberg; `lakescan-hive` and `lakescan-iceberg` build
 //! handles and splits and plug their deletes and stages into the split reader through
-//! [`reader::SplitReaderFactory`].
+//! [`reader::TableAdapter`].
 
 pub mod adaptive;
 pub mod aggregate_bounds;
@@ -46,7 +46,9 @@ pub mod extract;
 pub mod field_ids;
 pub mod filter;
 pub mod format;
+pub mod formats;
 pub mod handle;
+pub mod io;
 pub mod metrics;
 pub mod opt_in;
 pub mod orc;

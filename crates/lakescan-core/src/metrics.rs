@@ -102,7 +102,7 @@ pub struct LakeScanMetrics {
 }
 
 /// What reads of one kind of file add to: the bytes fetched, the GET requests sent, and
-/// their retries (a `CountingReader` built with [`crate::parquet::open::CountingReader::counted`]
+/// their retries (a `CountingReader` built with [`crate::io::CountingReader::counted`]
 /// counts into them). Clones count into the same metrics; the default counts into nothing.
 #[derive(Debug, Clone, Default)]
 pub struct ReadCounters {

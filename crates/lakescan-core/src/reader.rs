@@ -1,6 +1,6 @@
 //! The reader seam: what the driver ([`crate::source`]) and the split readers
 //! ([`crate::parquet`]) agree on, below both. [`SplitReader`] reads one split;
-//! [`SplitReaderFactory`] is where a table format plugs in: the [`DeleteSource`] of a split
+//! [`TableAdapter`] is where a table format plugs in: the [`DeleteSource`] of a split
 //! and the [`BatchStage`]s its batches pass through; [`SplitContext`] is everything a reader
 //! needs besides the split.
 //!
@@ -27,7 +27,7 @@ use crate::metrics::LakeScanMetrics;
 use crate::scan_spec::ScanSpec;
 use crate::split::FileSplit;
 use crate::split_filters::{DynamicFilters, SplitFilters};
-use crate::wire::EncodedFactory;
+use crate::wire::EncodedAdapter;
 
 /// A batch in the reader schema `R` and the rows the reader advanced over to produce it.
 #[derive(Debug)]
@@ -152,7 +152,7 @@ impl Default for ReadOptions {
 /// What a table format adds to the reading of its splits: their deletes and the per-batch
 /// stages between the reader and the residual. The file format's reader itself is the
 /// driver's choice (Parquet).
-pub trait SplitReaderFactory: Debug + Send + Sync {
+pub trait TableAdapter: Debug + Send + Sync {
     /// The deletes of `split`, loaded by its reader after pruning; none by default.
     fn deletes(&self, _split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
         Ok(None)
@@ -165,11 +165,35 @@ pub trait SplitReaderFactory: Debug + Send + Sync {
         Ok(vec![])
     }
 
-    /// The factory's kind and state, for a plan sent to another process (which rebuilds it
-    /// with the decoder of that kind, [`crate::exec::FactoryDecoders`]). By default a factory
+    /// The adapter's kind and state, for a plan sent to another process (which rebuilds it
+    /// with the decoder of that kind, [`crate::exec::AdapterDecoders`]). By default an adapter
     /// cannot be sent.
-    fn encoded(&self) -> Result<EncodedFactory> {
-        not_impl_err!("this lakescan reader factory ({self:?}) cannot be sent to another process")
+    fn encoded(&self) -> Result<EncodedAdapter> {
+        not_impl_err!("this lakescan adapter ({self:?}) cannot be sent to another process")
+    }
+}
+
+/// The adapter of tables that add nothing to their splits' reading: no deletes, no stages
+/// (plain Parquet, ORC or Avro files).
+#[derive(Debug, Default)]
+pub struct PlainAdapter;
+
+impl PlainAdapter {
+    /// Its kind on the wire.
+    pub const KIND: &'static str = "plain";
+
+    /// The adapter an [`EncodedAdapter`] of [`Self::KIND`] describes (it has no state).
+    pub fn decode(_state: &[u8]) -> Result<Arc<dyn TableAdapter>> {
+        Ok(Arc::new(Self))
+    }
+}
+
+impl TableAdapter for PlainAdapter {
+    fn encoded(&self) -> Result<EncodedAdapter> {
+        Ok(EncodedAdapter {
+            kind: Self::KIND.into(),
+            state: vec![],
+        })
     }
 }
 
@@ -209,6 +233,6 @@ pub struct Deletes {
     /// Rows of the file deleted by position (position deletes, deletion vectors): never
     /// decoded.
     pub positions: Option<Arc<DeletedRows>>,
-    /// Stages that drop rows by value (equality deletes), run after the factory's own.
+    /// Stages that drop rows by value (equality deletes), run after the adapter's own.
     pub stages: Vec<BatchStage>,
 }

@@ -3,12 +3,13 @@
 //! in one piece (`CollectLeft`) and `count(*)` of an unfiltered table is answered from the
 //! footers without reading a row.
 //!
-//! Everything here but the footer read is DataFusion's: the footers are kept in its file
-//! metadata cache (where the scan finds them again: [`crate::parquet::footer_cache`]; read
-//! by lakescan's reader, which reports a corrupt footer as an error where parquet 58's push
-//! decoder can overflow), a file's statistics from its
-//! `statistics_from_parquet_metadata` (cached per file in its file statistics cache, as
-//! `ListingTable` does), files merged with `Statistics::try_merge_iter`, and the filters'
+//! Everything here but the footer read is DataFusion's: a file's statistics come from its
+//! format's seam ([`crate::format::FormatSeam::file_statistics`]: for Parquet, the footer
+//! kept in DataFusion's file metadata cache, where the scan finds it again, read by
+//! lakescan's reader, which reports a corrupt footer as an error where parquet 58's push
+//! decoder can overflow, and DataFusion's `statistics_from_parquet_metadata`; for ORC, the
+//! footer's statistics), cached per file in its file statistics cache (as `ListingTable`
+//! does), files merged with `Statistics::try_merge_iter`, and the filters'
 //! selectivity from its interval analysis (`analyze`, as `FilterExec` estimates it).
 //!
 //! ```text
@@ -27,7 +28,6 @@ use arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, Result, Statistics, TableReference};
-use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::execution::cache::TableScopedPath;
 use datafusion::execution::cache::cache_manager::{CachedFileMetadata, FileStatisticsCache};
 use datafusion::physical_expr::intervals::utils::check_support;
@@ -37,11 +37,9 @@ use datafusion::physical_plan::PhysicalExpr;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
+use crate::format::{FileAccess, PageIndex};
 use crate::handle::{Assignments, ColumnRole, TableHandle};
-use crate::orc::tail_cache::TailCache;
-use crate::parquet::footer_cache::{FooterCache, PageIndex};
-use crate::parquet::open::file_metadata;
-use crate::split::{FileFormat, FileSplit};
+use crate::split::FileFormat;
 
 pub mod file_sets;
 pub use file_sets::FileSetStatistics;
@@ -68,11 +66,12 @@ pub async fn file_statistics(
     let runtime = state.runtime_env();
     let options = state.config_options();
     let caches = Caches {
-        store: Arc::clone(store),
-        footers: FooterCache::new(runtime.cache_manager.get_file_metadata_cache()),
-        tails: TailCache::new(runtime.cache_manager.get_file_metadata_cache()),
+        access: FileAccess {
+            store: Arc::clone(store),
+            metadata_cache: runtime.cache_manager.get_file_metadata_cache(),
+            page_index,
+        },
         statistics: runtime.cache_manager.get_file_statistic_cache(),
-        page_index,
         table: table.clone(),
         file_schema: Arc::clone(file_schema),
         format,
@@ -87,11 +86,8 @@ pub async fn file_statistics(
 
 /// What [`file_statistics`] reads through.
 struct Caches {
-    store: Arc<dyn ObjectStore>,
-    footers: FooterCache,
-    tails: TailCache,
+    access: FileAccess,
     statistics: Option<Arc<dyn FileStatisticsCache>>,
-    page_index: PageIndex,
     table: TableReference,
     file_schema: SchemaRef,
     format: FileFormat,
@@ -108,21 +104,12 @@ impl Caches {
         {
             return Ok(Arc::clone(&cached.statistics));
         }
-        let statistics = Arc::new(match self.format {
-            FileFormat::Orc => {
-                let file =
-                    crate::orc::open::cached_file_tail(&self.store, &meta, &self.tails).await?;
-                crate::orc::statistics::file_statistics(&file, &self.file_schema, meta.size)
-            }
-            FileFormat::Parquet | FileFormat::Avro => {
-                let file = FileSplit::builder(meta.location.clone(), meta.size)
-                    .last_modified(meta.last_modified)
-                    .build()?;
-                let store = Arc::clone(&self.store);
-                let metadata = file_metadata(store, &file, &self.footers, self.page_index).await?;
-                DFParquetMetadata::statistics_from_parquet_metadata(&metadata, &self.file_schema)?
-            }
-        });
+        let statistics = Arc::new(
+            self.format
+                .seam()
+                .file_statistics(&self.access, &meta, &self.file_schema)
+                .await?,
+        );
         if let Some(cache) = &self.statistics {
             cache.put(
                 &key,

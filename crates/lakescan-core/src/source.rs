@@ -1,20 +1,20 @@
 //! [`FileDataSource`], the driver: reading splits one after another, each prepared on the
 //! partition's task or ahead of time on a preload task. The
 //! reader of a split is its file format's ([`crate::parquet::ParquetSplitReader`], [`crate::orc::OrcSplitReader`]); the
-//! table format adds its deletes and stages through [`crate::reader::SplitReaderFactory`].
+//! table format adds its deletes and stages through [`crate::reader::TableAdapter`].
 //!
 //! ```text
 //!  start ──constants rejected──▶ (next split)
-//!    │ PendingSplit: reader + factory stages + the split's DeleteSource (not loaded)
+//!    │ PendingSplit: reader + adapter stages + the split's DeleteSource (not loaded)
 //!    ▼
 //!  PendingSplit::prepare (SplitReader::prepare: footer, binding, pruning, then the
 //!    │                    deletes of a split left with rows to read; here or on a
 //!    │                    preload task while the previous split streams)
 //!    ▼ PreparedSplit
-//!  install ─▶ the deletes' stages join the factory's; takeover: the dynamic filters in
+//!  install ─▶ the deletes' stages join the adapter's; takeover: the dynamic filters in
 //!    │        force now (SplitReader::refresh_filters)
 //!    ▼
-//!  next ─▶ SplitReader::next ─▶ BatchStages: the factory's in its order (bucket
+//!  next ─▶ SplitReader::next ─▶ BatchStages: the adapter's in its order (bucket
 //!          (R, rows_scanned)      conversion), then the deletes' (equality deletes)
 //!                              ─▶ residual ─▶ project to P
 //! ```
@@ -46,17 +46,14 @@ use datafusion::physical_plan::PhysicalExpr;
 use datafusion::physical_plan::metrics::Count;
 use object_store::ObjectStore;
 
-use crate::avro::AvroSplitReader;
 use crate::binding::SplitConstants;
 use crate::filter::eval::keep_mask;
 use crate::metrics::LakeScanMetrics;
-use crate::orc::OrcSplitReader;
-use crate::parquet::ParquetSplitReader;
 use crate::reader::{
-    BatchStage, Prepared, ReadOptions, Refreshed, SplitContext, SplitReader, SplitReaderFactory,
+    BatchStage, Prepared, ReadOptions, Refreshed, SplitContext, SplitReader, TableAdapter,
 };
 use crate::scan_spec::{OutputSource, ScanSpec};
-use crate::split::{FileFormat, FileSplit};
+use crate::split::FileSplit;
 use crate::split_filters::{DynamicFilters, SplitFilters, generation_of};
 
 /// A point in a split's lifecycle reported to a [`LifecycleHook`]. Splits are numbered
@@ -105,7 +102,7 @@ impl Debug for LifecycleHook {
 #[derive(Debug)]
 pub struct FileDataSource {
     spec: Arc<ScanSpec>,
-    factory: Arc<dyn SplitReaderFactory>,
+    adapter: Arc<dyn TableAdapter>,
     store: Arc<dyn ObjectStore>,
     /// Filters pushed into the scan by its parents, over the table schema.
     pushed_filters: Arc<[Arc<dyn PhysicalExpr>]>,
@@ -246,10 +243,10 @@ pub struct PreparedSplit {
 }
 
 impl FileDataSource {
-    /// A data source reading with `factory`.
+    /// A data source reading with `adapter`.
     pub fn new(
         spec: Arc<ScanSpec>,
-        factory: Arc<dyn SplitReaderFactory>,
+        adapter: Arc<dyn TableAdapter>,
         store: Arc<dyn ObjectStore>,
         pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
         metrics: LakeScanMetrics,
@@ -257,7 +254,7 @@ impl FileDataSource {
     ) -> Self {
         Self {
             spec,
-            factory,
+            adapter,
             store,
             pushed_filters: pushed_filters.into(),
             static_filters: None,
@@ -384,13 +381,9 @@ impl FileDataSource {
             metadata_cache: self.metadata_cache.clone(),
             object_stores: self.object_stores.clone(),
         };
-        let stages = self.factory.stages(&split, &context)?;
-        let deletes = self.factory.deletes(&split)?;
-        let reader: Box<dyn SplitReader> = match split.format() {
-            FileFormat::Parquet => Box::new(ParquetSplitReader::new(split, context, deletes)),
-            FileFormat::Orc => Box::new(OrcSplitReader::new(split, context, deletes)),
-            FileFormat::Avro => Box::new(AvroSplitReader::new(split, context, deletes)),
-        };
+        let stages = self.adapter.stages(&split, &context)?;
+        let deletes = self.adapter.deletes(&split)?;
+        let reader = split.format().seam().split_reader(split, context, deletes);
         Ok(Some(PendingSplit {
             number,
             reader,
@@ -550,7 +543,7 @@ impl FileDataSource {
     }
 }
 
-/// The factory's stages of a prepared split, then those its deletes add.
+/// The adapter's stages of a prepared split, then those its deletes add.
 fn with_delete_stages(
     mut stages: Vec<BatchStage>,
     reader: &mut Box<dyn SplitReader>,

@@ -9,7 +9,7 @@
 //! that preload it, and made only of values that encode to bytes (paths, numbers, scalars),
 //! so a plan can carry its splits to another process. What a table format knows of a split
 //! beyond that (Hive's bucket conversion, Iceberg's delete files) is a typed value its
-//! [`crate::reader::SplitReaderFactory`] owns; the split names it by an [`AdapterKey`].
+//! [`crate::reader::TableAdapter`] owns; the split names it by an [`AdapterKey`].
 //! Nothing the reader learns (deleted rows, footers) is written back into the split.
 
 use std::sync::Arc;
@@ -113,23 +113,73 @@ impl SplitValues {
     }
 }
 
-/// The name of a value a table format's factory keeps for a split (its index in the
-/// factory's own typed list); splits of one file usually share one.
+/// The name of a value a table format's adapter keeps for a split: made only by its
+/// [`AdapterTable`], so a split can name no entry the table does not have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct AdapterKey(pub u32);
+pub struct AdapterKey(u32);
 
-impl AdapterKey {
-    /// The key of entry `index` of a factory's list; an error past `u32::MAX` entries.
-    pub fn of_index(index: usize) -> Result<Self> {
-        match u32::try_from(index) {
-            Ok(i) => Ok(Self(i)),
+/// The values a table format's adapter keeps for its splits (Hive: bucket conversions,
+/// Iceberg: the delete files of a data file), each named by the [`AdapterKey`] a split
+/// carries; splits of one file usually share one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdapterTable<T> {
+    entries: Vec<T>,
+}
+
+impl<T> Default for AdapterTable<T> {
+    fn default() -> Self {
+        Self { entries: vec![] }
+    }
+}
+
+impl<T> AdapterTable<T> {
+    /// Adds `entry`; an error past `u32::MAX` entries.
+    pub fn push(&mut self, entry: T) -> Result<AdapterKey> {
+        match u32::try_from(self.entries.len()) {
+            Ok(i) => {
+                self.entries.push(entry);
+                Ok(AdapterKey(i))
+            }
             Err(_) => internal_err!("more than {} adapter entries in one scan", u32::MAX),
         }
     }
 
-    /// The index in the factory's list.
-    pub fn index(self) -> usize {
-        self.0 as usize
+    /// The key of an entry equal to `entry`, added when there is none.
+    pub fn intern(&mut self, entry: T) -> Result<AdapterKey>
+    where
+        T: PartialEq,
+    {
+        match self.entries.iter().position(|e| *e == entry) {
+            // The position of an entry of a table whose keys all fit u32.
+            Some(i) => Ok(AdapterKey(i as u32)),
+            None => self.push(entry),
+        }
+    }
+
+    /// The entry `split` names, if it names one; an internal error when its key is not one
+    /// of this table's (a plan decoded with another table).
+    pub fn get(&self, split: &FileSplit) -> Result<Option<&T>> {
+        let Some(AdapterKey(key)) = split.adapter else {
+            return Ok(None);
+        };
+        match self.entries.get(key as usize) {
+            Some(entry) => Ok(Some(entry)),
+            None => internal_err!(
+                "split of '{}' names adapter entry {key} of {}",
+                split.display_path(),
+                self.entries.len()
+            ),
+        }
+    }
+
+    /// Whether it has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Its entries, in the order they were added.
+    pub fn entries(&self) -> &[T] {
+        &self.entries
     }
 }
 
@@ -153,6 +203,15 @@ impl FileFormat {
             Self::Parquet => "parquet",
             Self::Orc => "orc",
             Self::Avro => "avro",
+        }
+    }
+
+    /// The format's name in prose (`Parquet`, `ORC`, `Avro`).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Self::Parquet => "Parquet",
+            Self::Orc => "ORC",
+            Self::Avro => "Avro",
         }
     }
 
@@ -266,7 +325,7 @@ impl FileSplitBuilder {
         self
     }
 
-    /// The table format's value for this split, kept by its factory.
+    /// The table format's value for this split, kept by its adapter.
     pub fn adapter(mut self, key: AdapterKey) -> Self {
         self.split.adapter = Some(key);
         self
@@ -377,23 +436,6 @@ impl FileSplit {
     /// The table format's value for this split, if it has one.
     pub fn adapter(&self) -> Option<AdapterKey> {
         self.adapter
-    }
-
-    /// The entry of `entries` (a factory's list of per-split values) this split names, if it
-    /// names one; an internal error when its key is past the list.
-    pub fn adapter_entry<'a, T>(&self, entries: &'a [T]) -> Result<Option<&'a T>> {
-        let Some(key) = self.adapter else {
-            return Ok(None);
-        };
-        match entries.get(key.index()) {
-            Some(entry) => Ok(Some(entry)),
-            None => internal_err!(
-                "split of '{}' names adapter entry {} of {}",
-                self.display_path(),
-                key.index(),
-                entries.len()
-            ),
-        }
     }
 
     /// Cuts this split's file into splits of at most `max_bytes` (at least one split), each
@@ -521,16 +563,21 @@ mod tests {
     }
 
     #[test]
-    fn a_split_names_an_entry_of_its_factorys_list() {
-        let entries = ["a", "b"];
+    fn a_split_names_an_entry_of_its_adapter_table() {
+        let mut table = AdapterTable::default();
+        let a = table.intern("a").unwrap();
+        let b = table.intern("b").unwrap();
+        assert_eq!(table.intern("a").unwrap(), a, "equal entries share a key");
         let plain = FileSplit::whole_file(Path::from("f"), 1);
-        assert_eq!(plain.adapter_entry(&entries).unwrap(), None);
+        assert_eq!(table.get(&plain).unwrap(), None);
         let second = FileSplit::builder(Path::from("f"), 1)
-            .adapter(AdapterKey(1))
+            .adapter(b)
             .build()
             .unwrap();
-        assert_eq!(second.adapter_entry(&entries).unwrap(), Some(&"b"));
-        let err = second.adapter_entry(&entries[..1]).unwrap_err().to_string();
+        assert_eq!(table.get(&second).unwrap(), Some(&"b"));
+        let mut shorter = AdapterTable::default();
+        shorter.push("a").unwrap();
+        let err = shorter.get(&second).unwrap_err().to_string();
         assert!(err.contains("names adapter entry 1 of 1"), "{err}");
     }
 }

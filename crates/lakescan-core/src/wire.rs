@@ -82,7 +82,7 @@ pub fn encode_frame(kind: NodeKind, body: &impl Serialize, buf: &mut Vec<u8>) ->
 }
 
 /// `body` as bytes, the way frames hold bodies (for state nested in a body, such as a reader
-/// factory's).
+/// adapter's).
 pub fn encode_body(body: &impl Serialize) -> Result<Vec<u8>> {
     postcard::to_stdvec(body)
         .map_err(|e| DataFusionError::Internal(format!("cannot encode a lakescan plan: {e}")))
@@ -158,13 +158,13 @@ impl ExprBytes {
     }
 }
 
-/// A table format's reader factory as it crosses the wire: its kind (which decoder reads it)
+/// A table format's adapter as it crosses the wire: its kind (which decoder reads it)
 /// and its state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EncodedFactory {
-    /// Names the decoder ([`crate::exec::FactoryDecoders`]).
+pub struct EncodedAdapter {
+    /// Names the decoder ([`crate::exec::AdapterDecoders`]).
     pub kind: String,
-    /// What the factory needs to read its splits (per-split data), as its crate encodes it.
+    /// What the adapter needs to read its splits (per-split data), as its crate encodes it.
     #[serde(with = "serde_bytes_vec")]
     pub state: Vec<u8>,
 }

@@ -7,7 +7,7 @@
 //!    split (file 000001_0, table bucket 5): keep h % 8 == 5    (h = 5, 13, …)
 //! ```
 //!
-//! The factory keeps the scan's [`BucketConversion`]s and a split names its own; the factory
+//! The adapter keeps the scan's [`BucketConversion`]s and a split names its own; the adapter
 //! turns it into a [`BucketConversionStage`], which runs after the reader's filters and
 //! before the residual and counts the rows it drops in `rows_removed_bucket_conversion`. The bucketing columns are read whole as auxiliary
 //! channels of `R` (the table handle's `stage_columns`), even when the query does not
@@ -19,9 +19,9 @@ use std::sync::Arc;
 use arrow::array::{BooleanArray, RecordBatch};
 use arrow::compute::filter_record_batch;
 use datafusion::common::{Result, exec_err, internal_err};
-use lakescan_core::reader::{BatchStage, BatchTransform, SplitContext, SplitReaderFactory};
-use lakescan_core::split::{AdapterKey, FileSplit};
-use lakescan_core::wire::{self, EncodedFactory};
+use lakescan_core::reader::{BatchStage, BatchTransform, SplitContext, TableAdapter};
+use lakescan_core::split::{AdapterKey, AdapterTable, FileSplit};
+use lakescan_core::wire::{self, EncodedAdapter};
 use serde::{Deserialize, Serialize};
 
 use crate::bucket::BucketConversion;
@@ -78,30 +78,23 @@ impl BatchTransform for BucketConversionStage {
 /// needs it. It keeps the scan's distinct conversions; a split names its own by
 /// [`AdapterKey`] ([`Self::conversion_key`] while planning).
 #[derive(Debug, Default)]
-pub struct HiveSplitReaderFactory {
+pub struct HiveAdapter {
     bucketing: Option<Arc<Bucketing>>,
-    conversions: Vec<BucketConversion>,
+    conversions: AdapterTable<BucketConversion>,
 }
 
-impl HiveSplitReaderFactory {
+impl HiveAdapter {
     /// Readers of a table bucketed by `bucketing` (if it is).
     pub fn new(bucketing: Option<Arc<Bucketing>>) -> Self {
         Self {
             bucketing,
-            conversions: vec![],
+            conversions: AdapterTable::default(),
         }
     }
 
     /// The key of `conversion` for a split that needs it (one per distinct conversion).
     pub fn conversion_key(&mut self, conversion: BucketConversion) -> Result<AdapterKey> {
-        let index = match self.conversions.iter().position(|c| *c == conversion) {
-            Some(i) => i,
-            None => {
-                self.conversions.push(conversion);
-                self.conversions.len() - 1
-            }
-        };
-        AdapterKey::of_index(index)
+        self.conversions.intern(conversion)
     }
 
     /// Whether some split converts buckets (its bucketing columns must be read).
@@ -109,12 +102,12 @@ impl HiveSplitReaderFactory {
         !self.conversions.is_empty()
     }
 
-    /// Its kind on the wire ([`lakescan_core::exec::FactoryDecoders`]).
+    /// Its kind on the wire ([`lakescan_core::exec::AdapterDecoders`]).
     pub const KIND: &'static str = "hive";
 
-    /// The factory whose [`SplitReaderFactory::encoded`] state is `state`.
-    pub fn decode(state: &[u8]) -> Result<Arc<dyn SplitReaderFactory>> {
-        let parts: FactoryParts = wire::decode_body(state, "Hive reader factory")?;
+    /// The adapter whose [`TableAdapter::encoded`] state is `state`.
+    pub fn decode(state: &[u8]) -> Result<Arc<dyn TableAdapter>> {
+        let parts: AdapterParts = wire::decode_body(state, "Hive adapter")?;
         Ok(Arc::new(Self {
             bucketing: parts.bucketing.map(Arc::new),
             conversions: parts.conversions,
@@ -122,21 +115,21 @@ impl HiveSplitReaderFactory {
     }
 }
 
-/// What a [`HiveSplitReaderFactory`] carries to another process.
+/// What a [`HiveAdapter`] carries to another process.
 #[derive(Serialize, Deserialize)]
-struct FactoryParts {
+struct AdapterParts {
     bucketing: Option<Bucketing>,
-    conversions: Vec<BucketConversion>,
+    conversions: AdapterTable<BucketConversion>,
 }
 
 /// Hive splits are Parquet plus the bucket-conversion stage; they have no deletes.
-impl SplitReaderFactory for HiveSplitReaderFactory {
-    fn encoded(&self) -> Result<EncodedFactory> {
-        let parts = FactoryParts {
+impl TableAdapter for HiveAdapter {
+    fn encoded(&self) -> Result<EncodedAdapter> {
+        let parts = AdapterParts {
             bucketing: self.bucketing.as_deref().cloned(),
             conversions: self.conversions.clone(),
         };
-        Ok(EncodedFactory {
+        Ok(EncodedAdapter {
             kind: Self::KIND.into(),
             state: wire::encode_body(&parts)?,
         })
@@ -144,7 +137,7 @@ impl SplitReaderFactory for HiveSplitReaderFactory {
 
     fn stages(&self, split: &FileSplit, context: &SplitContext) -> Result<Vec<BatchStage>> {
         let spec = &context.spec;
-        let Some(conversion) = split.adapter_entry(&self.conversions)? else {
+        let Some(conversion) = self.conversions.get(split)? else {
             return Ok(vec![]);
         };
         let Some(bucketing) = &self.bucketing else {

@@ -17,16 +17,17 @@ use std::time::Instant;
 use arrow::datatypes::{DataType, Field};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
-use datafusion::common::{Result, exec_datafusion_err, plan_datafusion_err, plan_err};
+use datafusion::common::{
+    DataFusionError, Result, exec_datafusion_err, plan_datafusion_err, plan_err,
+};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::CreateExternalTable;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use lakescan_core::config::LakeScanOptions;
-use lakescan_core::parquet::footer_cache::{FooterCache, PageIndex};
-use lakescan_core::parquet::open::file_metadata;
-use lakescan_core::split::{FileFormat, FileSplit};
+use lakescan_core::format::{FileAccess, PageIndex};
+use lakescan_core::split::FileFormat;
 use lakescan_core::store::StoreOptions;
 
 use crate::hash::{BucketingVersion, StringHashing};
@@ -232,14 +233,18 @@ impl HiveTableBuilder {
             options.format = Some(session.hive_default_format.parse()?);
         }
         if data_columns.is_empty() {
-            let footers =
-                FooterCache::new(state.runtime_env().cache_manager.get_file_metadata_cache());
+            let access = FileAccess {
+                store: Arc::clone(&store),
+                metadata_cache: state.runtime_env().cache_manager.get_file_metadata_cache(),
+                // With its page index: filtered scans want it, and it usually lies in the
+                // footer read.
+                page_index: PageIndex::Wanted,
+            };
             let inferred = infer_data_columns(
                 &self.name,
-                &store,
+                &access,
                 &location,
                 &keys,
-                &footers,
                 listed,
                 options.format,
             )
@@ -386,18 +391,20 @@ enum InferError {
 /// filters may skip them).
 const FOOTERS_READ_AT_CREATE: usize = 32;
 
-/// The columns of the first data file (in path order), its footer read by lakescan's reader
-/// and kept in the session's footer cache: the first query's planner finds it there (with up
-/// to [`FOOTERS_READ_AT_CREATE`] others when `listed` is an unpartitioned table's listing).
+/// The columns of the first data file (in path order), read in the declared format or else
+/// as Parquet (an ORC file is recognised by its magic when that fails); what is read (a
+/// footer, a tail) is kept in the session's cache: the first query's planner finds it there
+/// (with up to [`FOOTERS_READ_AT_CREATE`] others when `listed` is an unpartitioned table's
+/// listing).
 async fn infer_data_columns(
     name: &str,
-    store: &Arc<dyn ObjectStore>,
+    access: &FileAccess,
     location: &ListingTableUrl,
     keys: &[String],
-    footers: &FooterCache,
     listed: Option<&Arc<Vec<ObjectMeta>>>,
     format: Option<FileFormat>,
 ) -> std::result::Result<(Vec<Field>, FileFormat), InferError> {
+    let store = &access.store;
     let files = match listed {
         Some(objects) => Arc::clone(objects),
         None => list_whole(store, location.prefix())
@@ -413,83 +420,57 @@ async fn infer_data_columns(
     let Some(first) = visible.first().copied() else {
         return Err(InferError::NoFiles);
     };
-    let orc_columns = async || {
-        let schema = lakescan_core::orc::open::file_schema(store, &first.location, first.size)
-            .await
-            .map_err(|e| match e {
-                e @ datafusion::error::DataFusionError::NotImplemented(_) => InferError::Failed(e),
-                e => InferError::Failed(exec_datafusion_err!(
-                    "cannot infer schema from '{}': not a readable ORC file: {e}",
-                    first.location
-                )),
-            })?;
-        let columns = schema
-            .fields()
-            .iter()
-            .filter(|f| !keys.contains(f.name()))
-            .map(|f| f.as_ref().clone())
-            .collect();
-        Ok((columns, FileFormat::Orc))
-    };
-    if format == Some(FileFormat::Orc) {
-        return orc_columns().await;
-    }
-    let read = |meta: &ObjectMeta| {
-        let split = FileSplit::builder(meta.location.clone(), meta.size)
-            .last_modified(meta.last_modified)
-            .build();
-        let store = Arc::clone(store);
-        async move {
-            // With its page index: filtered scans want it, and it usually lies in the footer
-            // read.
-            file_metadata(store, &split?, footers, PageIndex::Wanted).await
-        }
-    };
     let others = match keys.is_empty() && listed.is_some() {
         true => &visible[1..visible.len().min(FOOTERS_READ_AT_CREATE)],
         false => &[][..],
     };
-    // The others only fill the footer cache: a file that cannot be read is the error of the
-    // query that reads it, naming it.
-    let (metadata, _) = futures::join!(
-        read(first),
-        futures::future::join_all(others.iter().map(|m| read(m)))
-    );
-    let metadata = match metadata {
-        Ok(metadata) => metadata,
-        // Not Parquet and no format declared: an ORC file is read as one.
-        Err(_)
-            if format.is_none()
-                && detect_format(store, first).await.ok() == Some(FileFormat::Orc) =>
-        {
-            return orc_columns().await;
-        }
+    let read = |format: FileFormat| async move {
+        // The others only fill the session's cache: a file that cannot be read is the error
+        // of the query that reads it, naming it.
+        let (schema, _) = futures::join!(
+            format.seam().file_schema(access, first),
+            futures::future::join_all(others.iter().map(|m| format.seam().file_schema(access, m)))
+        );
+        schema
+    };
+    let declared_or_parquet = format.unwrap_or(FileFormat::Parquet);
+    let (schema, format) = match read(declared_or_parquet).await {
+        Ok(schema) => (schema, declared_or_parquet),
         Err(e) => {
-            return Err(InferError::Failed(exec_datafusion_err!(
-                "cannot infer schema from '{}': not a readable Parquet file: {e}",
-                first.location
-            )));
+            // Not Parquet and no format declared: a file of another format is read as one.
+            let detected = match format {
+                None => detect_format(store, first).await.ok(),
+                Some(_) => None,
+            };
+            match detected {
+                Some(other) if other != declared_or_parquet => match read(other).await {
+                    Ok(schema) => (schema, other),
+                    Err(e) => return Err(unreadable(first, other, e)),
+                },
+                _ => return Err(unreadable(first, declared_or_parquet, e)),
+            }
         }
     };
-    let schema = parquet::arrow::parquet_to_arrow_schema(
-        metadata.file_metadata().schema_descr(),
-        metadata.file_metadata().key_value_metadata(),
-    )
-    .map_err(|e| {
-        InferError::Failed(exec_datafusion_err!(
-            "cannot infer schema from '{}': {e}",
-            first.location
-        ))
-    })?;
-    Ok((
-        schema
-            .fields()
-            .iter()
-            .filter(|f| !keys.contains(f.name()))
-            .map(|f| f.as_ref().clone())
-            .collect(),
-        FileFormat::Parquet,
-    ))
+    let columns = schema
+        .fields()
+        .iter()
+        .filter(|f| !keys.contains(f.name()))
+        .map(|f| f.as_ref().clone())
+        .collect();
+    Ok((columns, format))
+}
+
+/// The inference error of `first`, which does not read as a `format` file (`e`); a feature
+/// not implemented (a Hive ACID file) keeps its own message.
+fn unreadable(first: &ObjectMeta, format: FileFormat, e: DataFusionError) -> InferError {
+    match e {
+        e @ DataFusionError::NotImplemented(_) => InferError::Failed(e),
+        e => InferError::Failed(exec_datafusion_err!(
+            "cannot infer schema from '{}': not a readable {} file: {e}",
+            first.location,
+            format.display_name()
+        )),
+    }
 }
 
 /// Strings and binaries as view types, as DataFusion's own Parquet tables do by default

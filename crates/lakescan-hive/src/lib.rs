@@ -13,7 +13,7 @@
 //! | [`hidden`]        | hidden columns: `$path`, `$bucket`, `$row_index`, `$row_id`, … |
 //! | [`bucket`]        | bucketing: bucket of a file, partition bucket counts, pruning  |
 //! | [`hash`]          | the Hive hash (bucketing versions 1 and 2)                     |
-//! | [`conversion`]    | bucket conversion stage; `HiveSplitReaderFactory`              |
+//! | [`conversion`]    | bucket conversion stage; `HiveAdapter`              |
 //! | [`udf`]           | SQL functions `hive_hash`, `hive_bucket`                       |
 //! | [`wire`]          | a `HiveTable` as a plan frame (distributed execution)          |
 //!

@@ -21,8 +21,8 @@ use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
+use lakescan_core::format::PageIndex;
 use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
-use lakescan_core::parquet::footer_cache::PageIndex;
 use lakescan_core::requests::Attempts;
 use lakescan_core::scan_statistics::{
     FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
@@ -31,7 +31,7 @@ use lakescan_core::split::{FileFormat, FileSplit, SplitValue, written_path};
 use object_store::ObjectMeta;
 
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};
-use crate::conversion::HiveSplitReaderFactory;
+use crate::conversion::HiveAdapter;
 use crate::hidden::{self, FileFacts, HiddenColumn};
 use crate::listing::{
     Lister, ListingMemory, Partition, PartitionFilters, list_table, partition_schema,
@@ -75,7 +75,7 @@ struct Planned {
     files: Vec<ObjectMeta>,
     stats: PlanningStats,
     /// The scan's readers, with the bucket conversions of its splits.
-    factory: HiveSplitReaderFactory,
+    adapter: HiveAdapter,
 }
 
 impl HiveTable {
@@ -248,7 +248,7 @@ impl HiveTable {
                     .into_iter()
                     .collect(),
             },
-            factory: HiveSplitReaderFactory::new(self.bucketing.clone()),
+            adapter: HiveAdapter::new(self.bucketing.clone()),
         };
         for (partition, files) in group_by_partition(listing.files) {
             let name = hidden::partition_name(&keys, &partition.values);
@@ -270,7 +270,7 @@ impl HiveTable {
                     split = split.values(info.into_iter().map(|(k, v)| (k, SplitValue::Info(v))));
                 }
                 if let Some(conversion) = read.and_then(|r| r.conversion) {
-                    split = split.adapter(planned.factory.conversion_key(conversion)?);
+                    split = split.adapter(planned.adapter.conversion_key(conversion)?);
                 }
                 planned.splits.extend(split.build()?.ranges(split_size));
                 // A file read for several buckets is in consecutive reads.
@@ -389,7 +389,7 @@ impl HiveTable {
             .cloned()
             .collect();
         // Bucket conversion drops rows of other buckets.
-        let rows = if planned.factory.converts() {
+        let rows = if planned.adapter.converts() {
             RowCount::Estimated
         } else {
             RowCount::Exact
@@ -460,7 +460,7 @@ impl TableProvider for HiveTable {
         }
         let mut handle = self.handle.clone();
         handle = handle.with_filters(extraction.filters, conjunction_opt(extraction.residual));
-        if let (true, Some(b)) = (planned.factory.converts(), &self.bucketing) {
+        if let (true, Some(b)) = (planned.adapter.converts(), &self.bucketing) {
             handle.stage_columns = StageColumns::in_every_file(b.column_names());
         }
         let all: Vec<usize> = (0..self.handle.columns().len()).collect();
@@ -470,7 +470,7 @@ impl TableProvider for HiveTable {
             assignments,
             splits: planned.splits,
             store: self.store_url.clone(),
-            factory: Arc::new(planned.factory),
+            adapter: Arc::new(planned.adapter),
             planning: planned.stats,
             statistics,
         }

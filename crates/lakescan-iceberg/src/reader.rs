@@ -1,4 +1,4 @@
-//! What Iceberg adds to the Parquet reader: [`IcebergSplitReaderFactory`] gives each split
+//! What Iceberg adds to the Parquet reader: [`IcebergAdapter`] gives each split
 //! its [`IcebergDeletes`], the split's [`DeleteSource`]. Columns are matched by field id by
 //! the core reader itself.
 //!
@@ -19,9 +19,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
 use lakescan_core::deleted_rows::DeletedRows;
-use lakescan_core::reader::{BatchStage, DeleteSource, Deletes, SplitContext, SplitReaderFactory};
-use lakescan_core::split::FileSplit;
-use lakescan_core::wire::{self, EncodedFactory};
+use lakescan_core::reader::{BatchStage, DeleteSource, Deletes, SplitContext, TableAdapter};
+use lakescan_core::split::{AdapterTable, FileSplit};
+use lakescan_core::wire::{self, EncodedAdapter};
 use serde::{Deserialize, Serialize};
 
 use crate::deletes::equality::{
@@ -31,8 +31,8 @@ use crate::deletes::position::{PositionDeleteCache, deleted_rows};
 use crate::deletes::{DeleteFile, DeleteStores};
 use crate::paths::{FileLocation, PathResolver};
 
-/// The delete files of the splits of one data file: what the factory keeps for a split
-/// that has deletes (named by the split's [`lakescan_core::split::AdapterKey`]).
+/// The delete files of the splits of one data file: what the adapter keeps for a split
+/// that has deletes (named by the split's key in the adapter's [`AdapterTable`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SplitDeletes {
     /// Equality-delete files that apply to the data file, by key.
@@ -48,17 +48,17 @@ pub struct SplitDeletes {
 /// Creates Iceberg split readers' deletes; keeps the delete files of the scan's splits and
 /// shares key sets and position-delete files between them.
 #[derive(Debug)]
-pub struct IcebergSplitReaderFactory {
-    deletes: Vec<Arc<SplitDeletes>>,
+pub struct IcebergAdapter {
+    deletes: AdapterTable<Arc<SplitDeletes>>,
     key_sets: Mutex<HashMap<Vec<String>, SharedKeySet>>,
     position_deletes: Arc<PositionDeleteCache>,
     paths: PathResolver,
 }
 
-impl IcebergSplitReaderFactory {
+impl IcebergAdapter {
     /// Readers of splits whose delete files `deletes` lists (by adapter key), resolving the
     /// paths in position-delete files with `paths`.
-    pub fn new(paths: PathResolver, deletes: Vec<Arc<SplitDeletes>>) -> Self {
+    pub fn new(paths: PathResolver, deletes: AdapterTable<Arc<SplitDeletes>>) -> Self {
         Self {
             deletes,
             key_sets: Mutex::default(),
@@ -67,13 +67,13 @@ impl IcebergSplitReaderFactory {
         }
     }
 
-    /// Its kind on the wire ([`lakescan_core::exec::FactoryDecoders`]).
+    /// Its kind on the wire ([`lakescan_core::exec::AdapterDecoders`]).
     pub const KIND: &'static str = "iceberg";
 
-    /// The factory whose [`SplitReaderFactory::encoded`] state is `state` (its caches
+    /// The adapter whose [`TableAdapter::encoded`] state is `state` (its caches
     /// start empty: a task reads each delete file once).
-    pub fn decode(state: &[u8]) -> Result<Arc<dyn SplitReaderFactory>> {
-        let parts: FactoryParts = wire::decode_body(state, "Iceberg reader factory")?;
+    pub fn decode(state: &[u8]) -> Result<Arc<dyn TableAdapter>> {
+        let parts: AdapterParts = wire::decode_body(state, "Iceberg adapter")?;
         Ok(Arc::new(Self::new(parts.paths, parts.deletes)))
     }
 
@@ -86,28 +86,28 @@ impl IcebergSplitReaderFactory {
     }
 }
 
-/// What an [`IcebergSplitReaderFactory`] carries to another process: the delete files of
+/// What an [`IcebergAdapter`] carries to another process: the delete files of
 /// each data file and how paths resolve, not the caches.
 #[derive(Serialize, Deserialize)]
-struct FactoryParts {
+struct AdapterParts {
     paths: PathResolver,
-    deletes: Vec<Arc<SplitDeletes>>,
+    deletes: AdapterTable<Arc<SplitDeletes>>,
 }
 
-impl SplitReaderFactory for IcebergSplitReaderFactory {
-    fn encoded(&self) -> Result<EncodedFactory> {
-        let parts = FactoryParts {
+impl TableAdapter for IcebergAdapter {
+    fn encoded(&self) -> Result<EncodedAdapter> {
+        let parts = AdapterParts {
             paths: self.paths.clone(),
             deletes: self.deletes.clone(),
         };
-        Ok(EncodedFactory {
+        Ok(EncodedAdapter {
             kind: Self::KIND.into(),
             state: wire::encode_body(&parts)?,
         })
     }
 
     fn deletes(&self, split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
-        let Some(files) = split.adapter_entry(&self.deletes)? else {
+        let Some(files) = self.deletes.get(split)? else {
             return Ok(None);
         };
         let mut key_sets = vec![];

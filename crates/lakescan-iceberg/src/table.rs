@@ -22,7 +22,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::conjunction_opt;
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
-use iceberg::spec::{DataFileFormat, SnapshotRef};
+use iceberg::spec::SnapshotRef;
 use lakescan_core::config::LakeScanOptions;
 use lakescan_core::exec::{PlannedScan, PlanningStats};
 use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
@@ -30,7 +30,7 @@ use lakescan_core::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedI
 use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use lakescan_core::requests::Attempts;
 use lakescan_core::scan_statistics::{RowCount, ScanStatistics};
-use lakescan_core::split::{AdapterKey, FileFormat, FileSplit, SplitValue};
+use lakescan_core::split::{AdapterTable, FileSplit, SplitValue};
 
 use crate::deletes::equality::EqualityDeleteSet;
 use crate::deletes::{DeleteFile, DeleteKind};
@@ -38,7 +38,7 @@ use crate::metadata::LoadedMetadata;
 use crate::metadata_columns::{FileInfo, MetadataColumn, MetadataColumns, MetadataSelection};
 use crate::paths::PathResolver;
 use crate::plan::{PlannedFile, Planner};
-use crate::reader::{IcebergSplitReaderFactory, SplitDeletes};
+use crate::reader::{IcebergAdapter, SplitDeletes};
 use crate::schema::{ScanSchema, StringTypes};
 
 /// One snapshot of an Iceberg table, read with lakescan's scan path.
@@ -199,17 +199,12 @@ impl IcebergTable {
         split_size: u64,
         info: Vec<(String, ScalarValue)>,
     ) -> Result<()> {
-        let format = match file.format {
-            DataFileFormat::Parquet => FileFormat::Parquet,
-            DataFileFormat::Orc => FileFormat::Orc,
-            DataFileFormat::Avro => FileFormat::Avro,
-            DataFileFormat::Puffin => {
-                return exec_err!(
-                    "Iceberg data file '{}' is a Puffin file: Puffin files hold statistics and \
-                     deletion vectors, not rows",
-                    file.written_path
-                );
-            }
+        let Some(format) = crate::plan::row_format(file.format) else {
+            return exec_err!(
+                "Iceberg data file '{}' is a Puffin file: Puffin files hold statistics and \
+                 deletion vectors, not rows",
+                file.written_path
+            );
         };
         // The scan's store is its first file's; a file elsewhere names its own (delete
         // files elsewhere are found by their readers).
@@ -246,21 +241,19 @@ impl IcebergTable {
             }
         }
         if !equality.is_empty() || !file.position_deletes.is_empty() {
-            let key = AdapterKey::of_index(splits.deletes.len())?;
-            splits.deletes.push(Arc::new(SplitDeletes {
+            let key = splits.deletes.push(Arc::new(SplitDeletes {
                 equality,
                 position_deletes: file.position_deletes.clone(),
                 data_location: file.location.clone(),
                 data_written: file.written_path.clone(),
-            }));
+            }))?;
             split = split.adapter(key);
         }
         let split = split.build()?;
-        // An Avro file is one split: rows before a range's first block cannot be counted
-        // without reading them, and positions (`_pos`, position deletes) need them.
-        let ranges = match format {
-            FileFormat::Avro => vec![(0, file.file_size)],
-            _ => split_ranges(&file, split_size),
+        // A file of a format that cannot be read in ranges (Avro) is one split.
+        let ranges = match format.seam().splittable() {
+            true => split_ranges(&file, split_size),
+            false => vec![(0, file.file_size)],
         };
         for (start, length) in ranges {
             splits.splits.push(split.with_range(start, length)?);
@@ -462,7 +455,7 @@ impl IcebergTable {
             assignments,
             splits,
             store,
-            factory: Arc::new(IcebergSplitReaderFactory::new(self.paths.clone(), deletes)),
+            adapter: Arc::new(IcebergAdapter::new(self.paths.clone(), deletes)),
             planning: stats,
             statistics,
         }
@@ -522,7 +515,7 @@ pub(crate) struct Splits {
     pub store: Option<ObjectStoreUrl>,
     pub splits: Vec<FileSplit>,
     /// The delete files of the splits that have some, by their adapter key.
-    pub deletes: Vec<Arc<SplitDeletes>>,
+    pub deletes: AdapterTable<Arc<SplitDeletes>>,
     /// Each file's statistics from its manifest entry (for the optimizer).
     pub statistics: Vec<Arc<Statistics>>,
     /// Columns equality deletes compare: read by every split, never output.
@@ -705,7 +698,7 @@ mod tests {
                 .unwrap()
                 .resolve("/f")
                 .unwrap(),
-            format: DataFileFormat::Parquet,
+            format: iceberg::spec::DataFileFormat::Parquet,
             record_count: 1,
             file_size: size,
             split_offsets: offsets,

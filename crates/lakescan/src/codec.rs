@@ -12,7 +12,7 @@
 //! Both codecs read and write lakescan's plan frames ([`crate::core::wire`]) and hand every
 //! other node to an *inner* codec, the engine's own (Ballista's, which a session codec
 //! replaces rather than extends), datafusion-proto's default otherwise. A frame of another
-//! lakescan wire version, an unknown reader kind or a table whose schema is not the one the
+//! lakescan wire version, an unknown adapter kind or a table whose schema is not the one the
 //! plan was made with is a clear error, never a different plan.
 
 use std::sync::Arc;
@@ -29,24 +29,21 @@ use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{DefaultPhysicalExtensionCodec, PhysicalExtensionCodec};
 
-use crate::core::exec::FactoryDecoders;
+use crate::core::exec::AdapterDecoders;
 use crate::core::exec::LakeScanExec;
 use crate::core::wire::{self, NodeKind};
 use crate::hive::HiveTable;
-use crate::hive::conversion::HiveSplitReaderFactory;
+use crate::hive::conversion::HiveAdapter;
 use crate::iceberg::IcebergTable;
 use crate::iceberg::changelog::TableChanges;
 use crate::iceberg::metadata_tables::IcebergMetadataTable;
-use crate::iceberg::reader::IcebergSplitReaderFactory;
+use crate::iceberg::reader::IcebergAdapter;
 
-/// The reader factories of every lakescan table format, by kind.
-pub fn factory_decoders() -> FactoryDecoders {
-    FactoryDecoders::core()
-        .with(HiveSplitReaderFactory::KIND, HiveSplitReaderFactory::decode)
-        .with(
-            IcebergSplitReaderFactory::KIND,
-            IcebergSplitReaderFactory::decode,
-        )
+/// The adapters of every lakescan table format, by kind.
+pub fn adapter_decoders() -> AdapterDecoders {
+    AdapterDecoders::core()
+        .with(HiveAdapter::KIND, HiveAdapter::decode)
+        .with(IcebergAdapter::KIND, IcebergAdapter::decode)
 }
 
 /// Encodes lakescan's table providers (Hive, Iceberg, Iceberg changelog); everything else
@@ -214,11 +211,11 @@ fn same_schema(table_ref: &TableReference, decoded: &SchemaRef, sent: &SchemaRef
     Ok(())
 }
 
-/// Encodes [`LakeScanExec`] (with its reader factory by kind); everything else goes to the
+/// Encodes [`LakeScanExec`] (with its adapter by kind); everything else goes to the
 /// inner codec.
 #[derive(Debug)]
 pub struct LakePhysicalCodec {
-    factories: FactoryDecoders,
+    adapters: AdapterDecoders,
     inner: Arc<dyn PhysicalExtensionCodec>,
 }
 
@@ -232,7 +229,7 @@ impl LakePhysicalCodec {
     /// lakescan's scans, and `inner` for the rest (the engine's codec).
     pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
         Self {
-            factories: factory_decoders(),
+            adapters: adapter_decoders(),
             inner,
         }
     }
@@ -253,7 +250,7 @@ impl PhysicalExtensionCodec for LakePhysicalCodec {
                 body,
                 ctx,
                 self,
-                &self.factories,
+                &self.adapters,
             )?)),
             (kind, _) => plan_err!("a lakescan {kind:?} frame where a plan node was expected"),
         }

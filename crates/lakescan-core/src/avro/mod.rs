@@ -28,9 +28,11 @@
 //!   (the record fields carry the key and value ids); it decodes as a list of structs and is
 //!   read as the map it is.
 //!
-//! Not read: union columns (Iceberg writes none).
+//! Not read: union columns (Iceberg writes none). [`seam`] is Avro's `FormatSeam` (schema,
+//! statistics, whole columns of delete files).
 
 pub mod header;
+pub mod seam;
 
 use std::collections::BTreeSet;
 use std::io::Cursor;
@@ -51,11 +53,11 @@ use parquet::arrow::async_reader::AsyncFileReader;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
+use crate::format::assemble::{Assembler, ROW_NUMBER_COLUMN};
+use crate::format::column_predicate::ColumnPredicate;
 use crate::format::{FileFormatReader, FormatSplitReader};
 use crate::format::{constants_rejected, member_missing_in_type};
-use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
-use crate::parquet::open::counting_reader;
-use crate::parquet::row_filter::ColumnPredicate;
+use crate::io::counting_reader;
 use crate::reader::{ReaderBatch, SplitContext};
 use crate::split::FileSplit;
 
@@ -189,16 +191,7 @@ fn start_reading(
         }
         filters.push((
             *root,
-            ColumnPredicate {
-                column: subfield.to_string(),
-                projection: parquet::arrow::ProjectionMask::all(),
-                subfield: subfield.clone(),
-                filter: filter.clone(),
-                adaptive: Arc::clone(spec.adaptive()),
-                rows_scanned: None,
-                table_type: field.handle.data_type.clone(),
-                defaults: field.handle.member_defaults.clone(),
-            },
+            ColumnPredicate::new(field, subfield, filter, spec.adaptive()),
         ));
     }
     let wanted = wanted_roots(context, &binding, &filters);
@@ -693,17 +686,17 @@ fn avro_error(path: &str, message: impl std::fmt::Display) -> DataFusionError {
 /// The top-level columns with the Iceberg field ids `ids` (or, for a column without a
 /// `field-id`, the name beside its id) of the whole Avro file at `location` (`size` bytes,
 /// `path` in errors): its batches, their columns in the order of `ids`. For small files
-/// read whole, such as delete files, their reads counted into `counters`; `None` when an id
-/// no column has.
-pub async fn read_columns_by_id(
+/// read whole, such as delete files, their reads counted into `counters`; `Err(id)` for the
+/// first id no column has.
+pub(crate) async fn read_columns_by_id(
     store: &Arc<dyn object_store::ObjectStore>,
     location: &object_store::path::Path,
     size: u64,
     path: &str,
     ids: &[(i32, &str)],
     counters: &crate::metrics::ReadCounters,
-) -> Result<Option<Vec<RecordBatch>>> {
-    let mut reader = crate::parquet::open::CountingReader::counted(store, location, size, counters);
+) -> Result<std::result::Result<Vec<RecordBatch>, i32>> {
+    let mut reader = crate::io::CountingReader::counted(store, location, size, counters);
     let bytes = reader
         .get_bytes(0..size)
         .await
@@ -729,13 +722,13 @@ pub async fn read_columns_by_id(
             .position(|m| m.get("field-id").and_then(json_id) == Some(i64::from(id)))
             .or_else(|| schema.fields().iter().position(|f| f.name() == name))
     };
-    let Some(columns) = ids
-        .iter()
-        .map(|(id, name)| position(*id, name))
-        .collect::<Option<Vec<usize>>>()
-    else {
-        return Ok(None);
-    };
+    let mut columns = vec![];
+    for (id, name) in ids {
+        match position(*id, name) {
+            Some(k) => columns.push(k),
+            None => return Ok(Err(*id)),
+        }
+    }
     let mut out = vec![];
     let mut decoded_rows = 0u64;
     loop {
@@ -761,7 +754,7 @@ pub async fn read_columns_by_id(
             format!("its blocks count {rows} rows but {decoded_rows} decode (the file is corrupt)"),
         ));
     }
-    Ok(Some(out))
+    Ok(Ok(out))
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ use futures::stream;
 use crate::config::LakeScanOptions;
 use crate::handle::{Assignments, TableHandle};
 use crate::metrics::LakeScanMetrics;
-use crate::reader::{ReadOptions, SplitReaderFactory};
+use crate::reader::{ReadOptions, TableAdapter};
 use crate::scan_spec::ScanSpec;
 use crate::scan_statistics::ScanStatistics;
 use crate::source::{FileDataSource, LifecycleHook};
@@ -53,11 +53,11 @@ use crate::split::FileSplit;
 
 mod partition;
 
-pub mod factories;
+pub mod adapters;
 mod scheduling;
 mod wire;
 
-pub use factories::{FactoryDecoder, FactoryDecoders};
+pub use adapters::{AdapterDecoder, AdapterDecoders};
 use partition::{PartitionState, Preloads};
 use scheduling::{SplitLists, SplitQueue, lists_of};
 pub use scheduling::{SplitScheduling, assign_splits};
@@ -85,7 +85,7 @@ impl PlanningStats {
 
 /// What a table format's provider planned for one scan. [`PlannedScan::into_exec`] is the
 /// one way the lakescan providers (Hive, Iceberg, Iceberg changelog) build their plan node:
-/// a provider plans splits, their store, the reader factory with its per-split data, stage
+/// a provider plans splits, their store, the adapter with its per-split data, stage
 /// columns and statistics, and nothing else.
 #[derive(Debug)]
 pub struct PlannedScan {
@@ -98,7 +98,7 @@ pub struct PlannedScan {
     /// The object store of the splits (a split elsewhere names its own).
     pub store: ObjectStoreUrl,
     /// The table format's deletes and stages, with its per-split data.
-    pub factory: Arc<dyn SplitReaderFactory>,
+    pub adapter: Arc<dyn TableAdapter>,
     /// Counts from planning, shown with the scan's metrics.
     pub planning: PlanningStats,
     /// What the scan will produce, for the optimizer; `None`: unknown.
@@ -118,7 +118,7 @@ impl PlannedScan {
             self.assignments,
             self.splits,
             self.store,
-            self.factory,
+            self.adapter,
             state.config().target_partitions(),
         )?
         .with_limit(limit)
@@ -142,7 +142,7 @@ pub struct LakeScanExec {
     /// Whether a partition whose list is done takes splits from the others' (one process).
     scheduling: SplitScheduling,
     store_url: ObjectStoreUrl,
-    factory: Arc<dyn SplitReaderFactory>,
+    adapter: Arc<dyn TableAdapter>,
     /// Filters pushed by parents, re-expressed over the table schema.
     pushed_filters: Vec<Arc<dyn PhysicalExpr>>,
     limit: Option<usize>,
@@ -163,7 +163,7 @@ impl LakeScanExec {
         assignments: Assignments,
         splits: Vec<FileSplit>,
         store_url: ObjectStoreUrl,
-        factory: Arc<dyn SplitReaderFactory>,
+        adapter: Arc<dyn TableAdapter>,
         target_partitions: usize,
     ) -> Result<Self> {
         let assignments = assignments.resolve(&table)?;
@@ -185,7 +185,7 @@ impl LakeScanExec {
             lists,
             scheduling: SplitScheduling::WorkStealing,
             store_url,
-            factory,
+            adapter,
             pushed_filters: vec![],
             limit: None,
             hook: None,
@@ -430,7 +430,7 @@ impl ExecutionPlan for LakeScanExec {
         };
         let source = FileDataSource::new(
             Arc::clone(&self.spec),
-            Arc::clone(&self.factory),
+            Arc::clone(&self.adapter),
             store,
             self.pushed_filters.clone(),
             metrics.clone(),

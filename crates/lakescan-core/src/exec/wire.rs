@@ -3,7 +3,7 @@
 //!
 //! Carried: the table handle (columns with roles, subfield filters, residual, stage columns,
 //! field ids), the outputs, the filters parents pushed, each partition's static split list,
-//! the reader factory by kind, the limit and the planning counts. The residual, the outputs
+//! the adapter by kind, the limit and the planning counts. The residual, the outputs
 //! and the pushed filters are datafusion-proto expressions over the table schema.
 //!
 //! Not carried: the split queue (a decoded scan reads its static lists, never steals: each
@@ -27,7 +27,7 @@ use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use serde::{Deserialize, Serialize};
 
-use super::FactoryDecoders;
+use super::AdapterDecoders;
 use super::{LakeScanExec, PlanningStats, SplitScheduling};
 use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
@@ -35,7 +35,7 @@ use crate::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use crate::scan_spec::ScanSpec;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
-use crate::wire::{EncodedFactory, ExprBytes, NodeKind};
+use crate::wire::{EncodedAdapter, ExprBytes, NodeKind};
 
 /// The body of a scan frame.
 #[derive(Serialize, Deserialize)]
@@ -53,7 +53,7 @@ struct ScanParts {
     lists: Vec<Vec<Arc<FileSplit>>>,
     #[serde(with = "crate::wire::store_url")]
     store_url: ObjectStoreUrl,
-    factory: EncodedFactory,
+    adapter: EncodedAdapter,
     limit: Option<u64>,
     planning: PlanningStats,
 }
@@ -90,7 +90,7 @@ impl LakeScanExec {
             pushed,
             lists: self.lists.iter().map(|list| list.to_vec()).collect(),
             store_url: self.store_url.clone(),
-            factory: self.factory.encoded()?,
+            adapter: self.adapter.encoded()?,
             limit: self.limit.map(|l| l as u64),
             planning: self.planning.clone(),
         };
@@ -103,7 +103,7 @@ impl LakeScanExec {
         body: &[u8],
         ctx: &TaskContext,
         codec: &dyn PhysicalExtensionCodec,
-        factories: &FactoryDecoders,
+        adapters: &AdapterDecoders,
     ) -> Result<Self> {
         let parts: ScanParts = crate::wire::decode_body(body, "scan")?;
         let mut table = TableHandle::try_new(parts.table_name.clone(), parts.columns)?;
@@ -129,7 +129,7 @@ impl LakeScanExec {
             .map(|e| e.decode(&schema, ctx, codec))
             .collect::<Result<Vec<_>>>()?;
         let spec = Arc::new(ScanSpec::try_new(&table, &assignments, &pushed)?);
-        let factory = factories.decode(&parts.factory)?;
+        let adapter = adapters.decode(&parts.adapter)?;
         let scan = Self {
             table_name: parts.table_name,
             table: Arc::new(table),
@@ -144,7 +144,7 @@ impl LakeScanExec {
                 None,
             )),
             store_url: parts.store_url,
-            factory,
+            adapter,
             pushed_filters: pushed,
             limit: None,
             hook: None,

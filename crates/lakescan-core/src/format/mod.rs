@@ -13,8 +13,15 @@
 //! | statistics pruning    | [`UnitStatistics`] (a format's min/max/null counts in table types) and [`prune_units`]: the per-column filters, then the residual's AND/OR tree (`PruningPredicate`) |
 //!
 //! Each format keeps its own decoding (Parquet's `RowFilter`/`RowSelection` stream, ORC's
-//! column decoders) and feeds decoded file batches to the same
-//! [`crate::parquet::assemble::Assembler`].
+//! column decoders, Avro's blocks) and shares the tools here:
+//!
+//! | file                  | owns                                                        |
+//! |-----------------------|-------------------------------------------------------------|
+//! | [`lifecycle`]         | the split lifecycle over a [`FileFormatReader`]              |
+//! | [`seam`]              | [`FormatSeam`]: split readers, schema, statistics, whole columns by id |
+//! | [`assemble`]          | `Assembler`: decoded file batches → batches of the reader schema |
+//! | [`adapt`]             | a decoded column in the table type (pruned members, widening, defaults) |
+//! | [`column_predicate`]  | `ColumnPredicate`: a per-column filter on decoded values     |
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -32,10 +39,15 @@ use crate::reader::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
 
+pub mod adapt;
+pub mod assemble;
+pub mod column_predicate;
 pub mod lifecycle;
+pub mod seam;
 
 pub use crate::split::FileFormat;
 pub use lifecycle::{FileFormatReader, FormatSplitReader};
+pub use seam::{ColumnsById, FileAccess, FormatSeam, PageIndex, WholeColumns, WholeFile};
 
 /// Min/max/null-count arrays of one column over some units, in the table type.
 #[derive(Debug, Clone)]

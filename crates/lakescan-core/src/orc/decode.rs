@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, BooleanBufferBuilder, Int64Array, RecordBatch};
+use arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow::compute::{and, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::common::Result;
@@ -40,10 +40,10 @@ use super::projection::DecodedRoot;
 use super::statistics::{OrcStatistics, OrcUnit};
 use super::stripes::{load_stripe, row_index};
 use crate::binding::SplitBinding;
-use crate::deleted_rows::DeletedRows;
+use crate::deleted_rows::{DeletedMask, DeletedPositions, DeletedRows};
+use crate::format::assemble::{Assembler, ROW_NUMBER_COLUMN};
+use crate::format::column_predicate::ColumnPredicate;
 use crate::format::prune_units;
-use crate::parquet::assemble::{Assembler, ROW_NUMBER_COLUMN};
-use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
 
@@ -73,7 +73,7 @@ pub struct Reading {
     positions: Vec<usize>,
     stripes: VecDeque<usize>,
     first_rows: Vec<u64>,
-    deleted: Option<Deleted>,
+    deleted: Option<DeletedPositions>,
     current: Option<StripeReading>,
     /// Turns decoded batches into batches of `R`.
     pub assembler: Assembler,
@@ -104,27 +104,6 @@ impl StripeReading {
             None => array,
         };
         self.calendar.to_proleptic(&array)
-    }
-}
-
-/// The rows of the file deleted by position, and their union (built once per split).
-struct Deleted {
-    rows: Arc<DeletedRows>,
-    all: roaring::RoaringTreemap,
-}
-
-impl Deleted {
-    /// Of the deleted rows among `positions`, those position-delete files delete (the
-    /// others the deletion vector does).
-    fn by_files(&self, positions: Range<u64>) -> usize {
-        self.rows.by_position_deletes.range_cardinality(positions) as usize
-    }
-
-    /// The deleted positions in `range`, ascending.
-    fn in_range(&self, range: Range<u64>) -> impl Iterator<Item = u64> + '_ {
-        let mut from = self.all.iter();
-        from.advance_to(range.start);
-        from.take_while(move |p| *p < range.end)
     }
 }
 
@@ -179,10 +158,7 @@ impl Reading {
             positions,
             stripes: stripes.into(),
             first_rows,
-            deleted: deleted.filter(|d| !d.is_empty()).map(|rows| Deleted {
-                all: rows.all().into_owned(),
-                rows,
-            }),
+            deleted: deleted.filter(|d| !d.is_empty()).map(DeletedPositions::new),
             current: None,
             assembler,
         })
@@ -324,10 +300,10 @@ impl Reading {
         if let Some(deleted) = &self.deleted {
             kept.retain(|&g| {
                 let range = units[g].first_row..units[g].first_row + units[g].rows;
-                if deleted.all.range_cardinality(range.clone()) < units[g].rows {
+                if deleted.all().range_cardinality(range.clone()) < units[g].rows {
                     return true;
                 }
-                let by_files = deleted.by_files(range);
+                let by_files = deleted.counts(range).position_deletes as usize;
                 let metrics = &self.context.metrics;
                 metrics.rows_deleted_position.add(by_files);
                 metrics
@@ -398,7 +374,7 @@ impl Reading {
 fn next_window(
     current: &mut StripeReading,
     batch_size: usize,
-    deleted: Option<&Deleted>,
+    deleted: Option<&DeletedPositions>,
 ) -> Option<Range<u64>> {
     loop {
         let run = current.runs.front_mut()?;
@@ -453,7 +429,7 @@ fn decode_window(
     current: &mut StripeReading,
     window: Range<u64>,
     decoding: &Decoding,
-    deleted: Option<&Deleted>,
+    deleted: Option<&DeletedPositions>,
     path: &str,
 ) -> Result<WindowRead> {
     let stripe = current.index;
@@ -473,11 +449,11 @@ fn decode_window(
     // not scanned.
     if let Some(deleted) = deleted {
         let positions = first..first + n as u64;
-        if deleted.all.range_cardinality(positions.clone()) == n as u64 {
+        if deleted.all().range_cardinality(positions.clone()) == n as u64 {
             for decoder in &mut current.decoders {
                 decoder.skip(n).map_err(decode_error)?;
             }
-            let by_files = deleted.by_files(positions);
+            let by_files = deleted.counts(positions).position_deletes as usize;
             return Ok(WindowRead {
                 batch: None,
                 rows: 0,
@@ -491,15 +467,11 @@ fn decode_window(
     let (mut keep, mut dropped, mut by_files) = (None, 0, 0);
     if let Some(deleted) = deleted {
         let positions = first..first + n as u64;
-        let all = &deleted.all;
-        if all.range_cardinality(positions.clone()) > 0 {
-            let mut mask = BooleanBufferBuilder::new(n);
-            for p in positions.clone() {
-                mask.append(!all.contains(p));
-            }
-            let mask = BooleanArray::new(mask.finish(), None);
+        let mut mask = DeletedMask::new(deleted.clone(), [positions.clone()].into());
+        if let Some(bits) = mask.next_batch(n)? {
+            let mask = BooleanArray::new(bits, None);
             dropped = n - mask.true_count();
-            by_files = deleted.by_files(positions);
+            by_files = deleted.counts(positions).position_deletes as usize;
             keep = Some(mask);
         }
     }

@@ -8,7 +8,7 @@ use orc_rust::compression::Compression;
 use orc_rust::proto;
 use orc_rust::reader::metadata::FileMetadata;
 
-use crate::parquet::open::CountingReader;
+use crate::io::CountingReader;
 
 /// An ORC file whose tail was read and checked.
 #[derive(Clone)]

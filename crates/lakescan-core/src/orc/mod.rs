@@ -18,6 +18,7 @@
 //! | [`statistics`]  | stripe and row-group statistics in table types                    |
 //! | [`decode`]      | filter columns first, the rest for surviving rows; row numbers    |
 //! | [`primitive`]   | a stripe's column decoders: lakescan's for primitive columns      |
+//! | [`seam`]        | `FormatSeam`: schema, statistics and whole columns of a file      |
 //! | [`rle`]         | integer RLE v1/v2, byte RLE, booleans, varints over stream bytes  |
 //!
 //! The lifecycle is every format's ([`crate::format::lifecycle`]), with stripes for units:
@@ -42,6 +43,7 @@ pub mod open;
 pub mod primitive;
 pub mod projection;
 pub mod rle;
+pub mod seam;
 pub mod statistics;
 pub mod stripes;
 pub mod synthetic_tail;
@@ -57,10 +59,10 @@ use datafusion::common::Result;
 
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
+use crate::format::assemble::Assembler;
+use crate::format::column_predicate::ColumnPredicate;
 use crate::format::{FileFormatReader, FormatSplitReader};
 use crate::format::{constants_rejected, member_missing_in_type, prune_units};
-use crate::parquet::assemble::Assembler;
-use crate::parquet::row_filter::ColumnPredicate;
 use crate::reader::{ReaderBatch, SplitContext};
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath, has_path, prune_type};
 use crate::split::FileSplit;
@@ -270,16 +272,7 @@ fn decoding(context: &SplitContext, bound: &Bound) -> Result<Decoding> {
         );
         filters.push((
             k,
-            ColumnPredicate {
-                column: subfield.to_string(),
-                projection: parquet::arrow::ProjectionMask::all(),
-                subfield: subfield.clone(),
-                filter: filter.clone(),
-                adaptive: Arc::clone(spec.adaptive()),
-                rows_scanned: None,
-                table_type: field.handle.data_type.clone(),
-                defaults: field.handle.member_defaults.clone(),
-            },
+            ColumnPredicate::new(field, subfield, filter, spec.adaptive()),
         ));
     }
     for (field, source) in spec.fields().iter().zip(bound.binding.sources()) {

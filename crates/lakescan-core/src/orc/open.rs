@@ -34,7 +34,7 @@ use orc_rust::schema::{ArrowSchemaOptions, TimestampPrecision};
 use parquet::arrow::async_reader::AsyncFileReader;
 use prost013::Message;
 
-use crate::parquet::open::{CountingReader, counting_reader};
+use crate::io::{CountingReader, counting_reader};
 
 use super::errors::{decoder_panic, orc_error};
 use super::file::OrcFile;
@@ -238,15 +238,10 @@ pub async fn cached_file_tail(
     Ok(file)
 }
 
-/// The columns of the ORC file at `location` (`size` bytes) as a table declares them:
-/// timestamps in nanoseconds (ORC's own precision, as Hive reads them).
-pub async fn file_schema(
-    store: &Arc<dyn object_store::ObjectStore>,
-    location: &object_store::path::Path,
-    size: u64,
-) -> Result<arrow::datatypes::Schema> {
-    let file = read_file_tail(store, location, size).await?;
-    check_not_acid(location.as_ref(), &file)?;
+/// The columns of the ORC file at `path` as a table declares them: timestamps in
+/// nanoseconds (ORC's own precision, as Hive reads them); an error for a Hive ACID file.
+pub fn file_schema(path: &str, file: &OrcFile) -> Result<arrow::datatypes::Schema> {
+    check_not_acid(path, file)?;
     let options =
         ArrowSchemaOptions::new().with_timestamp_precision(TimestampPrecision::Nanosecond);
     Ok(file
@@ -430,8 +425,8 @@ fn with_default_decimals(footer: &mut proto::Footer) -> bool {
 /// The top-level columns with the Iceberg field ids `ids` (or, for a column without an
 /// `iceberg.id`, the name beside its id) of the whole ORC file at `location` (`size` bytes,
 /// `path` in errors): its batches, their columns in the order of `ids`. For small files read
-/// whole, such as delete files, their reads counted into `counters`; `None` when an id no
-/// column has.
+/// whole, such as delete files, their reads counted into `counters`; `Err(id)` for the first
+/// id no column has.
 pub async fn read_columns_by_id(
     store: &Arc<dyn object_store::ObjectStore>,
     location: &object_store::path::Path,
@@ -439,7 +434,7 @@ pub async fn read_columns_by_id(
     path: &str,
     ids: &[(i32, &str)],
     counters: &crate::metrics::ReadCounters,
-) -> Result<Option<Vec<arrow::array::RecordBatch>>> {
+) -> Result<std::result::Result<Vec<arrow::array::RecordBatch>, i32>> {
     let reader = CountingReader::counted(store, location, size, counters);
     let mut file = read_tail(path, reader).await?;
     let bytes = file
@@ -468,9 +463,10 @@ pub async fn read_columns_by_id(
         let by_name = || root.children().iter().position(|c| c.name() == *name);
         wanted.push(by_id.or_else(by_name));
     }
-    let Some(columns) = wanted.iter().copied().collect::<Option<Vec<usize>>>() else {
-        return Ok(None);
-    };
+    if let Some(k) = wanted.iter().position(Option::is_none) {
+        return Ok(Err(ids[k].0));
+    }
+    let columns: Vec<usize> = wanted.into_iter().flatten().collect();
     let indices: Vec<usize> = columns
         .iter()
         .map(|&k| root.children()[k].data_type().column_index())
@@ -513,5 +509,5 @@ pub async fn read_columns_by_id(
             Ok(arrow::array::RecordBatch::try_new(schema, columns)?)
         })
         .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .map(Ok)
 }

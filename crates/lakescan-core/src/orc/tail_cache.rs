@@ -20,7 +20,7 @@ use orc_rust::reader::metadata::FileMetadata as OrcMetadata;
 use prost013::Message;
 
 use super::file::OrcFile;
-use crate::parquet::open::CountingReader;
+use crate::io::CountingReader;
 
 /// The session's file metadata cache, as the ORC reader uses it.
 #[derive(Clone)]

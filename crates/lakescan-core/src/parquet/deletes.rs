@@ -21,33 +21,20 @@
 //!   positions, which are known only when no filter runs inside the decoder: with decoder
 //!   filters the selection is used whatever the runs.
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::array::BooleanBufferBuilder;
-use arrow::buffer::BooleanBuffer;
-use datafusion::common::{Result, internal_err};
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::file::metadata::ParquetMetaData;
 use roaring::RoaringTreemap;
 
 use super::row_index::row_group_starts;
-use crate::deleted_rows::DeletedRows;
+use crate::deleted_rows::{DeletedCounts, DeletedMask, DeletedPositions, DeletedRows};
 
 /// Deleted runs closer together than this many rows (on average) are applied as a mask: a
 /// page of a typical column holds more rows than that, so a selection would skip no page.
 const SELECTION_MIN_AVERAGE_GAP: u64 = 4096;
-
-/// Deleted rows within the row groups a split reads, by source.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DeletedCounts {
-    /// Deleted by position-delete files.
-    pub position_deletes: u64,
-    /// Deleted by the deletion vector (and not by a position-delete file).
-    pub deletion_vector: u64,
-}
 
 /// How a split drops its deleted rows (see the module docs).
 #[derive(Debug)]
@@ -70,31 +57,25 @@ impl DeletedRows {
         decoder_filters: bool,
         other: Option<&RowSelection>,
     ) -> (DeletedApplied, DeletedCounts) {
-        let all = self.all();
+        let positions = DeletedPositions::new(Arc::clone(self));
         let ranges = row_group_ranges(metadata, row_groups);
         let mut counts = DeletedCounts::default();
         for range in &ranges {
-            let by_files = self.by_position_deletes.range_cardinality(range.clone());
-            counts.position_deletes += by_files;
-            counts.deletion_vector += all.range_cardinality(range.clone()) - by_files;
+            let of_range = positions.counts(range.clone());
+            counts.position_deletes += of_range.position_deletes;
+            counts.deletion_vector += of_range.deletion_vector;
         }
-        if decoder_filters || !short_runs(&all, &ranges) {
-            return (DeletedApplied::Selection(selection(&all, &ranges)), counts);
+        if decoder_filters || !short_runs(positions.all(), &ranges) {
+            return (
+                DeletedApplied::Selection(selection(positions.all(), &ranges)),
+                counts,
+            );
         }
         let decoded = match other {
             None => ranges.into(),
             Some(other) => selected_ranges(&ranges, other),
         };
-        // The file's positions are shared, not copied, by its splits' masks.
-        let union = match all {
-            Cow::Borrowed(_) => None,
-            Cow::Owned(union) => Some(union),
-        };
-        let mask = DeletedMask {
-            rows: Arc::clone(self),
-            union,
-            decoded,
-        };
+        let mask = DeletedMask::new(positions, decoded);
         (DeletedApplied::Mask(mask), counts)
     }
 }
@@ -196,54 +177,11 @@ fn push(selectors: &mut Vec<RowSelector>, selector: RowSelector) {
     }
 }
 
-/// The deleted rows of one split as a mask over its decoded rows, batch by batch.
-#[derive(Debug)]
-pub struct DeletedMask {
-    rows: Arc<DeletedRows>,
-    /// Both sources' positions, when both have some.
-    union: Option<RoaringTreemap>,
-    /// File positions of the rows the decoder has yet to yield, in order.
-    decoded: VecDeque<Range<u64>>,
-}
-
-impl DeletedMask {
-    /// The rows to keep among the decoder's next `rows` rows; `None` when none is deleted.
-    pub fn next_batch(&mut self, rows: usize) -> Result<Option<BooleanBuffer>> {
-        let deleted = match &self.union {
-            Some(union) => union,
-            None if self.rows.by_position_deletes.is_empty() => &self.rows.by_deletion_vector,
-            None => &self.rows.by_position_deletes,
-        };
-        let mut kept: Option<BooleanBufferBuilder> = None;
-        let mut at = 0usize;
-        while at < rows {
-            let Some(range) = self.decoded.front_mut() else {
-                return internal_err!("the decoder yielded more rows than its row groups hold");
-            };
-            let n = ((rows - at) as u64).min(range.end - range.start);
-            let mut positions = deleted.iter();
-            positions.advance_to(range.start);
-            for position in positions.take_while(|p| *p < range.start + n) {
-                let bits = kept.get_or_insert_with(|| {
-                    let mut bits = BooleanBufferBuilder::new(rows);
-                    bits.append_n(rows, true);
-                    bits
-                });
-                bits.set_bit(at + (position - range.start) as usize, false);
-            }
-            range.start += n;
-            if range.start == range.end {
-                self.decoded.pop_front();
-            }
-            at += n as usize;
-        }
-        Ok(kept.map(|mut bits| bits.finish()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use arrow::buffer::BooleanBuffer;
 
     use arrow::array::{Int64Array, RecordBatch};
     use arrow::datatypes::{DataType, Field, Schema};

@@ -24,27 +24,8 @@ use datafusion::execution::cache::cache_manager::{
 use object_store::ObjectMeta;
 use parquet::file::metadata::ParquetMetaData;
 
+pub use crate::format::PageIndex;
 use crate::split::FileSplit;
-
-/// Whether a footer is wanted with its page index (a scan with filters prunes pages).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PageIndex {
-    /// With the page index, when the file has one.
-    Wanted,
-    /// Without.
-    NotWanted,
-}
-
-impl PageIndex {
-    /// The parquet reader's policy for it.
-    pub fn policy(self) -> parquet::file::metadata::PageIndexPolicy {
-        use parquet::file::metadata::PageIndexPolicy;
-        match self {
-            PageIndex::Wanted => PageIndexPolicy::Optional,
-            PageIndex::NotWanted => PageIndexPolicy::Skip,
-        }
-    }
-}
 
 /// The session's file metadata cache, as the Parquet reader uses it.
 #[derive(Debug, Clone)]

@@ -18,7 +18,7 @@
 //! without keys): it fails with "partial projection of MapArray is not supported". For such
 //! maps, [`reannotate_maps`] rewrites the file schema so the map group reads as a `LIST` of
 //! its key/value struct (same leaves, same levels: only the group's annotation changes);
-//! the assembler turns the list back into a map (`parquet::adapt`). This is hand-written
+//! the assembler turns the list back into a map (`format::adapt`). This is hand-written
 //! because no library offers keys-only decoding; DataFusion's own Parquet scan reads whole
 //! maps here.
 

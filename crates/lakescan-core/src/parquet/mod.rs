@@ -3,21 +3,23 @@
 //! | file              | owns                                                            |
 //! |-------------------|-----------------------------------------------------------------|
 //! | this file         | [`ParquetFormat`]: the steps of the shared split lifecycle (below) |
-//! | [`open`]          | `LoadFooter`, byte-counting reader, errors naming the file      |
+//! | [`open`]          | `LoadFooter`, footer checks, errors naming the file             |
 //! | [`footer_cache`]  | footers kept in the session's file metadata cache               |
 //! | [`field_ids`]     | file schema renamed to table names by field id (Iceberg)        |
 //! | [`leaves`]        | file leaves by logical path; maps read as lists                 |
 //! | [`row_groups`]    | byte range → row groups (midpoint rule), statistics pruning     |
 //! | [`statistics`]    | row-group statistics in table types (`PruningStatistics`)       |
-//! | [`deletes`]       | deleted positions → a row selection or a mask over decoded rows |
+//! | [`deletes`]       | deleted positions → a row selection, or the shared mask         |
 //! | [`bloom`]         | bloom-filter pruning of row groups for point filters            |
 //! | [`plan`]          | [`plan::ReadPlan`]: masks, filter placement, row selections     |
 //! | [`page_index`]    | page-index pruning → `RowSelection`                             |
 //! | [`row_index`]     | row-index filters → `RowSelection`                              |
 //! | [`row_filter`]    | per-column filters as a parquet `RowFilter`                     |
-//! | [`read_ahead`]    | the next row group fetched while one decodes (object stores)    |
-//! | [`assemble`]      | decoded file batches → batches of `R`                           |
-//! | [`adapt`]         | a decoded column in the table type (pruned members, widening)   |
+//! | [`seam`]          | `FormatSeam`: schema, statistics, whole columns by field id     |
+//!
+//! What every format shares lives outside this room: the byte reads ([`crate::io`]), the
+//! assembler, the column predicate and type adaptation ([`crate::format`]), deleted rows and
+//! their mask ([`crate::deleted_rows`]).
 //!
 //! The lifecycle of one split is every format's ([`crate::format::lifecycle`]: one `State`
 //! enum, a typed struct per state); Parquet's row groups are its units. The steps between
@@ -50,21 +52,18 @@
 //!   still change, `Reading` decodes one row group at a time and keeps the others in `rest`,
 //!   pruned again when the filter moves.
 
-pub mod adapt;
-pub mod assemble;
 pub mod bloom;
 pub mod deletes;
 pub mod field_ids;
 pub mod footer_cache;
 pub mod leaves;
-pub mod local_file;
 pub mod open;
 pub mod page_index;
 pub mod plan;
-pub mod read_ahead;
 pub mod row_filter;
 pub mod row_groups;
 pub mod row_index;
+pub mod seam;
 pub mod statistics;
 
 use std::sync::Arc;
@@ -79,36 +78,13 @@ use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::DeletedRows;
 use crate::format::{FileFormatReader, FormatSplitReader};
-use crate::reader::{ReaderBatch, SplitContext, SplitReaderFactory};
+use crate::io::CountingReader;
+use crate::reader::{ReaderBatch, SplitContext};
 use crate::split::FileSplit;
 use leaves::FileLeaves;
-use open::{CountingReader, file_error};
+use open::file_error;
 use plan::Reading;
 use statistics::RowGroupStatistics;
-
-/// Plain Parquet splits: no deletes, no stages (columns matched by name).
-#[derive(Debug, Default)]
-pub struct ParquetSplitReaderFactory;
-
-impl ParquetSplitReaderFactory {
-    /// Its kind on the wire.
-    pub const KIND: &'static str = "parquet";
-
-    /// The factory an [`crate::wire::EncodedFactory`] of [`Self::KIND`] describes (it has no
-    /// state).
-    pub fn decode(_state: &[u8]) -> Result<Arc<dyn SplitReaderFactory>> {
-        Ok(Arc::new(Self))
-    }
-}
-
-impl SplitReaderFactory for ParquetSplitReaderFactory {
-    fn encoded(&self) -> Result<crate::wire::EncodedFactory> {
-        Ok(crate::wire::EncodedFactory {
-            kind: Self::KIND.into(),
-            state: vec![],
-        })
-    }
-}
 
 /// Reads one split of a Parquet file into batches of the reader schema `R`: the shared
 /// split lifecycle over [`ParquetFormat`].

@@ -17,6 +17,7 @@
 //! [`ReadPlan::build`] turns it into the decoder stream and the [`Assembler`].
 
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,17 +30,18 @@ use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask, RowNumber};
 use parquet::file::metadata::ParquetMetaData;
 
-use super::assemble::{Assembler, GeneratedFilter, PostFilter, ROW_NUMBER_COLUMN};
-use super::deletes::{DeletedApplied, DeletedMask};
+use super::deletes::DeletedApplied;
 use super::leaves::{FileLeaves, reannotate_maps};
-use super::open::CountingReader;
-use super::read_ahead::chunk_ranges;
-use super::row_filter::{self, ColumnPredicate, ExprPredicate};
+use super::row_filter::{self, ExprPredicate, InDecoder};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
 use crate::binding::{FieldSource, SplitBinding};
+use crate::deleted_rows::DeletedMask;
 use crate::deleted_rows::DeletedRows;
 use crate::filter::Filter;
+use crate::format::assemble::{Assembler, GeneratedFilter, PostFilter, ROW_NUMBER_COLUMN};
+use crate::format::column_predicate::ColumnPredicate;
+use crate::io::CountingReader;
 use crate::reader::SplitContext;
 use crate::required::{PathStep, RequiredSubfields, has_path};
 use crate::split::FileSplit;
@@ -153,7 +155,11 @@ impl ReadPlan {
             decoded_leaves.extend(leaves_of.iter().copied());
             let counter = if n == 0 { rows_scanned.clone() } else { None };
             let projection = ProjectionMask::leaves(&descr, leaves_of);
-            predicates.push(Box::new(predicate(context, c, projection, counter)));
+            predicates.push(Box::new(InDecoder {
+                projection,
+                rows_scanned: counter,
+                predicate: predicate(context, c),
+            }));
         }
         for (root, expr, schema) in expr_filters {
             let leaves_of = bound.leaves.select(root, &RequiredSubfields::Whole);
@@ -295,7 +301,7 @@ fn assembler(
         .iter()
         .map(|c| PostFilter {
             column: file_schema.field(c.root).name().clone(),
-            predicate: predicate(context, c, ProjectionMask::all(), None),
+            predicate: predicate(context, c),
         })
         .collect();
     let generated = generated_filters(context, &bound.binding);
@@ -586,24 +592,20 @@ fn filter_leaves(leaves: &FileLeaves, c: &FilteredColumn<'_>) -> Vec<usize> {
     }
 }
 
-fn predicate(
-    context: &SplitContext,
-    c: &FilteredColumn<'_>,
-    projection: ProjectionMask,
-    rows_scanned: Option<Arc<AtomicU64>>,
-) -> ColumnPredicate {
-    ColumnPredicate {
-        column: c.subfield.to_string(),
-        projection,
-        subfield: c.subfield.clone(),
-        filter: c.filter.clone(),
-        adaptive: Arc::clone(context.spec.adaptive()),
-        rows_scanned,
-        table_type: c.table_type.clone(),
-        defaults: context
-            .spec
-            .field(c.subfield.root())
-            .and_then(|(_, f)| f.handle.member_defaults.clone()),
+fn predicate(context: &SplitContext, c: &FilteredColumn<'_>) -> ColumnPredicate {
+    let spec = &context.spec;
+    match spec.field(c.subfield.root()) {
+        Some((_, field)) => ColumnPredicate::new(field, c.subfield, c.filter, spec.adaptive()),
+        // Filters are keyed by the spec's own fields; a filter on another column tests the
+        // file column in its table type, without defaults.
+        None => ColumnPredicate {
+            column: c.subfield.to_string(),
+            subfield: c.subfield.clone(),
+            filter: c.filter.clone(),
+            adaptive: Arc::clone(spec.adaptive()),
+            table_type: c.table_type.clone(),
+            defaults: None,
+        },
     }
 }
 
@@ -706,4 +708,29 @@ fn keep_estimates<'a>(
         }
     }
     Ok(estimates)
+}
+
+/// The byte ranges the decoder asks for when it reads `row_groups` (in that order) whole,
+/// with the leaves of `mask`.
+pub fn chunk_ranges(
+    metadata: &ParquetMetaData,
+    row_groups: &[usize],
+    mask: &ProjectionMask,
+) -> Vec<Vec<Range<u64>>> {
+    row_groups
+        .iter()
+        .map(|&rg| {
+            metadata
+                .row_group(rg)
+                .columns()
+                .iter()
+                .enumerate()
+                .filter(|(leaf, _)| mask.leaf_included(*leaf))
+                .map(|(_, column)| {
+                    let (start, length) = column.byte_range();
+                    start..start + length
+                })
+                .collect()
+        })
+        .collect()
 }

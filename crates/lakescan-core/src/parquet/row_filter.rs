@@ -1,6 +1,6 @@
 //! Per-column filters as a parquet `RowFilter` (selective reading).
 //!
-//! Each [`Filter`] on a file column becomes one [`ColumnPredicate`]; the reader decodes
+//! Each filter on a file column becomes one [`InDecoder`] over its [`ColumnPredicate`]; the reader decodes
 //! that column, evaluates the filter, and decodes the next filter's column only for the
 //! surviving rows. Output columns are decoded last, only for rows every filter kept (late
 //! materialization). Predicates run in the [`AdaptiveState`] order and report their cost
@@ -9,23 +9,19 @@
 //! Late materialization only pays when a filter keeps few rows: a filter observed to keep
 //! more than `lakescan.pushdown_max_keep_ratio` of its input is evaluated after decoding instead
 //! (its column is decoded with the output columns and [`ColumnPredicate::keep`] runs on the
-//! batch), which costs no selection bookkeeping in the decoder.
+//! batch), which costs no selection bookkeeping in the decoder. The [`AdaptiveState`] is
+//! the one the predicates report their costs to.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
-use arrow::datatypes::DataType;
+use arrow::array::{BooleanArray, RecordBatch};
 use arrow::error::ArrowError;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ArrowPredicate;
 
-use crate::defaults::MemberDefaults;
-use crate::filter::Filter;
-use crate::parquet::adapt::adapt_with_defaults;
+use crate::format::column_predicate::ColumnPredicate;
 use crate::scan_spec::AdaptiveState;
-use crate::subfield::Subfield;
 
 /// Rows a filter must have seen before its keep ratio decides where it runs.
 const MIN_OBSERVED_ROWS: u64 = 8192;
@@ -47,27 +43,18 @@ pub fn runs_in_decoder(
     ratio.is_none_or(|r| r <= max_keep_ratio)
 }
 
-/// One column's filter inside the parquet reader.
-pub struct ColumnPredicate {
-    /// Table column name (key of the adaptive state).
-    pub column: String,
+/// A [`ColumnPredicate`] inside the parquet decoder: the leaves it decodes first, and the
+/// counter of the rows it sees when it is the first predicate (rows scanned).
+pub struct InDecoder {
     /// Mask selecting the file column (or the leaves of the filtered struct field).
     pub projection: ProjectionMask,
-    /// What is filtered: the column or a struct field of it.
-    pub subfield: Subfield,
-    /// The filter, compared in its own type.
-    pub filter: Filter,
-    /// Where the cost goes.
-    pub adaptive: Arc<AdaptiveState>,
     /// Rows the first predicate sees = rows scanned; `None` for later predicates.
     pub rows_scanned: Option<Arc<AtomicU64>>,
-    /// Type the table declares (the file column is cast to it before the filter runs).
-    pub table_type: DataType,
-    /// Defaults of struct members the file may lack (filled in before a member is tested).
-    pub defaults: Option<Arc<MemberDefaults>>,
+    /// The filter.
+    pub predicate: ColumnPredicate,
 }
 
-impl ArrowPredicate for ColumnPredicate {
+impl ArrowPredicate for InDecoder {
     fn projection(&self) -> &ProjectionMask {
         &self.projection
     }
@@ -79,45 +66,10 @@ impl ArrowPredicate for ColumnPredicate {
         let Some(column) = batch.columns().first() else {
             return Err(ArrowError::ComputeError(format!(
                 "the reader filter on {} got no column to test",
-                self.subfield
+                self.predicate.subfield
             )));
         };
-        self.keep(column)
-    }
-}
-
-impl ColumnPredicate {
-    /// Tests the values of the filtered column (`root` holds the whole top-level column or
-    /// the struct with the filtered leaves) and records the cost. `true` keeps the row.
-    pub fn keep(&self, root: &ArrayRef) -> Result<BooleanArray, ArrowError> {
-        let started = Instant::now();
-        let external =
-            |e: datafusion::error::DataFusionError| ArrowError::ExternalError(Box::new(e));
-        let column = if !self.subfield.path().is_empty() {
-            let filled;
-            let root = match &self.defaults {
-                Some(defaults) => {
-                    filled = adapt_with_defaults(root, &self.table_type, Some(defaults))
-                        .map_err(external)?;
-                    &filled
-                }
-                None => root,
-            };
-            self.subfield.extract(root).map_err(external)?
-        } else {
-            // A struct that gained members, a map read as a list of its keys: adapted, not
-            // cast (a cast needs the same members and cannot make a map of a list).
-            adapt_with_defaults(root, &self.table_type, self.defaults.as_deref())
-                .map_err(external)?
-        };
-        let mask = self
-            .filter
-            .evaluate(&column)
-            .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-        let (rows_in, rows_out) = (column.len() as u64, mask.true_count() as u64);
-        self.adaptive
-            .record(&self.column, started.elapsed(), rows_in, rows_out);
-        Ok(mask)
+        self.predicate.keep(column)
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! * The delete files of one split that share a key (the same equality field ids) form an
 //!   [`EqualityDeleteSet`]; its [`KeySet`] is read once per scan and shared by every split
-//!   with the same files (a cache in [`crate::reader::IcebergSplitReaderFactory`]).
+//!   with the same files (a cache in [`crate::reader::IcebergAdapter`]).
 //! * Keys are compared in the reader's types (the delete file's columns are cast to them:
 //!   files written before a type promotion match), NULL equal to NULL as the spec says for
 //!   equality deletes, and a match is exact, never a hash collision: one INT or BIGINT key
@@ -34,15 +34,14 @@ use datafusion::common::{
 };
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
 use futures::TryStreamExt;
+use lakescan_core::format::ColumnsById;
 use lakescan_core::metrics::ReadCounters;
-use lakescan_core::parquet::open::CountingReader;
 use lakescan_core::reader::BatchTransform;
 use lakescan_core::scan_spec::ScanSpec;
 use object_store::ObjectStore;
-use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use tokio::sync::OnceCell;
 
-use super::{DeleteFile, root_with_field_id};
+use super::DeleteFile;
 
 /// The equality-delete files of a split that share one key.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -279,8 +278,8 @@ fn bad(file: &DeleteFile, e: impl std::fmt::Display) -> DataFusionError {
     )
 }
 
-/// The batches of the key columns of `file`, their schema when known before the first
-/// batch (Parquet), and where the column of each of `ids` is in them.
+/// The batches of the key columns of `file` (in its format), their schema when known
+/// before the first batch (Parquet), and where the column of each of `ids` is in them.
 async fn open<'a>(
     store: &Arc<dyn ObjectStore>,
     file: &'a DeleteFile,
@@ -291,65 +290,29 @@ async fn open<'a>(
     Option<arrow::datatypes::SchemaRef>,
     Vec<usize>,
 )> {
-    use futures::StreamExt;
-    if file.format != lakescan_core::split::FileFormat::Parquet {
-        let wanted: Vec<(i32, &str)> = ids.iter().map(|id| (*id, "")).collect();
-        let Some(batches) = super::read_orc_or_avro(store, file, &wanted, counters).await? else {
-            return exec_err!(
-                "Iceberg equality-delete file '{}' has no top-level column with one of its \
-                 equality ids {ids:?}",
-                file.written_path
-            );
-        };
-        let stream = futures::stream::iter(batches.into_iter().map(Ok)).boxed();
-        return Ok((stream, None, (0..ids.len()).collect()));
-    }
-    // One GET for a file smaller than the tail read (the footer's hint), counted.
-    let reader = CountingReader::counted(store, &file.location.path, file.file_size, counters);
-    let builder = ParquetRecordBatchStreamBuilder::new(reader)
-        .await
-        .map_err(|e| bad(file, e))?;
-    let descr = builder.metadata().file_metadata().schema_descr_ptr();
-    let roots = descr.root_schema().get_fields();
-    let mut indices = vec![];
-    for id in ids {
-        match root_with_field_id(roots, *id) {
-            Some(i) => indices.push(i),
-            None => {
-                return exec_err!(
-                    "Iceberg equality-delete file '{}' has no top-level column with field id {id}, \
-                     one of its equality ids",
-                    file.written_path
-                );
-            }
-        }
-    }
-    let mut sorted = indices.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    if sorted.len() != indices.len() {
+    let mut distinct = ids.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != ids.len() {
         return exec_err!(
             "Iceberg equality-delete file '{}' lists an equality id twice",
             file.written_path
         );
     }
-    let mask = ProjectionMask::roots(&descr, indices.iter().copied());
-    let stream = builder
-        .with_projection(mask)
-        .build()
+    let wanted: Vec<(i32, &str)> = ids.iter().map(|id| (*id, "")).collect();
+    let read = super::read_columns(store, file, &wanted, counters)
+        .await
         .map_err(|e| bad(file, e))?;
-    let schema = Some(stream.schema().clone());
-    let stream = stream.map_err(|e| bad(file, e)).boxed();
-    // The projection keeps file order: where each key column is in a decoded batch (every
-    // index is in `sorted`, which holds them all once).
-    let order = indices
-        .iter()
-        .map(|i| match sorted.iter().position(|s| s == i) {
-            Some(at) => Ok(at),
-            None => internal_err!("key column {i} of '{}' is not projected", file.written_path),
-        })
-        .collect::<Result<_>>()?;
-    Ok((stream, schema, order))
+    match read {
+        ColumnsById::Read(columns) => {
+            Ok((columns.batches, columns.schema, (0..ids.len()).collect()))
+        }
+        ColumnsById::Missing(id) => exec_err!(
+            "Iceberg equality-delete file '{}' has no top-level column with field id {id}, \
+             one of its equality ids",
+            file.written_path
+        ),
+    }
 }
 
 /// Drops the rows of a batch whose key is in a key set (one per equality-id set).

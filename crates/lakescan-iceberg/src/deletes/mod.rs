@@ -100,7 +100,7 @@ pub enum DeleteKind {
 
 /// One live delete file of the snapshot.
 ///
-/// In a plan sent to another process ([`crate::reader::IcebergSplitReaderFactory`]'s wire
+/// In a plan sent to another process ([`crate::reader::IcebergAdapter`]'s wire
 /// form) every field crosses but `partition`, which only planning matches (the delete index)
 /// and which decodes as the empty tuple.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -134,30 +134,23 @@ pub struct DeleteFile {
     pub format: lakescan_core::split::FileFormat,
 }
 
-/// The top-level columns with field ids `ids` (or, without ids, the names beside them) of
-/// an ORC or Avro delete file, read whole: its batches, columns in the order of `ids`;
-/// `None` when an id no column has.
-pub(crate) async fn read_orc_or_avro(
+/// The top-level columns with field ids `ids` (or, for a column without an id, the name
+/// beside its id) of a delete file, read whole in its format (its errors name the file), or
+/// the first id no column has.
+pub(crate) async fn read_columns(
     store: &std::sync::Arc<dyn object_store::ObjectStore>,
     file: &DeleteFile,
     ids: &[(i32, &str)],
     counters: &lakescan_core::metrics::ReadCounters,
-) -> datafusion::common::Result<Option<Vec<arrow::array::RecordBatch>>> {
-    use lakescan_core::split::FileFormat;
-    let (location, size, path) = (&file.location.path, file.file_size, &file.written_path);
-    match file.format {
-        FileFormat::Orc => {
-            lakescan_core::orc::open::read_columns_by_id(store, location, size, path, ids, counters)
-                .await
-        }
-        FileFormat::Avro => {
-            lakescan_core::avro::read_columns_by_id(store, location, size, path, ids, counters)
-                .await
-        }
-        FileFormat::Parquet => datafusion::common::internal_err!(
-            "delete file '{path}' is Parquet, read by the Parquet reader"
-        ),
-    }
+) -> datafusion::common::Result<lakescan_core::format::ColumnsById> {
+    let whole = lakescan_core::format::WholeFile {
+        store,
+        location: &file.location.path,
+        size: file.file_size,
+        written: &file.written_path,
+        counters,
+    };
+    file.format.seam().read_columns_by_id(whole, ids).await
 }
 
 /// A data file as the delete rules see it.
@@ -358,14 +351,6 @@ impl DeleteIndex {
         }
         out
     }
-}
-
-/// The top-level column of a delete file's Parquet schema with field id `id`.
-fn root_with_field_id(roots: &[parquet::schema::types::TypePtr], id: i32) -> Option<usize> {
-    roots.iter().position(|f| {
-        let info = f.get_basic_info();
-        info.has_id() && info.id() == id
-    })
 }
 
 #[cfg(test)]

@@ -23,18 +23,17 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Int64Type};
 use bytes::Bytes;
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_err};
-use futures::stream::BoxStream;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use lakescan_core::deleted_rows::DeletedRows;
+use lakescan_core::format::ColumnsById;
+use lakescan_core::io::CountingReader;
 use lakescan_core::metrics::ReadCounters;
-use lakescan_core::parquet::open::CountingReader;
 use object_store::ObjectStore;
 use parquet::arrow::async_reader::AsyncFileReader;
-use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::{RoaringBitmap, RoaringTreemap};
 use tokio::sync::OnceCell;
 
-use super::{DeleteFile, DeleteKind, DeleteStores, root_with_field_id};
+use super::{DeleteFile, DeleteKind, DeleteStores};
 use crate::paths::{FileLocation, PathResolver};
 
 /// Field id of `file_path` in position-delete files.
@@ -150,9 +149,6 @@ async fn read_deleted_rows(
     Ok((rows, loaded))
 }
 
-/// Decoded batches of a delete file, whatever its format.
-type BatchStream<'a> = BoxStream<'a, Result<arrow::array::RecordBatch>>;
-
 fn bad(file: &DeleteFile, what: impl std::fmt::Display) -> DataFusionError {
     exec_datafusion_err!("Iceberg delete file '{}': {what}", file.written_path)
 }
@@ -171,56 +167,25 @@ async fn read_position_deletes(
              pos (field id 2147483545)",
         )
     };
-    // The batches, and where `file_path` (unless only positions are read) and `pos` are.
-    let (mut stream, path_at, pos_at): (BatchStream<'_>, Option<usize>, usize) = if file.format
-        != lakescan_core::split::FileFormat::Parquet
-    {
-        let ids: &[(i32, &str)] = match referenced {
-            Some(_) => &[(POS_ID, "pos")],
-            None => &[(FILE_PATH_ID, "file_path"), (POS_ID, "pos")],
-        };
-        let batches = super::read_orc_or_avro(store, file, ids, counters)
-            .await?
-            .ok_or_else(not_position_deletes)?;
-        let stream = futures::stream::iter(batches.into_iter().map(Ok)).boxed();
-        match referenced {
-            Some(_) => (stream, None, 0),
-            None => (stream, Some(0), 1),
-        }
-    } else {
-        // One GET for a file smaller than the tail read (the footer's hint), counted.
-        let reader = CountingReader::counted(store, &file.location.path, file.file_size, counters);
-        let builder = ParquetRecordBatchStreamBuilder::new(reader)
-            .await
-            .map_err(|e| bad(file, format!("not a readable Parquet file: {e}")))?;
-        let descr = builder.metadata().file_metadata().schema_descr_ptr();
-        let roots = descr.root_schema().get_fields();
-        let find = |id: i32, name: &str| {
-            root_with_field_id(roots, id).or_else(|| roots.iter().position(|f| f.name() == name))
-        };
-        let (Some(path_col), Some(pos_col)) =
-            (find(FILE_PATH_ID, "file_path"), find(POS_ID, "pos"))
-        else {
-            return Err(not_position_deletes());
-        };
-        // A file whose manifest entry names the one data file all its rows reference:
-        // its positions are all that is read (no path strings to decode and compare).
-        let mask = match referenced {
-            Some(_) => ProjectionMask::roots(&descr, [pos_col]),
-            None => ProjectionMask::roots(&descr, [path_col, pos_col]),
-        };
-        let stream = builder
-            .with_projection(mask)
-            .build()
-            .map_err(|e| bad(file, e))?
-            .map_err(|e| bad(file, e))
-            .boxed();
-        // The projection keeps file order.
-        match referenced {
-            Some(_) => (stream, None, 0),
-            None if path_col < pos_col => (stream, Some(0), 1),
-            None => (stream, Some(1), 0),
-        }
+    // Only positions are read from a file whose manifest entry names the one data file all
+    // its rows reference (no path strings to decode and compare).
+    let ids: &[(i32, &str)] = match referenced {
+        Some(_) => &[(POS_ID, "pos")],
+        None => &[(FILE_PATH_ID, "file_path"), (POS_ID, "pos")],
+    };
+    let read = super::read_columns(store, file, ids, counters)
+        .await
+        .map_err(|e| {
+            let format = file.format.display_name();
+            bad(file, format!("not a readable {format} file: {e}"))
+        })?;
+    let ColumnsById::Read(columns) = read else {
+        return Err(not_position_deletes());
+    };
+    let mut stream = columns.batches;
+    let (path_at, pos_at) = match referenced {
+        Some(_) => (None, 0),
+        None => (Some(0), 1),
     };
     let mut referenced_positions = RoaringTreemap::new();
     let mut by_file: PositionsByFile = HashMap::new();

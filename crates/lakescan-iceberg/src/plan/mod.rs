@@ -315,13 +315,8 @@ impl<'a> Planner<'a> {
             referenced_written: file.referenced_data_file(),
             record_count: file.record_count(),
             file_size: file.file_size_in_bytes(),
-            format: match file.file_format() {
-                DataFileFormat::Orc => lakescan_core::split::FileFormat::Orc,
-                DataFileFormat::Avro => lakescan_core::split::FileFormat::Avro,
-                DataFileFormat::Parquet | DataFileFormat::Puffin => {
-                    lakescan_core::split::FileFormat::Parquet
-                }
-            },
+            // A deletion vector's Puffin file reads as bytes whatever this says.
+            format: row_format(file.file_format()).unwrap_or_default(),
         })
     }
 
@@ -618,6 +613,18 @@ fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> Result<Manifest
         ));
     }
     Ok(entry)
+}
+
+/// How a file of Iceberg's `format` stores rows; `None` for Puffin (statistics and deletion
+/// vectors, no rows).
+pub(crate) fn row_format(format: DataFileFormat) -> Option<lakescan_core::split::FileFormat> {
+    use lakescan_core::split::FileFormat;
+    match format {
+        DataFileFormat::Parquet => Some(FileFormat::Parquet),
+        DataFileFormat::Orc => Some(FileFormat::Orc),
+        DataFileFormat::Avro => Some(FileFormat::Avro),
+        DataFileFormat::Puffin => None,
+    }
 }
 
 #[cfg(test)]

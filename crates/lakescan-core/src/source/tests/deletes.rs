@@ -9,7 +9,7 @@ use async_trait::async_trait;
 #[derive(Debug)]
 struct FixedDeletes(Arc<DeletedRows>);
 
-impl SplitReaderFactory for FixedDeletes {
+impl TableAdapter for FixedDeletes {
     fn deletes(&self, _split: &FileSplit) -> Result<Option<Box<dyn DeleteSource>>> {
         Ok(Some(Box::new(FixedDeleteSource(Arc::clone(&self.0)))))
     }

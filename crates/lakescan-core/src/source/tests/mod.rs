@@ -27,7 +27,7 @@ impl BatchTransform for KeepEven {
 #[derive(Debug)]
 struct StagedFactory(Arc<std::sync::Mutex<Vec<&'static str>>>);
 
-impl SplitReaderFactory for StagedFactory {
+impl TableAdapter for StagedFactory {
     fn stages(&self, _split: &FileSplit, context: &SplitContext) -> Result<Vec<BatchStage>> {
         let stage = |name, removed: &Count| BatchStage {
             transform: Box::new(KeepEven(Arc::clone(&self.0), name)),
@@ -92,10 +92,10 @@ async fn unselective_filters_run_after_decoding_with_the_same_result() {
                 .record("v", std::time::Duration::from_millis(1), 100_000, kept);
         }
         let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-        let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+        let adapter = Arc::new(crate::reader::PlainAdapter);
         let mut source = FileDataSource::new(
             spec,
-            factory,
+            adapter,
             Arc::clone(&store),
             vec![],
             metrics.clone(),
@@ -123,10 +123,10 @@ async fn stages_run_in_the_adapters_order_before_the_residual() {
     let ran = Arc::new(std::sync::Mutex::new(vec![]));
     let store = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
     let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
-    let factory = Arc::new(StagedFactory(Arc::clone(&ran)));
+    let adapter = Arc::new(StagedFactory(Arc::clone(&ran)));
     let mut source = FileDataSource::new(
         spec,
-        factory,
+        adapter,
         store,
         vec![],
         metrics.clone(),
@@ -214,10 +214,10 @@ async fn read_all(
     splits: Vec<FileSplit>,
     metrics: &LakeScanMetrics,
 ) -> Vec<String> {
-    let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
+    let adapter = Arc::new(crate::reader::PlainAdapter);
     let mut source = FileDataSource::new(
         spec,
-        factory,
+        adapter,
         store,
         vec![],
         metrics.clone(),
@@ -289,8 +289,8 @@ async fn row_id_constants_change_at_takeover() {
         batch_size: 2,
         ..ReadOptions::default()
     };
-    let factory = Arc::new(crate::parquet::ParquetSplitReaderFactory);
-    let mut source = FileDataSource::new(spec, factory, store, vec![], metrics.clone(), options);
+    let adapter = Arc::new(crate::reader::PlainAdapter);
+    let mut source = FileDataSource::new(spec, adapter, store, vec![], metrics.clone(), options);
     let text = |batch: &RecordBatch| -> Vec<String> {
         let text = arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch)).unwrap();
         text.to_string()
@@ -381,7 +381,7 @@ fn parquet_source(
     let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
     let source = FileDataSource::new(
         spec,
-        Arc::new(crate::parquet::ParquetSplitReaderFactory),
+        Arc::new(crate::reader::PlainAdapter),
         store,
         pushed,
         metrics.clone(),
@@ -447,7 +447,7 @@ async fn a_column_the_file_lacks_reads_the_splits_missing_value() {
     let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
     let mut source = FileDataSource::new(
         spec,
-        Arc::new(crate::parquet::ParquetSplitReaderFactory),
+        Arc::new(crate::reader::PlainAdapter),
         store,
         vec![],
         metrics,
@@ -490,12 +490,12 @@ fn dynamic_filter_source(
     Arc<datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr>,
     LakeScanMetrics,
 ) {
-    dynamic_filter_source_with(dir, Arc::new(crate::parquet::ParquetSplitReaderFactory))
+    dynamic_filter_source_with(dir, Arc::new(crate::reader::PlainAdapter))
 }
 
 fn dynamic_filter_source_with(
     dir: &std::path::Path,
-    factory: Arc<dyn SplitReaderFactory>,
+    adapter: Arc<dyn TableAdapter>,
 ) -> (
     FileDataSource,
     Arc<datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr>,
@@ -517,7 +517,7 @@ fn dynamic_filter_source_with(
     let metrics = LakeScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0);
     let source = FileDataSource::new(
         spec,
-        factory,
+        adapter,
         store,
         pushed,
         metrics.clone(),

@@ -1,5 +1,6 @@
 //! [`ReadAhead`]: on an object store, the row groups of a split are fetched in units of up
-//! to [`UNIT_BYTES`], the next unit while the current one decodes.
+//! to [`UNIT_BYTES`], the next unit while the current one decodes (the Parquet reader plans
+//! the units from its footer: `crate::parquet::plan`).
 //!
 //! parquet's stream asks for a row group's bytes when it starts decoding it, so on an object
 //! store every row group first waits a round trip, the request and the decoding never
@@ -29,8 +30,6 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use bytes::Bytes;
-use parquet::arrow::ProjectionMask;
-use parquet::file::metadata::ParquetMetaData;
 use tokio::task::JoinHandle;
 
 /// A fetch's answer: the bytes of each range.
@@ -38,31 +37,6 @@ pub type Fetched = parquet::errors::Result<Vec<Bytes>>;
 
 /// The most bytes of consecutive row groups fetched together (see the module docs).
 pub const UNIT_BYTES: u64 = 8 * 1024 * 1024;
-
-/// The byte ranges the decoder asks for when it reads `row_groups` (in that order) whole,
-/// with the leaves of `mask`.
-pub fn chunk_ranges(
-    metadata: &ParquetMetaData,
-    row_groups: &[usize],
-    mask: &ProjectionMask,
-) -> Vec<Vec<Range<u64>>> {
-    row_groups
-        .iter()
-        .map(|&rg| {
-            metadata
-                .row_group(rg)
-                .columns()
-                .iter()
-                .enumerate()
-                .filter(|(leaf, _)| mask.leaf_included(*leaf))
-                .map(|(_, column)| {
-                    let (start, length) = column.byte_range();
-                    start..start + length
-                })
-                .collect()
-        })
-        .collect()
-}
 
 /// The read-ahead of one split (see the module docs).
 #[derive(Debug)]
@@ -391,7 +365,10 @@ mod tests {
         use parquet::arrow::{ArrowWriter, ParquetRecordBatchStreamBuilder};
         use parquet::file::properties::WriterProperties;
 
-        use crate::parquet::open::CountingReader;
+        use parquet::arrow::ProjectionMask;
+
+        use crate::io::CountingReader;
+        use crate::parquet::plan::chunk_ranges;
 
         let a: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1000));
         let b: ArrayRef = Arc::new(StringArray::from_iter_values(

@@ -25,11 +25,11 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 
 use super::adapt::adapt_with_defaults;
-use super::deletes::DeletedMask;
-use super::row_filter::ColumnPredicate;
 use crate::binding::{FieldSource, MemberSource, SplitBinding};
 use crate::defaults::MemberDefaults;
+use crate::deleted_rows::DeletedMask;
 use crate::filter::Filter;
+use crate::format::column_predicate::ColumnPredicate;
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
