@@ -7,15 +7,20 @@
 //! | [`deleted_rows`] | `DeletedRows`: positions of a file its deletes remove            |
 //! | [`defaults`]  | `MemberDefaults`: `initial-default`s of struct members              |
 //! | [`subfield`]  | `Subfield`: a column or a field of a nested struct (filter keys)    |
-//! | [`required`]  | `RequiredSubfields`: which parts of a column a scan needs            |
+//! | `required`    | `RequiredSubfields`: which parts of a column a scan needs            |
 //! | [`filter`]    | typed per-column `Filter`: arrays, constants, statistics, exact merge |
 //! | [`extract`]   | DataFusion predicate → filters + residual                             |
 //! | [`scan_spec`] | `ScanSpec`: channels, outputs, filters, residual                      |
-//! | [`adaptive`]  | `AdaptiveState`: observed filter costs, shared by splits              |
+//! | `adaptive`    | `AdaptiveState`: observed filter costs, shared by splits              |
 //! | [`field_ids`] | `FieldIdMatching`: the table's fields by id and name mapping (Iceberg) |
 //! | [`binding`]   | `SplitBinding`: per-split file columns, constants, generated columns |
+//! | [`mod@format`]| the format seam: `FormatSeam`, the split lifecycle, what formats share |
+//! | `formats`     | `FileFormat::seam`: the one dispatch over the formats               |
 //! | [`parquet`]   | the selective Parquet split reader                                    |
-//! | [`split_filters`] | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
+//! | `orc`         | the ORC split reader                                                  |
+//! | [`avro`]      | the Avro split reader                                                 |
+//! | [`io`]        | `CountingReader`: counted byte reads of data files, for every format |
+//! | `split_filters`   | `SplitFilters`, `DynamicFilters`: the filters in force for a split |
 //! | [`aggregate_bounds`] | an aggregate's `min`/`max` filter left unapplied while a bound is missing |
 //! | [`reader`]    | the reader seam: `SplitReader`, `TableAdapter`, `DeleteSource`, `SplitContext` |
 //! | [`source`]    | `FileDataSource`: the driver, one split after another              |
@@ -33,7 +38,7 @@
 //! handles and splits and plug their deletes and stages into the split reader through
 //! [`reader::TableAdapter`].
 
-pub mod adaptive;
+pub(crate) mod adaptive;
 pub mod aggregate_bounds;
 pub mod avro;
 pub mod binding;
@@ -46,21 +51,21 @@ pub mod extract;
 pub mod field_ids;
 pub mod filter;
 pub mod format;
-pub mod formats;
+pub(crate) mod formats;
 pub mod handle;
 pub mod io;
 pub mod metrics;
 pub mod opt_in;
-pub mod orc;
+pub(crate) mod orc;
 pub mod parquet;
 pub mod reader;
 pub mod requests;
-pub mod required;
+pub(crate) mod required;
 pub mod scan_spec;
 pub mod scan_statistics;
 pub mod source;
 pub mod split;
-pub mod split_filters;
+pub(crate) mod split_filters;
 pub mod store;
 pub mod subfield;
 pub mod wire;

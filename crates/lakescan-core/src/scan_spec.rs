@@ -15,7 +15,7 @@
 //! expressions). Filter-only columns have no channel in `R`. An output is either a channel
 //! of `R` or an expression over `R` absorbed from the projection above the scan
 //! ([`OutputSource`]); a column read for such an expression is decoded only in the
-//! subfields it needs ([`RequiredSubfields`]).
+//! subfields it needs (`RequiredSubfields`).
 
 use std::collections::HashMap;
 use std::sync::Arc;

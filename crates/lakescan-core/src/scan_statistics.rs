@@ -53,7 +53,7 @@ const DEFAULT_SELECTIVITY: f64 = 0.2;
 /// this version of the file. `table` scopes the per-file entries (statistics depend on the
 /// table's types); Parquet footers are read with their page index when `page_index` (the
 /// scan filters), as the scan will want them; ORC files give their footer's statistics
-/// ([`crate::orc::statistics::file_statistics`]).
+/// (`crate::orc::statistics::file_statistics`).
 pub async fn file_statistics(
     state: &dyn Session,
     store: &Arc<dyn ObjectStore>,

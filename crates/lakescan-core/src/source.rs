@@ -1,6 +1,6 @@
 //! [`FileDataSource`], the driver: reading splits one after another, each prepared on the
 //! partition's task or ahead of time on a preload task. The
-//! reader of a split is its file format's ([`crate::parquet::ParquetSplitReader`], [`crate::orc::OrcSplitReader`]); the
+//! reader of a split is its file format's ([`crate::parquet::ParquetSplitReader`], `crate::orc::OrcSplitReader`); the
 //! table format adds its deletes and stages through [`crate::reader::TableAdapter`].
 //!
 //! ```text
@@ -19,7 +19,7 @@
 //!                              ─▶ residual ─▶ project to P
 //! ```
 //! An all-filtered batch is not the end of a split: only `SplitReader::next` returning
-//! `None` is. Per-split filters ([`SplitFilters`]) are built when a split starts from the
+//! `None` is. Per-split filters (`SplitFilters`) are built when a split starts from the
 //! static filters plus a snapshot of the dynamic filters, so a dynamic filter that arrived
 //! before a split is prepared prunes that split. One that changes later is seen when the
 //! split is installed (after its prepare, possibly on a preload task, where Velox's

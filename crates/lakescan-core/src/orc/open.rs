@@ -199,22 +199,7 @@ fn annotate(field: &Field, orc: &OrcType, types: &[proto::Type]) -> Field {
         .with_metadata(metadata)
 }
 
-/// The tail of the ORC file at `location` (`size` bytes), read and checked.
-pub async fn read_file_tail(
-    store: &Arc<dyn object_store::ObjectStore>,
-    location: &object_store::path::Path,
-    size: u64,
-) -> Result<OrcFile> {
-    let reader = CountingReader::open(
-        store,
-        location,
-        size,
-        datafusion::physical_plan::metrics::Count::new(),
-    );
-    read_tail(location.as_ref(), reader).await
-}
-
-/// [`read_file_tail`] of the file `meta` describes, through `cache`: served from it when
+/// The tail of the ORC file `meta` describes, read and checked, through `cache`: served from it when
 /// it keeps this version's tail, else read and kept (the planner's statistics read it
 /// before the scan, which then finds it there).
 pub async fn cached_file_tail(

@@ -1,10 +1,10 @@
 //! Which Parquet leaves hold which subfields: [`FileLeaves`] (subfield pruning on Parquet).
 //!
 //! Every leaf column of a file gets its *logical path* below its root column
-//! ([`PathStep`]s): struct members by name, and the `LIST` / `MAP` wrapper levels of the
+//! (`PathStep`s): struct members by name, and the `LIST` / `MAP` wrapper levels of the
 //! Parquet encoding folded into `<element>` / `<key>` / `<value>` (including the legacy
 //! two-level lists of the Parquet format's backward-compatibility rules). A scan's
-//! [`RequiredSubfields`] then select leaves by path prefix:
+//! `RequiredSubfields` then select leaves by path prefix:
 //!
 //! ```text
 //!  m MAP<VARCHAR, ROW(x, y)>          leaves            logical path

@@ -203,22 +203,39 @@ impl DeleteIndexBuilder {
                     .by_data_file
                     .entry(data.clone())
                     .or_default()
+                    .files
                     .push(file);
                 Ok(())
             }
             (DeleteKind::Position | DeleteKind::Equality { .. }, _) => {
                 let deletes = match file.unpartitioned {
                     true => &mut index.global,
-                    false => index
-                        .by_partition
-                        .entry(file.spec_id)
-                        .or_default()
-                        .entry(file.partition.clone())
-                        .or_default(),
+                    false => {
+                        let bucket = index
+                            .by_partition
+                            .entry(file.spec_id)
+                            .or_default()
+                            .entry(file.partition.clone())
+                            .or_default();
+                        // One group per partition by its bits (the bucket may hold -0.0
+                        // beside 0.0): a data file compares its tuple once per group, not
+                        // once per delete file.
+                        match bucket
+                            .iter()
+                            .position(|(p, _)| same_values(p, &file.partition))
+                        {
+                            Some(g) => &mut bucket[g].1,
+                            None => {
+                                bucket.push((file.partition.clone(), PartitionDeletes::default()));
+                                let last = bucket.len() - 1;
+                                &mut bucket[last].1
+                            }
+                        }
+                    }
                 };
                 match file.kind {
-                    DeleteKind::Position => deletes.position.push(file),
-                    _ => deletes.equality.push(file),
+                    DeleteKind::Position => deletes.position.files.push(file),
+                    _ => deletes.equality.files.push(file),
                 }
                 Ok(())
             }
@@ -228,16 +245,17 @@ impl DeleteIndexBuilder {
     /// The index: each list sorted by sequence number (stable: files of one sequence
     /// number stay in manifest order).
     pub fn build(mut self) -> DeleteIndex {
-        let by_sequence = |files: &mut Vec<Arc<DeleteFile>>| {
-            files.sort_by_key(|f| f.sequence_number);
-        };
         let index = &mut self.index;
-        let partitions = index.by_partition.values_mut().flat_map(|p| p.values_mut());
-        for deletes in partitions.chain([&mut index.global]) {
-            by_sequence(&mut deletes.equality);
-            by_sequence(&mut deletes.position);
+        let groups = index
+            .by_partition
+            .values_mut()
+            .flat_map(|p| p.values_mut())
+            .flat_map(|bucket| bucket.iter_mut().map(|(_, deletes)| deletes));
+        for deletes in groups.chain([&mut index.global]) {
+            deletes.equality.sort();
+            deletes.position.sort();
         }
-        index.by_data_file.values_mut().for_each(by_sequence);
+        index.by_data_file.values_mut().for_each(BySequence::sort);
         self.index
     }
 }
@@ -249,38 +267,61 @@ impl DeleteIndexBuilder {
 /// newer than a data file are found by a binary search: planning costs O(data files ×
 /// log(deletes)) plus the deletes that apply, not O(data files × delete files).
 ///
-/// Partitions are hashed as iceberg's `Struct` (`-0.0` and `0.0` in one bucket) and then
-/// compared by [`same_values`] (by their bits): the bucket is a superset of the partition.
-/// They are looked up by spec id, then by the data file's own tuple (never copied).
+/// What a lookup reads lies together, so its cost per data file does not grow with the
+/// number of delete files: the sequence numbers are kept beside the files (the binary search
+/// reads no delete file), and the delete files of one partition are one group compared
+/// with the data file's tuple once. Partitions are hashed as iceberg's `Struct` (`-0.0` and
+/// `0.0` in one bucket); a bucket holds one group per partition by [`same_values`] (by
+/// their bits). They are looked up by spec id, then by the data file's own tuple (never
+/// copied).
 #[derive(Debug, Default)]
 pub struct DeleteIndex {
     vectors: HashMap<FileLocation, Arc<DeleteFile>>,
-    by_data_file: HashMap<FileLocation, Vec<Arc<DeleteFile>>>,
-    by_partition: HashMap<i32, HashMap<Struct, PartitionDeletes>>,
+    by_data_file: HashMap<FileLocation, BySequence>,
+    by_partition: HashMap<i32, HashMap<Struct, Vec<(Struct, PartitionDeletes)>>>,
     global: PartitionDeletes,
+}
+
+/// Delete files sorted by sequence number, the numbers kept beside them.
+#[derive(Debug, Default)]
+struct BySequence {
+    sequence_numbers: Vec<i64>,
+    files: Vec<Arc<DeleteFile>>,
+}
+
+impl BySequence {
+    /// Sorts the files by sequence number (stable) and records the numbers.
+    fn sort(&mut self) {
+        self.files.sort_by_key(|f| f.sequence_number);
+        self.sequence_numbers = self.files.iter().map(|f| f.sequence_number).collect();
+    }
+
+    fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The files whose sequence number is above `sequence` (`Above`) or at least
+    /// `sequence` (`AtLeast`).
+    fn newer(&self, than: Newer) -> &[Arc<DeleteFile>] {
+        let start = self.sequence_numbers.partition_point(|&n| match than {
+            Newer::Above(seq) => n <= seq,
+            Newer::AtLeast(seq) => n < seq,
+        });
+        self.files.get(start..).unwrap_or_default()
+    }
 }
 
 /// The deletes of one partition (or the global ones), each kind sorted by sequence number.
 #[derive(Debug, Default)]
 struct PartitionDeletes {
-    equality: Vec<Arc<DeleteFile>>,
-    position: Vec<Arc<DeleteFile>>,
+    equality: BySequence,
+    position: BySequence,
 }
 
 impl PartitionDeletes {
     fn len(&self) -> usize {
         self.equality.len() + self.position.len()
     }
-}
-
-/// The files of `sorted` (by sequence number) whose sequence number is above `sequence`
-/// (`Above`) or at least `sequence` (`AtLeast`).
-fn newer(sorted: &[Arc<DeleteFile>], than: Newer) -> &[Arc<DeleteFile>] {
-    let start = sorted.partition_point(|f| match than {
-        Newer::Above(seq) => f.sequence_number <= seq,
-        Newer::AtLeast(seq) => f.sequence_number < seq,
-    });
-    &sorted[start..]
 }
 
 /// Which sequence numbers a delete must have to apply to a data file of sequence number
@@ -294,10 +335,18 @@ enum Newer {
 impl DeleteIndex {
     /// Number of delete files.
     pub fn len(&self) -> usize {
-        let partitions = self.by_partition.values().flat_map(|p| p.values());
+        let groups = self
+            .by_partition
+            .values()
+            .flat_map(|p| p.values())
+            .flat_map(|bucket| bucket.iter().map(|(_, deletes)| deletes));
         self.vectors.len()
-            + self.by_data_file.values().map(Vec::len).sum::<usize>()
-            + partitions
+            + self
+                .by_data_file
+                .values()
+                .map(BySequence::len)
+                .sum::<usize>()
+            + groups
                 .chain([&self.global])
                 .map(PartitionDeletes::len)
                 .sum::<usize>()
@@ -308,30 +357,23 @@ impl DeleteIndex {
         self.len() == 0
     }
 
-    /// The deletes of `data`'s partition of kind `kind` newer than `than`.
-    fn of_partition<'a>(
-        &'a self,
-        data: DataFileKey<'a>,
-        kind: fn(&PartitionDeletes) -> &[Arc<DeleteFile>],
-        than: Newer,
-    ) -> impl Iterator<Item = Arc<DeleteFile>> + 'a {
-        let partition = self
-            .by_partition
-            .get(&data.spec_id)
-            .and_then(|p| p.get(data.partition));
-        partition
-            .map_or(&[][..], |p| newer(kind(p), than))
+    /// The deletes of `data`'s partition (none when it has none).
+    fn partition_of(&self, data: DataFileKey<'_>) -> Option<&PartitionDeletes> {
+        let bucket = self.by_partition.get(&data.spec_id)?.get(data.partition)?;
+        bucket
             .iter()
-            .filter(move |d| same_values(&d.partition, data.partition))
-            .cloned()
+            .find(|(partition, _)| same_values(partition, data.partition))
+            .map(|(_, deletes)| deletes)
     }
 
     /// The equality deletes that apply to `data`: the global ones, then its partition's,
     /// each by sequence number.
     pub fn equality_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
         let above = Newer::Above(data.sequence_number);
-        let mut out: Vec<Arc<DeleteFile>> = newer(&self.global.equality, above).to_vec();
-        out.extend(self.of_partition(data, |p| &p.equality, above));
+        let mut out: Vec<Arc<DeleteFile>> = self.global.equality.newer(above).to_vec();
+        if let Some(partition) = self.partition_of(data) {
+            out.extend_from_slice(partition.equality.newer(above));
+        }
         out
     }
 
@@ -340,10 +382,12 @@ impl DeleteIndex {
         let at_least = Newer::AtLeast(data.sequence_number);
         let mut out: Vec<Arc<DeleteFile>> = vec![];
         if let Some(named) = self.by_data_file.get(data.location) {
-            out.extend(newer(named, at_least).iter().cloned());
+            out.extend_from_slice(named.newer(at_least));
         }
-        out.extend(newer(&self.global.position, at_least).iter().cloned());
-        out.extend(self.of_partition(data, |p| &p.position, at_least));
+        out.extend_from_slice(self.global.position.newer(at_least));
+        if let Some(partition) = self.partition_of(data) {
+            out.extend_from_slice(partition.position.newer(at_least));
+        }
         if let Some(vector) = self.vectors.get(data.location)
             && vector.sequence_number >= data.sequence_number
         {
