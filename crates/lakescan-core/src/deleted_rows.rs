@@ -53,13 +53,6 @@ pub struct DeletedCounts {
     pub deletion_vector: u64,
 }
 
-impl DeletedCounts {
-    /// Both sources together.
-    pub fn total(&self) -> u64 {
-        self.position_deletes + self.deletion_vector
-    }
-}
-
 /// A split's view of its file's [`DeletedRows`]: the union of both sources, built once
 /// (shared, not copied, when one source is empty, as it usually is).
 #[derive(Debug, Clone)]
@@ -123,6 +116,11 @@ impl DeletedMask {
         Self { positions, decoded }
     }
 
+    /// The deleted positions it masks.
+    pub fn positions(&self) -> &DeletedPositions {
+        &self.positions
+    }
+
     /// The rows to keep among the decoder's next `rows` rows; `None` when none is deleted.
     pub fn next_batch(&mut self, rows: usize) -> Result<Option<BooleanBuffer>> {
         let deleted = self.positions.all();
@@ -130,7 +128,9 @@ impl DeletedMask {
         let mut at = 0usize;
         while at < rows {
             let Some(range) = self.decoded.front_mut() else {
-                return internal_err!("the decoder yielded more rows than its row groups hold");
+                return internal_err!(
+                    "the decoder yielded more rows than the mask was planned for"
+                );
             };
             let n = ((rows - at) as u64).min(range.end - range.start);
             let mut positions = deleted.iter();
@@ -174,7 +174,8 @@ mod tests {
                 deletion_vector: 1
             }
         );
-        assert_eq!(positions.counts(100..200).total(), 1);
+        let middle = positions.counts(100..200);
+        assert_eq!(middle.position_deletes + middle.deletion_vector, 1);
         assert_eq!(
             positions.in_range(6..251).collect::<Vec<_>>(),
             [6, 150, 250]

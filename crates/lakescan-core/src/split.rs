@@ -176,11 +176,6 @@ impl<T> AdapterTable<T> {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
-
-    /// Its entries, in the order they were added.
-    pub fn entries(&self) -> &[T] {
-        &self.entries
-    }
 }
 
 /// How a data file stores its rows: which reader reads it (each format implements

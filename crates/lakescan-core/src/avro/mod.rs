@@ -36,12 +36,11 @@ pub mod seam;
 
 use std::collections::BTreeSet;
 use std::io::Cursor;
-use std::ops::Range;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, BooleanBufferBuilder, Int64Array, ListArray, MapArray,
-    RecordBatch, RecordBatchOptions, StructArray,
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray, MapArray, RecordBatch,
+    RecordBatchOptions, StructArray,
 };
 use arrow::compute::{and, cast, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
@@ -51,7 +50,7 @@ use datafusion::common::{DataFusionError, Result, exec_datafusion_err, internal_
 use parquet::arrow::async_reader::AsyncFileReader;
 
 use crate::binding::{FieldSource, SplitBinding};
-use crate::deleted_rows::DeletedRows;
+use crate::deleted_rows::{DeletedMask, DeletedPositions, DeletedRows};
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
 use crate::format::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::format::column_predicate::ColumnPredicate;
@@ -92,8 +91,8 @@ pub struct Reading {
     schema: SchemaRef,
     reader: arrow_avro::reader::Reader<Cursor<Bytes>>,
     filters: Vec<(usize, ColumnPredicate)>,
-    /// Rows deleted by position, and their union (built once, not per batch).
-    deleted: Option<(Arc<DeletedRows>, roaring::RoaringTreemap)>,
+    /// Rows deleted by position, as a mask over the file's rows (decoded in order).
+    deleted: Option<DeletedMask>,
     /// The schema of the batches handed to the assembler: the file's columns, then the
     /// row-number column when one is generated.
     batch_schema: SchemaRef,
@@ -222,8 +221,8 @@ fn start_reading(
         reader,
         filters,
         deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
-            let all = rows.all().into_owned();
-            (rows, all)
+            let decoded = std::iter::once(0..file.rows).collect();
+            DeletedMask::new(DeletedPositions::new(rows), decoded)
         }),
         batch_schema: match binding.needs_row_index() {
             false => schema,
@@ -622,21 +621,19 @@ impl Reading {
                 .map_err(|e| avro_error(&path, e))?;
             let mut keep: Option<BooleanArray> = None;
             let mut dropped = 0;
-            if let Some((deleted, all)) = &self.deleted {
-                let positions: Range<u64> = first..first + n as u64;
-                if all.range_cardinality(positions.clone()) > 0 {
-                    let mut mask = BooleanBufferBuilder::new(n);
-                    for p in positions.clone() {
-                        mask.append(!all.contains(p));
-                    }
-                    let mask = BooleanArray::new(mask.finish(), None);
-                    dropped = n - mask.true_count();
-                    let by_files =
-                        deleted.by_position_deletes.range_cardinality(positions) as usize;
-                    self.metrics.rows_deleted_position.add(by_files);
-                    self.metrics.rows_deleted_vector.add(dropped - by_files);
-                    keep = Some(mask);
-                }
+            if let Some(deleted) = &mut self.deleted
+                && let Some(bits) = deleted.next_batch(n)?
+            {
+                let mask = BooleanArray::new(bits, None);
+                dropped = n - mask.true_count();
+                let counts = deleted.positions().counts(first..first + n as u64);
+                self.metrics
+                    .rows_deleted_position
+                    .add(counts.position_deletes as usize);
+                self.metrics
+                    .rows_deleted_vector
+                    .add(counts.deletion_vector as usize);
+                keep = Some(mask);
             }
             deleted_total += dropped;
             for (root, predicate) in &self.filters {

@@ -7,12 +7,11 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics};
-use futures::StreamExt;
 use object_store::ObjectMeta;
 use parquet::arrow::async_reader::AsyncFileReader;
 
 use super::{AvroFormat, AvroSplitReader, avro_error, open, read_columns_by_id};
-use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeColumns, WholeFile};
+use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeFile};
 use crate::io::CountingReader;
 use crate::reader::{DeleteSource, SplitContext, SplitReader};
 use crate::split::FileSplit;
@@ -71,12 +70,6 @@ impl FormatSeam for AvroFormat {
             file.counters,
         )
         .await?;
-        Ok(match batches {
-            Ok(batches) => ColumnsById::Read(WholeColumns {
-                schema: None,
-                batches: futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
-            }),
-            Err(id) => ColumnsById::Missing(id),
-        })
+        Ok(ColumnsById::decoded(batches))
     }
 }

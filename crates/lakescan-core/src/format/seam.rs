@@ -11,6 +11,7 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::common::{Result, Statistics};
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use futures::StreamExt;
 use futures::stream::BoxStream;
 use object_store::{ObjectMeta, ObjectStore};
 
@@ -72,6 +73,20 @@ pub enum ColumnsById {
     Read(WholeColumns),
     /// No top-level column has this id (nor the name beside it).
     Missing(i32),
+}
+
+impl ColumnsById {
+    /// The batches of a format that decodes such a file at once (`Ok`), or the id no
+    /// column has (`Err`).
+    pub fn decoded(batches: std::result::Result<Vec<RecordBatch>, i32>) -> Self {
+        match batches {
+            Ok(batches) => ColumnsById::Read(WholeColumns {
+                schema: None,
+                batches: futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
+            }),
+            Err(id) => ColumnsById::Missing(id),
+        }
+    }
 }
 
 /// Whole top-level columns of a file, in the order they were asked for.

@@ -6,14 +6,13 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::common::{Result, Statistics};
-use futures::StreamExt;
 use object_store::ObjectMeta;
 
 use super::open::{cached_file_tail, file_schema, read_columns_by_id};
 use super::statistics::file_statistics;
 use super::tail_cache::TailCache;
 use super::{OrcFormat, OrcSplitReader};
-use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeColumns, WholeFile};
+use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeFile};
 use crate::reader::{DeleteSource, SplitContext, SplitReader};
 use crate::split::FileSplit;
 
@@ -59,12 +58,6 @@ impl FormatSeam for OrcFormat {
             file.counters,
         )
         .await?;
-        Ok(match batches {
-            Ok(batches) => ColumnsById::Read(WholeColumns {
-                schema: None,
-                batches: futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
-            }),
-            Err(id) => ColumnsById::Missing(id),
-        })
+        Ok(ColumnsById::decoded(batches))
     }
 }

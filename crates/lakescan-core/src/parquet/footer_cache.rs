@@ -24,7 +24,7 @@ use datafusion::execution::cache::cache_manager::{
 use object_store::ObjectMeta;
 use parquet::file::metadata::ParquetMetaData;
 
-pub use crate::format::PageIndex;
+use crate::format::PageIndex;
 use crate::split::FileSplit;
 
 /// The session's file metadata cache, as the Parquet reader uses it.

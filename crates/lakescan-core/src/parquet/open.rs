@@ -16,7 +16,8 @@ use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::Opened;
 use super::field_ids::rename_by_field_id;
-use super::footer_cache::{FooterCache, PageIndex};
+use super::footer_cache::FooterCache;
+use crate::format::PageIndex;
 use crate::format::{FileFormat, format_of_tail, wrong_format};
 use crate::io::counting_reader::ObjectChanged;
 use crate::io::{CountingReader, counting_reader};

@@ -15,8 +15,8 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ArrowWriter;
 
 use super::*;
+use crate::format::PageIndex;
 use crate::handle::ColumnHandle;
-use crate::parquet::footer_cache::PageIndex;
 use crate::split::FileFormat;
 
 /// `a` (regular, 0..1000 or 1000..2000) and `p` (a partition column).
