@@ -20,7 +20,7 @@
 //! ```
 //!
 //! What crosses the wire and what does not is lakescan's business (`lakescan::codec`,
-//! `lakescan_core::wire`); this crate only plugs it into Ballista.
+//! `lakescan_core::api::wire`); this crate only plugs it into Ballista.
 
 pub mod cluster;
 pub mod rerun_guard;

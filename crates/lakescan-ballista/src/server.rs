@@ -16,7 +16,7 @@
 //!
 //! Both processes read object stores the way a session does, with no `CREATE` to register
 //! them: an `s3://` bucket gets a client from the process's `AWS_*` environment
-//! (`lakescan_core::store::EnvironmentStores`); plans carry no credentials.
+//! (`lakescan_core::api::EnvironmentStores`); plans carry no credentials.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -48,7 +48,7 @@ use datafusion::execution::SessionState;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
-use lakescan_core::store::EnvironmentStores;
+use lakescan_core::api::EnvironmentStores;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;

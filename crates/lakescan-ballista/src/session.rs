@@ -28,7 +28,7 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use lakescan::codec::{LakeLogicalCodec, LakePhysicalCodec};
-use lakescan::core::config::LakeScanConfig;
+use lakescan::core::api::LakeScanConfig;
 
 /// lakescan's logical codec around Ballista's.
 pub fn logical_codec() -> Arc<LakeLogicalCodec> {

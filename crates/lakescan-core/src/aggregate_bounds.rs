@@ -163,7 +163,7 @@ fn bound_comparisons(expr: &Arc<dyn PhysicalExpr>, count: &mut usize) -> bool {
 }
 
 /// Wraps each aggregate's `min`/`max` dynamic filter that a [`LakeScanExec`] received in
-/// [`AggregateBounds`]. Runs after DataFusion's filter pushdown (`lakescan::register`
+/// `AggregateBounds`. Runs after DataFusion's filter pushdown (`lakescan::register`
 /// appends it to the session's physical optimizer rules).
 #[derive(Debug, Default)]
 pub struct GuardAggregateFilters;

@@ -27,7 +27,7 @@ use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::PhysicalExpr;
 
-pub use crate::adaptive::{AdaptiveState, FilterCost};
+pub use crate::adaptive::AdaptiveState;
 use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, MissingStageColumn, StageColumns, TableHandle};

@@ -314,31 +314,6 @@ pub mod schema {
     }
 }
 
-/// A value with a `Display` and a `FromStr` (paths, URLs) as its text.
-pub mod text {
-    use super::*;
-
-    /// See the module.
-    pub fn serialize<T: std::fmt::Display, S: Serializer>(
-        v: &T,
-        s: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(v)
-    }
-
-    /// See the module.
-    pub fn deserialize<'de, T, D>(d: D) -> std::result::Result<T, D::Error>
-    where
-        T: std::str::FromStr,
-        T::Err: std::fmt::Display,
-        D: Deserializer<'de>,
-    {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
-}
-
 /// An object store path as its encoded text.
 pub mod path {
     use super::*;

@@ -34,9 +34,7 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Schema};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err, plan_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
-use lakescan_core::filter::{Filter, NullResult};
-use lakescan_core::split::written_path;
-use lakescan_core::subfield::Subfield;
+use lakescan_core::api::{Filter, NullResult, Subfield, written_path};
 use object_store::ObjectMeta;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -49,7 +47,7 @@ use crate::options::BucketingOptions;
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Bucketing {
     /// Bucketing columns, in bucketing order, with their types.
-    #[serde(with = "lakescan_core::wire::named_types")]
+    #[serde(with = "lakescan_core::api::wire::named_types")]
     pub columns: Vec<(String, DataType)>,
     /// The table's bucket count.
     pub count: u32,

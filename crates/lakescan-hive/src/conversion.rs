@@ -19,9 +19,10 @@ use std::sync::Arc;
 use arrow::array::{BooleanArray, RecordBatch};
 use arrow::compute::filter_record_batch;
 use datafusion::common::{Result, exec_err, internal_err};
-use lakescan_core::reader::{BatchStage, BatchTransform, SplitContext, TableAdapter};
-use lakescan_core::split::{AdapterKey, AdapterTable, FileSplit};
-use lakescan_core::wire::{self, EncodedAdapter};
+use lakescan_core::api::wire::{self, EncodedAdapter};
+use lakescan_core::api::{
+    AdapterKey, AdapterTable, BatchStage, BatchTransform, FileSplit, SplitContext, TableAdapter,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::bucket::BucketConversion;
@@ -102,7 +103,7 @@ impl HiveAdapter {
         !self.conversions.is_empty()
     }
 
-    /// Its kind on the wire ([`lakescan_core::exec::AdapterDecoders`]).
+    /// Its kind on the wire ([`lakescan_core::api::AdapterDecoders`]).
     pub const KIND: &'static str = "hive";
 
     /// The adapter whose [`TableAdapter::encoded`] state is `state`.

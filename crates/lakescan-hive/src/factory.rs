@@ -25,10 +25,7 @@ use datafusion::logical_expr::CreateExternalTable;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
-use lakescan_core::config::LakeScanOptions;
-use lakescan_core::format::{FileAccess, PageIndex};
-use lakescan_core::split::FileFormat;
-use lakescan_core::store::StoreOptions;
+use lakescan_core::api::{FileAccess, FileFormat, LakeScanOptions, PageIndex, StoreOptions};
 
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
@@ -189,7 +186,7 @@ impl HiveTableBuilder {
         self
     }
 
-    /// The `aws.*` options of the location's store (`lakescan_core::store`).
+    /// The `aws.*` options of the location's store ([`StoreOptions`]).
     pub fn store_options(mut self, store: StoreOptions) -> Self {
         self.store = store;
         self

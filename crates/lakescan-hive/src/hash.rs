@@ -77,7 +77,7 @@ use arrow::datatypes::{
     TimestampNanosecondType, TimestampSecondType,
 };
 use arrow::error::ArrowError;
-use lakescan_core::calendar::proleptic_to_hybrid;
+use lakescan_core::api::proleptic_to_hybrid;
 use serde::{Deserialize, Serialize};
 
 #[cfg(test)]

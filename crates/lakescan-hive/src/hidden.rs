@@ -26,8 +26,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{Result, ScalarValue, plan_err};
-use lakescan_core::handle::{ColumnHandle, ColumnRole};
-use lakescan_core::opt_in::{OptIn, OptInColumn, parse_opt_in};
+use lakescan_core::api::{ColumnHandle, ColumnRole, OptIn, OptInColumn, parse_opt_in};
 use serde::{Deserialize, Serialize};
 
 /// Info keys of the row id's constants in a split's info columns.

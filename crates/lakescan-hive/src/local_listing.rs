@@ -18,7 +18,7 @@
 //! them), metadata, e-tags, and the same entries left out (files whose name ends in `#`
 //! and digits, entries that vanish or whose link is broken while listing). Only the
 //! default local store is listed this way ([`is_default_local_store`], as files are read by
-//! [`lakescan_core::io::local_file`]); any other store, and every remote one, is
+//! the core's local-file reader); any other store, and every remote one, is
 //! listed through `object_store`. No library lists a directory with one system call per
 //! file, hence this module.
 
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use lakescan_core::io::local_file::is_default_local_store;
+use lakescan_core::api::is_default_local_store;
 use object_store::local::LocalFileSystem;
 use object_store::path::{Path, PathPart};
 use object_store::{ObjectMeta, ObjectStore};

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use datafusion::common::{Result, plan_err};
 use serde::{Deserialize, Serialize};
 
-use lakescan_core::split::FileFormat;
+use lakescan_core::api::FileFormat;
 
 use crate::hash::{BucketingVersion, StringHashing};
 use crate::hidden::HiddenSelection;
@@ -142,7 +142,7 @@ impl HiveOptions {
             )));
         }
         let split_size = get("split_size")
-            .map(lakescan_core::config::parse_split_size)
+            .map(lakescan_core::api::parse_split_size)
             .transpose()?;
         let row_id = RowIdOptions {
             metadata_version: get("row_id.metadata_version")

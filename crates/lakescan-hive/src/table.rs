@@ -18,16 +18,12 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::utils::{collect_columns, conjunction_opt};
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
-use lakescan_core::config::LakeScanOptions;
-use lakescan_core::exec::{PlannedScan, PlanningStats};
-use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
-use lakescan_core::format::PageIndex;
-use lakescan_core::handle::{Assignments, ColumnHandle, ColumnRole, StageColumns, TableHandle};
-use lakescan_core::requests::Attempts;
-use lakescan_core::scan_statistics::{
-    FileSetStatistics, RowCount, ScanStatistics, data_schema, file_statistics, merge_files,
+use lakescan_core::api::{
+    Assignments, Attempts, ColumnHandle, ColumnRole, Extraction, FileFormat, FileSetStatistics,
+    FileSplit, LakeScanOptions, PageIndex, PlannedScan, PlanningStats, RowCount, ScanStatistics,
+    SplitValue, StageColumns, TableHandle, data_schema, exact_pushdown, file_statistics,
+    merge_files, physical_conjuncts, written_path,
 };
-use lakescan_core::split::{FileFormat, FileSplit, SplitValue, written_path};
 use object_store::ObjectMeta;
 
 use crate::bucket::{BucketFilter, Bucketing, partition_buckets, reads_of_file};

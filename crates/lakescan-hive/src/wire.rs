@@ -1,4 +1,4 @@
-//! A [`HiveTable`] as a plan frame ([`lakescan_core::wire`]): its definition as `CREATE`
+//! A [`HiveTable`] as a plan frame ([`lakescan_core::api::wire`]): its definition as `CREATE`
 //! made it (location, the columns it inferred or was given, partition columns, options),
 //! so the process that decodes it plans scans exactly as this one would. What the table
 //! learned since (kept listings, merged file statistics) stays here: the decoding process
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Schema};
 use datafusion::common::Result;
 use datafusion::datasource::listing::ListingTableUrl;
-use lakescan_core::wire::{self, NodeKind};
+use lakescan_core::api::wire::{self, NodeKind};
 use serde::{Deserialize, Serialize};
 
 use crate::options::HiveOptions;
@@ -21,9 +21,9 @@ use crate::table::HiveTable;
 struct TableParts {
     name: String,
     location: String,
-    #[serde(with = "lakescan_core::wire::schema")]
+    #[serde(with = "lakescan_core::api::wire::schema")]
     data_columns: Schema,
-    #[serde(with = "lakescan_core::wire::named_types")]
+    #[serde(with = "lakescan_core::api::wire::named_types")]
     partition_columns: Vec<(String, DataType)>,
     options: HiveOptions,
 }

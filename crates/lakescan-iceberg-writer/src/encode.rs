@@ -89,7 +89,7 @@ pub fn avro_file(schema: &Schema, batches: &[RecordBatch]) -> Result<Vec<u8>> {
     // arrow-avro encodes with the schema given but advertises one it generates without the
     // ids: the header gets the schema the rows were encoded with.
     let file = writer.into_inner();
-    let mut header = lakescan_core::avro::header::AvroHeader::parse(&file).map_err(err)?;
+    let mut header = lakescan_core::api::AvroHeader::parse(&file).map_err(err)?;
     header
         .metadata
         .insert("avro.schema".to_string(), record.into_bytes());

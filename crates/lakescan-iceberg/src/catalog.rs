@@ -32,8 +32,7 @@ use datafusion::execution::SessionState;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::SessionContext;
 use iceberg::{Catalog, CatalogBuilder, NamespaceIdent, TableIdent};
-use lakescan_core::config::LakeScanOptions;
-use lakescan_core::store::StoreOptions;
+use lakescan_core::api::{LakeScanOptions, StoreOptions};
 use parking_lot::RwLock;
 
 use crate::catalog_io::ObjectStoreStorageFactory;

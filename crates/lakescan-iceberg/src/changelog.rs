@@ -35,8 +35,9 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::FutureExt;
 use iceberg::spec::{Operation, SnapshotRef};
-use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
-use lakescan_core::handle::{ColumnHandle, ColumnRole, TableHandle};
+use lakescan_core::api::{
+    ColumnHandle, ColumnRole, Extraction, TableHandle, exact_pushdown, physical_conjuncts,
+};
 
 use crate::metadata::select_snapshot;
 use crate::options::{SnapshotSelector, parse_timestamp_millis};

@@ -16,7 +16,7 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::CreateExternalTable;
 
-use lakescan_core::store::StoreOptions;
+use lakescan_core::api::StoreOptions;
 
 use crate::metadata::{locate, read_metadata, select_snapshot};
 use crate::metadata_columns::MetadataSelection;
@@ -115,7 +115,7 @@ impl IcebergTableBuilder {
         self
     }
 
-    /// The `aws.*` options of the location's store (`lakescan_core::store`).
+    /// The `aws.*` options of the location's store ([`StoreOptions`]).
     pub fn store_options(mut self, store: StoreOptions) -> Self {
         self.store = store;
         self

@@ -33,9 +33,9 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::{Result, ScalarValue, exec_datafusion_err, not_impl_err, plan_err};
 use iceberg::spec::{FormatVersion, PartitionSpec, Schema, TableMetadata, Transform, Type};
-use lakescan_core::field_ids::{FieldIdNode, NestedIds};
-use lakescan_core::handle::{ColumnHandle, ColumnRole};
-use lakescan_core::opt_in::{OptIn, OptInColumn, parse_opt_in};
+use lakescan_core::api::{
+    ColumnHandle, ColumnRole, FieldIdNode, NestedIds, OptIn, OptInColumn, parse_opt_in,
+};
 
 use crate::schema::{StringTypes, arrow_type, literal_to_scalar};
 

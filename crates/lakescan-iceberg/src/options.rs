@@ -103,7 +103,7 @@ impl IcebergOptions {
             SnapshotSelector::Current
         };
         let split_size = get("split_size")
-            .map(lakescan_core::config::parse_split_size)
+            .map(lakescan_core::api::parse_split_size)
             .transpose()?;
         Ok(Self {
             snapshot,

@@ -24,10 +24,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FileLocation {
     /// The object store (registered in the session's runtime).
-    #[serde(with = "lakescan_core::wire::store_url")]
+    #[serde(with = "lakescan_core::api::wire::store_url")]
     pub store: ObjectStoreUrl,
     /// The path inside that store.
-    #[serde(with = "lakescan_core::wire::path")]
+    #[serde(with = "lakescan_core::api::wire::path")]
     pub path: Path,
 }
 
@@ -45,7 +45,7 @@ enum Base {
     Local(PathBuf),
     /// A directory of an object store (`s3://bucket/wh`): the store and the directory's parts.
     Store(
-        #[serde(with = "lakescan_core::wire::store_url")] ObjectStoreUrl,
+        #[serde(with = "lakescan_core::api::wire::store_url")] ObjectStoreUrl,
         Vec<String>,
     ),
 }

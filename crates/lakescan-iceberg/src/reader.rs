@@ -18,10 +18,11 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::common::{Result, internal_err};
-use lakescan_core::deleted_rows::DeletedRows;
-use lakescan_core::reader::{BatchStage, DeleteSource, Deletes, SplitContext, TableAdapter};
-use lakescan_core::split::{AdapterTable, FileSplit};
-use lakescan_core::wire::{self, EncodedAdapter};
+use lakescan_core::api::wire::{self, EncodedAdapter};
+use lakescan_core::api::{
+    AdapterTable, BatchStage, DeleteSource, DeletedRows, Deletes, FileSplit, SplitContext,
+    TableAdapter,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::deletes::equality::{
@@ -67,7 +68,7 @@ impl IcebergAdapter {
         }
     }
 
-    /// Its kind on the wire ([`lakescan_core::exec::AdapterDecoders`]).
+    /// Its kind on the wire ([`lakescan_core::api::AdapterDecoders`]).
     pub const KIND: &'static str = "iceberg";
 
     /// The adapter whose [`TableAdapter::encoded`] state is `state` (its caches

@@ -1,5 +1,5 @@
 //! The Iceberg schema as the scan sees it: Arrow types, field ids for matching file
-//! columns ([`lakescan_core::parquet::field_ids`]), `initial-default` values, and Iceberg
+//! columns ([`FieldIds`]), `initial-default` values, and Iceberg
 //! values (partition tuples, column bounds, defaults) as DataFusion scalars.
 //!
 //! | Iceberg              | Arrow                                                  |
@@ -26,8 +26,7 @@ use datafusion::common::{Result, ScalarValue, not_impl_err, plan_datafusion_err,
 use iceberg::spec::{
     Datum, Literal, NestedField, PrimitiveLiteral, PrimitiveType, Schema as IcebergSchema, Type,
 };
-use lakescan_core::defaults::{MemberDefault, MemberDefaults};
-use lakescan_core::field_ids::{FieldIdNode, FieldIds, NestedIds};
+use lakescan_core::api::{FieldIdNode, FieldIds, MemberDefault, MemberDefaults, NestedIds};
 
 use crate::placeholder_types::PlaceholderTypes;
 

@@ -23,14 +23,11 @@ use datafusion::physical_expr::utils::conjunction_opt;
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use iceberg::spec::SnapshotRef;
-use lakescan_core::config::LakeScanOptions;
-use lakescan_core::exec::{PlannedScan, PlanningStats};
-use lakescan_core::extract::{Extraction, exact_pushdown, physical_conjuncts};
-use lakescan_core::field_ids::{FieldIdMatching, FieldIdNode, MappedName, NestedIds};
-use lakescan_core::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
-use lakescan_core::requests::Attempts;
-use lakescan_core::scan_statistics::{RowCount, ScanStatistics};
-use lakescan_core::split::{AdapterTable, FileSplit, SplitValue};
+use lakescan_core::api::{
+    AdapterTable, Assignments, Attempts, ColumnHandle, Extraction, FieldIdMatching, FieldIdNode,
+    FileSplit, LakeScanOptions, MappedName, NestedIds, PlannedScan, PlanningStats, RowCount,
+    ScanStatistics, SplitValue, StageColumns, TableHandle, exact_pushdown, physical_conjuncts,
+};
 
 use crate::deletes::equality::EqualityDeleteSet;
 use crate::deletes::{DeleteFile, DeleteKind};

@@ -18,8 +18,7 @@ use chrono::NaiveDate;
 use datafusion::common::ScalarValue;
 use iceberg::spec::{Datum, PrimitiveLiteral, Transform};
 use iceberg::transform::create_transform_function;
-use lakescan_core::filter::Filter;
-use lakescan_core::filter::eval::ColumnStats;
+use lakescan_core::api::{ColumnStats, Filter};
 
 const MICROS_PER_HOUR: i64 = 3_600_000_000;
 const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;

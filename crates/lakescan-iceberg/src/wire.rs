@@ -1,4 +1,4 @@
-//! Iceberg tables as plan frames ([`lakescan_core::wire`]): an [`IcebergTable`] crosses as
+//! Iceberg tables as plan frames ([`lakescan_core::api::wire`]): an [`IcebergTable`] crosses as
 //! the bytes of its metadata file with the snapshot and schema it reads, so the decoding
 //! process (decoding is synchronous) parses them without reading anything and plans the
 //! same snapshot, even if the table moved on since; a [`TableChanges`] adds its two snapshot
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use datafusion::common::{Result, internal_err, plan_err};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use iceberg::spec::SnapshotRef;
-use lakescan_core::wire::{self, NodeKind};
+use lakescan_core::api::wire::{self, NodeKind};
 use serde::{Deserialize, Serialize};
 
 use crate::changelog::TableChanges;
@@ -26,14 +26,14 @@ struct TableParts {
     name: String,
     /// The metadata file as the table names it (messages).
     metadata_file: String,
-    #[serde(with = "lakescan_core::wire::serde_bytes_vec")]
+    #[serde(with = "lakescan_core::api::wire::serde_bytes_vec")]
     metadata: Vec<u8>,
     snapshot_id: Option<i64>,
     schema_id: i32,
     view_types: StringTypes,
     paths: PathResolver,
     split_size: Option<u64>,
-    #[serde(with = "lakescan_core::wire::store_url")]
+    #[serde(with = "lakescan_core::api::wire::store_url")]
     metadata_store: ObjectStoreUrl,
     metadata_columns: MetadataSelection,
 }

@@ -23,7 +23,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use lakescan_core::requests::CountingConnector;
+use lakescan_core::api::CountingConnector;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
 use object_store::{

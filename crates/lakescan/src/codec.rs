@@ -9,7 +9,7 @@
 //!                                (every partition's static split list; it runs its own)
 //! ```
 //!
-//! Both codecs read and write lakescan's plan frames ([`crate::core::wire`]) and hand every
+//! Both codecs read and write lakescan's plan frames ([`crate::core::api::wire`]) and hand every
 //! other node to an *inner* codec, the engine's own (Ballista's, which a session codec
 //! replaces rather than extends), datafusion-proto's default otherwise. A frame of another
 //! lakescan wire version, an unknown adapter kind or a table whose schema is not the one the
@@ -29,9 +29,8 @@ use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{DefaultPhysicalExtensionCodec, PhysicalExtensionCodec};
 
-use crate::core::exec::AdapterDecoders;
-use crate::core::exec::LakeScanExec;
-use crate::core::wire::{self, NodeKind};
+use crate::core::api::wire::{self, NodeKind};
+use crate::core::api::{AdapterDecoders, LakeScanExec};
 use crate::hive::HiveTable;
 use crate::hive::conversion::HiveAdapter;
 use crate::iceberg::IcebergTable;

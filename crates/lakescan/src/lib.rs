@@ -77,7 +77,7 @@ pub use lakescan_iceberg as iceberg;
 /// # Ok(()) }
 /// ```
 #[doc(inline)]
-pub use lakescan_core::config::LakeScanOptions;
+pub use lakescan_core::api::LakeScanOptions;
 
 /// A Hive table built from Rust, what `CREATE EXTERNAL TABLE … STORED AS HIVE` does:
 ///
@@ -236,12 +236,12 @@ pub use codec::LakeLogicalCodec;
 
 /// Registers the `HIVE` and `ICEBERG` table factories in `ctx`, so `CREATE EXTERNAL TABLE …
 /// STORED AS HIVE|ICEBERG` creates lakescan tables, the `lakescan.*` session settings
-/// ([`core::config::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), the SQL
+/// ([`core::api::LakeScanOptions`], e.g. `SET lakescan.split_size = 1048576`), the SQL
 /// functions `hive_hash` and `hive_bucket` ([`hive::udf`]), and the metadata tables
 /// (`"t$snapshots"`, …) of Iceberg tables in the default schema
 /// ([`iceberg::metadata_tables`]), and a physical optimizer rule that keeps DataFusion's
 /// `min`/`max` dynamic filters from dropping rows while a bound is missing
-/// ([`core::aggregate_bounds`]).
+/// ([`core::api::GuardAggregateFilters`]).
 pub fn register(ctx: &SessionContext) -> Result<()> {
     ctx.register_udf(hive::udf::HiveHashUdf::hash());
     ctx.register_udf(hive::udf::HiveHashUdf::bucket());
@@ -254,11 +254,11 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
     let guarded = state
         .physical_optimizers()
         .iter()
-        .any(|rule| rule.name() == core::aggregate_bounds::GuardAggregateFilters::NAME);
+        .any(|rule| rule.name() == core::api::GuardAggregateFilters::NAME);
     if !guarded {
         // After DataFusion's own rules (filter pushdown among them).
         *state = SessionStateBuilder::new_from_existing(state.clone())
-            .with_physical_optimizer_rule(Arc::new(core::aggregate_bounds::GuardAggregateFilters))
+            .with_physical_optimizer_rule(Arc::new(core::api::GuardAggregateFilters))
             .build();
     }
     state
@@ -288,12 +288,12 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
     let options = state.config_mut().options_mut();
     if options
         .extensions
-        .get::<core::config::LakeScanConfig>()
+        .get::<core::api::LakeScanConfig>()
         .is_none()
     {
         options
             .extensions
-            .insert(core::config::LakeScanConfig::default());
+            .insert(core::api::LakeScanConfig::default());
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `min`/`max` over a table whose partitions hold files of NULLs only: DataFusion's partial
 //! aggregates push a dynamic filter `x < min OR x > max` into the scan, and lose its
-//! minimum when a partition that saw only NULLs reports first (`lakescan_core::aggregate_bounds`).
+//! minimum when a partition that saw only NULLs reports first (`lakescan_core::api::GuardAggregateFilters`).
 //! lakescan must not let that filter drop the rows that hold the true minimum, however the
 //! partitions interleave: the query runs many times.
 

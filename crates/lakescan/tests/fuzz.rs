@@ -24,8 +24,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use arrow::util::pretty::pretty_format_batches;
 use datafusion::common::DFSchema;
 use datafusion::prelude::SessionContext;
-use lakescan::core::extract::Extraction;
-use lakescan::core::filter::eval::keep_mask;
+use lakescan::core::api::{Extraction, keep_mask};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 

@@ -16,8 +16,7 @@ use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_core::exec::{LakeScanExec, SplitScheduling};
-use lakescan_core::source::{LifecycleHook, SplitEvent};
+use lakescan_core::api::{LakeScanExec, LifecycleHook, SplitEvent, SplitScheduling};
 use lakescan_iceberg_writer::TableWriter;
 
 fn longs(values: impl IntoIterator<Item = i64>) -> ArrayRef {
@@ -186,7 +185,7 @@ async fn preload_and_split_lists_read_every_split_once_and_report_failures() {
             let lists: Vec<Vec<_>> = scan.partition_splits().iter().map(|l| l.to_vec()).collect();
             let all: Vec<_> = lists.concat();
             // Re-cut into `partitions` static lists, as a plan spread over executors.
-            let cut = lakescan_core::exec::assign_splits(all, partitions);
+            let cut = lakescan_core::api::assign_splits(all, partitions);
             for scheduling in [SplitScheduling::StaticLists, SplitScheduling::WorkStealing] {
                 let plan = scan
                     .clone()

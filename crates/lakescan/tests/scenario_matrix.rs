@@ -41,8 +41,7 @@ use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr, collect};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
-use lakescan_core::exec::LakeScanExec;
-use lakescan_core::source::{LifecycleHook, SplitEvent};
+use lakescan_core::api::{LakeScanExec, LifecycleHook, SplitEvent};
 use lakescan_iceberg_writer::TableWriter;
 
 /// One scan scenario: its tables, its query, the dynamic filter, and an oracle that is

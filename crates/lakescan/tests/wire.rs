@@ -13,7 +13,7 @@ use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
 use lakescan::codec::{LakeLogicalCodec, LakePhysicalCodec};
-use lakescan::core::exec::LakeScanExec;
+use lakescan::core::api::LakeScanExec;
 
 fn testdata(rel: &str) -> String {
     format!("{}/../../testdata/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -296,7 +296,7 @@ fn with_wire_version(bytes: &[u8], version: u16) -> Vec<u8> {
     let mut bytes = bytes.to_vec();
     let at = bytes
         .windows(4)
-        .position(|w| w == lakescan::core::wire::MAGIC)
+        .position(|w| w == lakescan::core::api::wire::MAGIC)
         .unwrap_or_else(|| panic!("no lakescan frame in the plan"));
     bytes[at + 4..at + 6].copy_from_slice(&version.to_le_bytes());
     bytes
@@ -314,7 +314,7 @@ async fn a_plan_of_another_wire_version_or_a_vanished_file_is_a_clear_error() ->
         .await?;
     let codec = LakePhysicalCodec::default();
     let bytes = physical_plan_to_bytes_with_extension_codec(plan, &codec)?;
-    let other = with_wire_version(&bytes, lakescan::core::wire::WIRE_VERSION + 1);
+    let other = with_wire_version(&bytes, lakescan::core::api::wire::WIRE_VERSION + 1);
     let err = physical_plan_from_bytes_with_extension_codec(&other, &ctx.task_ctx(), &codec)
         .map(|_| ())
         .unwrap_err()

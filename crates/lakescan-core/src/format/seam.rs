@@ -67,7 +67,7 @@ pub struct WholeFile<'a> {
     pub counters: &'a ReadCounters,
 }
 
-/// What [`FormatSeam::read_columns_by_id`] found.
+/// What `FormatSeam::read_columns_by_id` found.
 pub enum ColumnsById {
     /// Every column asked for.
     Read(WholeColumns),

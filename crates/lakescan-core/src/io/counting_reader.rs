@@ -49,7 +49,7 @@ pub fn counting_reader(context: &SplitContext, split: &FileSplit, size: u64) -> 
 /// from memory, so a small file costs one request.
 ///
 /// A file of the default local store is read directly into reused buffers
-/// ([`LocalFile`]). Other stores get ranged GETs (`get_opts`), coalesced as
+/// (`LocalFile`). Other stores get ranged GETs (`get_opts`), coalesced as
 /// `ObjectStore::get_ranges` coalesces them and counted; their answers tell the object's size
 /// and modification time, so a file the planner listed that changed since (another size or
 /// time) is an error naming it, not a read of another file's bytes at the old offsets (even
@@ -125,7 +125,7 @@ impl CountingReader {
     }
 
     /// Fetches the row groups of `plan` (the ranges each will be asked for, in reading order)
-    /// in units, the next while one decodes ([`ReadAhead`]); a local file is read when asked.
+    /// in units, the next while one decodes (`ReadAhead`); a local file is read when asked.
     pub fn with_read_ahead(mut self, plan: Vec<Vec<Range<u64>>>) -> Self {
         if self.local.is_none() && plan.len() > 1 {
             self.read_ahead = Some(Arc::new(Mutex::new(ReadAhead::new(plan))));

@@ -75,12 +75,14 @@ impl FooterCache {
     }
 
     /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
-    /// knows the file's modification time.
+    /// knows the file's modification time (the tests' shorthand: readers keep the file too).
+    #[cfg(test)]
     pub fn put(&self, split: &FileSplit, size: u64, metadata: Arc<ParquetMetaData>) {
         self.put_with_file(split, size, metadata, None)
     }
 
-    /// [`Self::put`], keeping `file` (the whole file's bytes) with the footer.
+    /// Keeps the footer just read for `split`'s file, `size` bytes long, when the split
+    /// knows the file's modification time, and `file` (the whole file's bytes) with the footer.
     pub fn put_with_file(
         &self,
         split: &FileSplit,

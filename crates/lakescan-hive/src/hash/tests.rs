@@ -11,9 +11,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Int8Type, Int32Type, TimeUnit, i256};
 use arrow::error::ArrowError;
 
-use lakescan_core::calendar::{
-    GREGORIAN_CUTOVER_DAY, civil_from_days, days_from_civil, julian_days,
-};
+use lakescan_core::api::{GREGORIAN_CUTOVER_DAY, civil_from_days, days_from_civil, julian_days};
 
 use super::*;
 

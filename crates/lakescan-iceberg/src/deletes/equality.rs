@@ -34,10 +34,7 @@ use datafusion::common::{
 };
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
 use futures::TryStreamExt;
-use lakescan_core::format::ColumnsById;
-use lakescan_core::metrics::ReadCounters;
-use lakescan_core::reader::BatchTransform;
-use lakescan_core::scan_spec::ScanSpec;
+use lakescan_core::api::{BatchTransform, ColumnsById, ReadCounters, ScanSpec};
 use object_store::ObjectStore;
 use tokio::sync::OnceCell;
 
@@ -260,7 +257,7 @@ fn check_key_types(
 ) -> Result<()> {
     for (((name, id), &at), table_type) in columns.iter().zip(order).zip(types) {
         let stored = schema.field(at).data_type();
-        if !lakescan_core::binding::can_adapt(stored, table_type) {
+        if !lakescan_core::api::can_adapt(stored, table_type) {
             return exec_err!(
                 "Iceberg equality-delete file '{}': key column '{name}' (field id {id}) is \
                  stored as {stored}, which cannot be compared with the table type {table_type}",

@@ -131,7 +131,7 @@ pub struct DeleteFile {
     /// How its rows are stored (Parquet, ORC or Avro; a deletion vector's Puffin file reads
     /// as bytes whatever this says).
     #[serde(default)]
-    pub format: lakescan_core::split::FileFormat,
+    pub format: lakescan_core::api::FileFormat,
 }
 
 /// The top-level columns with field ids `ids` (or, for a column without an id, the name
@@ -141,9 +141,9 @@ pub(crate) async fn read_columns(
     store: &std::sync::Arc<dyn object_store::ObjectStore>,
     file: &DeleteFile,
     ids: &[(i32, &str)],
-    counters: &lakescan_core::metrics::ReadCounters,
-) -> datafusion::common::Result<lakescan_core::format::ColumnsById> {
-    let whole = lakescan_core::format::WholeFile {
+    counters: &lakescan_core::api::ReadCounters,
+) -> datafusion::common::Result<lakescan_core::api::ColumnsById> {
+    let whole = lakescan_core::api::WholeFile {
         store,
         location: &file.location.path,
         size: file.file_size,

@@ -1,7 +1,7 @@
 //! The header of Iceberg's Avro files (manifests, manifest lists): read and rewritten by
-//! `lakescan_core::avro::header`, and the record names that tell the two apart.
+//! `lakescan_core::api::header`, and the record names that tell the two apart.
 
-pub use lakescan_core::avro::header::AvroHeader;
+pub use lakescan_core::api::AvroHeader;
 
 /// The Avro record name of manifests.
 pub const MANIFEST_RECORD: &str = "manifest_entry";

@@ -37,8 +37,7 @@ use iceberg::spec::{
     ManifestFile, ManifestList, ManifestStatus, PartitionSpec, SnapshotRef, Struct, TableMetadata,
     Transform,
 };
-use lakescan_core::filter::Filter;
-use lakescan_core::subfield::Subfield;
+use lakescan_core::api::{Filter, Subfield};
 use object_store::ObjectStoreExt;
 
 use crate::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, DeleteKind};
@@ -99,8 +98,8 @@ pub struct PlanCounts {
     /// Live delete files in the manifests read.
     pub delete_files_total: usize,
     /// HTTP requests planning sent (manifest list and manifests), when they were counted
-    /// (`lakescan_core::requests`; stores without the counting connector count none).
-    pub requests: Option<lakescan_core::requests::Tally>,
+    /// (`lakescan_core::api::CountingConnector`; stores without the counting connector count none).
+    pub requests: Option<lakescan_core::api::Tally>,
 }
 
 /// What a planning pass produced.
@@ -459,7 +458,7 @@ impl<'a> Planner<'a> {
         let location = self.paths.resolve(written)?;
         let store = self.runtime.object_store(&location.store)?;
         // One GET, its retries (and a resumed body) counted as the scan's retries.
-        let got = lakescan_core::requests::single_read(async {
+        let got = lakescan_core::api::single_read(async {
             match store.get(&location.path).await {
                 Ok(r) => r.bytes().await,
                 Err(e) => Err(e),
@@ -617,8 +616,8 @@ fn inherit(mut entry: ManifestEntry, manifest: &ManifestFile) -> Result<Manifest
 
 /// How a file of Iceberg's `format` stores rows; `None` for Puffin (statistics and deletion
 /// vectors, no rows).
-pub(crate) fn row_format(format: DataFileFormat) -> Option<lakescan_core::split::FileFormat> {
-    use lakescan_core::split::FileFormat;
+pub(crate) fn row_format(format: DataFileFormat) -> Option<lakescan_core::api::FileFormat> {
+    use lakescan_core::api::FileFormat;
     match format {
         DataFileFormat::Parquet => Some(FileFormat::Parquet),
         DataFileFormat::Orc => Some(FileFormat::Orc),

@@ -8,8 +8,7 @@ use datafusion::common::{Result, ScalarValue};
 use iceberg::spec::{
     DataFile, Datum, ManifestContentType, ManifestFile, PartitionField, Transform, Type,
 };
-use lakescan_core::filter::eval::ColumnStats;
-use lakescan_core::filter::{Filter, NullResult};
+use lakescan_core::api::{ColumnStats, Filter, NullResult};
 
 use super::{PlannedFile, Planner};
 use crate::file_statistics::FileStatistics;

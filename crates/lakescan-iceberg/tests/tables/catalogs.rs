@@ -71,7 +71,7 @@ async fn sqlite_catalog_tables_by_three_part_names() {
 async fn catalog_tables_take_metadata_columns_from_the_session() {
     let (_t, uri) = sqlite_catalog().await;
     let config = datafusion::prelude::SessionConfig::new()
-        .with_option_extension(lakescan_core::config::LakeScanConfig::default());
+        .with_option_extension(lakescan_core::api::LakeScanConfig::default());
     let ctx = SessionContext::new_with_config(config);
     register_catalog(&ctx, "ice", &uri).await.unwrap();
     let err = ctx.sql("SELECT _pos FROM ice.db.t").await.unwrap_err();
