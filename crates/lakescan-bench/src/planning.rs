@@ -4,7 +4,6 @@
 //! file grew as data files × delete files. The figure printed is the time per data file at
 //! each size: flat when planning grows linearly.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -128,7 +127,7 @@ fn measure(size: Size, runs: usize) -> anyhow::Result<PlanningFigure> {
         for file in files {
             builder.add(file)?;
         }
-        let index = builder.build();
+        let mut index = builder.build();
         let mut matches = 0;
         for (location, partition, sequence_number) in &data {
             let key = DataFileKey {
@@ -137,8 +136,8 @@ fn measure(size: Size, runs: usize) -> anyhow::Result<PlanningFigure> {
                 spec_id: 1,
                 partition,
             };
-            let found: Vec<Arc<DeleteFile>> = index.position_deletes(key);
-            matches += found.len() + index.equality_deletes(key).len();
+            let found = index.deletes(key);
+            matches += found.position.len() + found.equality.len();
         }
         let seconds = started.elapsed().as_secs_f64();
         if best.as_ref().is_none_or(|b| seconds < b.seconds) {

@@ -237,10 +237,10 @@ impl IcebergTable {
                 }
             }
         }
-        if !equality.is_empty() || !file.position_deletes.is_empty() {
+        if !equality.is_empty() || !file.deletes.position.is_empty() {
             let key = splits.deletes.push(Arc::new(SplitDeletes {
                 equality,
-                position_deletes: file.position_deletes.clone(),
+                position_deletes: file.deletes.position.clone(),
                 data_location: file.location.clone(),
                 data_written: file.written_path.clone(),
             }))?;
@@ -286,7 +286,7 @@ impl IcebergTable {
         dropped: &mut Vec<DroppedKey>,
     ) -> Result<Vec<Arc<EqualityDeleteSet>>> {
         let mut sets: Vec<(Vec<i32>, Vec<Arc<DeleteFile>>)> = vec![];
-        for delete in &file.equality_deletes {
+        for delete in &file.deletes.equality {
             let DeleteKind::Equality { field_ids } = &delete.kind else {
                 continue;
             };
@@ -704,8 +704,7 @@ mod tests {
             first_row_id: None,
             identity_values: vec![],
             partition: iceberg::spec::Struct::empty(),
-            equality_deletes: vec![],
-            position_deletes: vec![],
+            deletes: Arc::default(),
             statistics: Arc::new(Statistics::new_unknown(&arrow::datatypes::Schema::empty())),
         }
     }

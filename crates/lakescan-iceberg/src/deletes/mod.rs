@@ -17,6 +17,7 @@ pub mod equality;
 pub mod position;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use datafusion::common::{Result, exec_err, internal_err};
@@ -211,26 +212,11 @@ impl DeleteIndexBuilder {
                 let deletes = match file.unpartitioned {
                     true => &mut index.global,
                     false => {
-                        let bucket = index
-                            .by_partition
-                            .entry(file.spec_id)
-                            .or_default()
-                            .entry(file.partition.clone())
-                            .or_default();
-                        // One group per partition by its bits (the bucket may hold -0.0
-                        // beside 0.0): a data file compares its tuple once per group, not
-                        // once per delete file.
-                        match bucket
-                            .iter()
-                            .position(|(p, _)| same_values(p, &file.partition))
-                        {
-                            Some(g) => &mut bucket[g].1,
-                            None => {
-                                bucket.push((file.partition.clone(), PartitionDeletes::default()));
-                                let last = bucket.len() - 1;
-                                &mut bucket[last].1
-                            }
-                        }
+                        let at = match index.group(file.spec_id, &file.partition) {
+                            Some(at) => at,
+                            None => index.add_group(file.spec_id, &file.partition)?,
+                        };
+                        &mut index.groups[at].deletes
                     }
                 };
                 match file.kind {
@@ -246,11 +232,7 @@ impl DeleteIndexBuilder {
     /// number stay in manifest order).
     pub fn build(mut self) -> DeleteIndex {
         let index = &mut self.index;
-        let groups = index
-            .by_partition
-            .values_mut()
-            .flat_map(|p| p.values_mut())
-            .flat_map(|bucket| bucket.iter_mut().map(|(_, deletes)| deletes));
+        let groups = index.groups.iter_mut().map(|group| &mut group.deletes);
         for deletes in groups.chain([&mut index.global]) {
             deletes.equality.sort();
             deletes.position.sort();
@@ -268,18 +250,33 @@ impl DeleteIndexBuilder {
 /// log(deletes)) plus the deletes that apply, not O(data files × delete files).
 ///
 /// What a lookup reads lies together, so its cost per data file does not grow with the
-/// number of delete files: the sequence numbers are kept beside the files (the binary search
-/// reads no delete file), and the delete files of one partition are one group compared
-/// with the data file's tuple once. Partitions are hashed as iceberg's `Struct` (`-0.0` and
-/// `0.0` in one bucket); a bucket holds one group per partition by [`same_values`] (by
-/// their bits). They are looked up by spec id, then by the data file's own tuple (never
-/// copied).
+/// number of delete files: the deletes of one partition are one group (in one vector of
+/// groups), found through a table of small numbers (the hash of spec id and partition →
+/// the group) and compared with the data file's tuple once by [`same_values`] (by the
+/// values' bits: `-0.0` and `0.0` share a hash, so groups of one hash are chained). The
+/// sequence numbers are kept beside the files, so the binary search reads no delete file.
+/// What a lookup gives is made once per partition and data sequence number and then shared
+/// ([`FileDeletes`]): a lookup touches no delete file, one group and one shared value.
 #[derive(Debug, Default)]
 pub struct DeleteIndex {
     vectors: HashMap<FileLocation, Arc<DeleteFile>>,
     by_data_file: HashMap<FileLocation, BySequence>,
-    by_partition: HashMap<i32, HashMap<Struct, Vec<(Struct, PartitionDeletes)>>>,
+    /// The partitions' groups.
+    groups: Vec<PartitionGroup>,
+    /// The first group of each hash of spec id and partition.
+    by_hash: HashMap<u64, u32>,
+    hasher: RandomState,
     global: PartitionDeletes,
+}
+
+/// The deletes of one partition of one spec.
+#[derive(Debug)]
+struct PartitionGroup {
+    spec_id: i32,
+    partition: Struct,
+    deletes: PartitionDeletes,
+    /// The next group whose spec id and partition have the same hash.
+    next: Option<u32>,
 }
 
 /// Delete files sorted by sequence number, the numbers kept beside them.
@@ -300,22 +297,30 @@ impl BySequence {
         self.files.len()
     }
 
-    /// The files whose sequence number is above `sequence` (`Above`) or at least
-    /// `sequence` (`AtLeast`).
-    fn newer(&self, than: Newer) -> &[Arc<DeleteFile>] {
-        let start = self.sequence_numbers.partition_point(|&n| match than {
+    /// Where the files whose sequence number is above `sequence` (`Above`) or at least
+    /// `sequence` (`AtLeast`) start.
+    fn start(&self, than: Newer) -> usize {
+        self.sequence_numbers.partition_point(|&n| match than {
             Newer::Above(seq) => n <= seq,
             Newer::AtLeast(seq) => n < seq,
-        });
+        })
+    }
+
+    /// The files from `start` on.
+    fn files_from(&self, start: usize) -> &[Arc<DeleteFile>] {
         self.files.get(start..).unwrap_or_default()
     }
 }
 
-/// The deletes of one partition (or the global ones), each kind sorted by sequence number.
+/// The deletes of one partition (or the global ones), each kind sorted by sequence number,
+/// and what its data files were given, by data sequence number.
 #[derive(Debug, Default)]
 struct PartitionDeletes {
     equality: BySequence,
     position: BySequence,
+    /// The deletes given to this partition's data files (to every data file without a
+    /// partition group, for the global ones), sorted by the data files' sequence number.
+    given: Vec<(i64, Arc<FileDeletes>)>,
 }
 
 impl PartitionDeletes {
@@ -332,14 +337,62 @@ enum Newer {
     AtLeast(i64),
 }
 
+/// The delete files that apply to one data file. Those that come from partitions (the
+/// global ones and the data file's own) are one value shared by every data file of the
+/// partition with the same sequence number: planning a data file clones one `Arc`, whatever
+/// the number of its deletes, and reads no delete file.
+#[derive(Debug, Default, Clone)]
+pub struct FileDeletes {
+    /// Position-delete files and deletion vectors.
+    pub position: Vec<Arc<DeleteFile>>,
+    /// Equality-delete files.
+    pub equality: Vec<Arc<DeleteFile>>,
+}
+
+impl FileDeletes {
+    /// Whether no delete file applies.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty() && self.equality.is_empty()
+    }
+
+    /// The deletes of `sources` (position and equality deletes of the global ones, then
+    /// of a partition's) that apply to a data file of sequence number `sequence`.
+    fn of(sources: &[(&BySequence, &BySequence)], sequence: i64) -> Self {
+        let (above, at_least) = (Newer::Above(sequence), Newer::AtLeast(sequence));
+        let mut deletes = FileDeletes::default();
+        for (position, equality) in sources {
+            deletes
+                .position
+                .extend_from_slice(position.files_from(position.start(at_least)));
+            deletes
+                .equality
+                .extend_from_slice(equality.files_from(equality.start(above)));
+        }
+        deletes
+    }
+}
+
+/// What the data files of sequence number `sequence` were given from `given`, made by
+/// `make` for the first of them.
+fn given_or_made(
+    given: &mut Vec<(i64, Arc<FileDeletes>)>,
+    sequence: i64,
+    make: impl FnOnce() -> FileDeletes,
+) -> Arc<FileDeletes> {
+    match given.binary_search_by_key(&sequence, |(seq, _)| *seq) {
+        Ok(at) => Arc::clone(&given[at].1),
+        Err(at) => {
+            let made = Arc::new(make());
+            given.insert(at, (sequence, Arc::clone(&made)));
+            made
+        }
+    }
+}
+
 impl DeleteIndex {
     /// Number of delete files.
     pub fn len(&self) -> usize {
-        let groups = self
-            .by_partition
-            .values()
-            .flat_map(|p| p.values())
-            .flat_map(|bucket| bucket.iter().map(|(_, deletes)| deletes));
+        let groups = self.groups.iter().map(|group| &group.deletes);
         self.vectors.len()
             + self
                 .by_data_file
@@ -357,43 +410,97 @@ impl DeleteIndex {
         self.len() == 0
     }
 
-    /// The deletes of `data`'s partition (none when it has none).
-    fn partition_of(&self, data: DataFileKey<'_>) -> Option<&PartitionDeletes> {
-        let bucket = self.by_partition.get(&data.spec_id)?.get(data.partition)?;
-        bucket
-            .iter()
-            .find(|(partition, _)| same_values(partition, data.partition))
-            .map(|(_, deletes)| deletes)
-    }
-
-    /// The equality deletes that apply to `data`: the global ones, then its partition's,
-    /// each by sequence number.
-    pub fn equality_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
-        let above = Newer::Above(data.sequence_number);
-        let mut out: Vec<Arc<DeleteFile>> = self.global.equality.newer(above).to_vec();
-        if let Some(partition) = self.partition_of(data) {
-            out.extend_from_slice(partition.equality.newer(above));
+    /// The group of `partition` of spec `spec_id`.
+    fn group(&self, spec_id: i32, partition: &Struct) -> Option<usize> {
+        let hash = self.hasher.hash_one((spec_id, partition));
+        let mut at = self.by_hash.get(&hash).copied();
+        while let Some(next) = at {
+            let group = self.groups.get(next as usize)?;
+            if group.spec_id == spec_id && same_values(&group.partition, partition) {
+                return Some(next as usize);
+            }
+            at = group.next;
         }
-        out
+        None
     }
 
-    /// The position deletes and deletion vectors that apply to `data`.
-    pub fn position_deletes(&self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
+    /// A new empty group for `partition` of spec `spec_id`, first of its hash.
+    fn add_group(&mut self, spec_id: i32, partition: &Struct) -> Result<usize> {
+        let at = self.groups.len();
+        let Ok(number) = u32::try_from(at) else {
+            return exec_err!("more than {} partitions with delete files", u32::MAX);
+        };
+        let hash = self.hasher.hash_one((spec_id, partition));
+        let next = self.by_hash.insert(hash, number);
+        self.groups.push(PartitionGroup {
+            spec_id,
+            partition: partition.clone(),
+            deletes: PartitionDeletes::default(),
+            next,
+        });
+        Ok(at)
+    }
+
+    /// The deletes that apply to `data`. Position deletes: those naming it, the global
+    /// ones, its partition's, then its deletion vector; equality deletes: the global ones,
+    /// then its partition's; each part by sequence number.
+    pub fn deletes(&mut self, data: DataFileKey<'_>) -> Arc<FileDeletes> {
+        let shared = self.partition_deletes(data);
         let at_least = Newer::AtLeast(data.sequence_number);
-        let mut out: Vec<Arc<DeleteFile>> = vec![];
-        if let Some(named) = self.by_data_file.get(data.location) {
-            out.extend_from_slice(named.newer(at_least));
+        let named = match self.by_data_file.get(data.location) {
+            Some(named) => named.files_from(named.start(at_least)),
+            None => &[],
+        };
+        let vector = self
+            .vectors
+            .get(data.location)
+            .filter(|vector| vector.sequence_number >= data.sequence_number);
+        if named.is_empty() && vector.is_none() {
+            return shared;
         }
-        out.extend_from_slice(self.global.position.newer(at_least));
-        if let Some(partition) = self.partition_of(data) {
-            out.extend_from_slice(partition.position.newer(at_least));
+        let position = named
+            .iter()
+            .chain(&shared.position)
+            .chain(vector)
+            .cloned()
+            .collect();
+        Arc::new(FileDeletes {
+            position,
+            equality: shared.equality.clone(),
+        })
+    }
+
+    /// The deletes of `data` that come from partitions: what the first data file of its
+    /// partition with its sequence number was given.
+    fn partition_deletes(&mut self, data: DataFileKey<'_>) -> Arc<FileDeletes> {
+        let sequence = data.sequence_number;
+        let own = self
+            .group(data.spec_id, data.partition)
+            .map(|at| &mut self.groups[at].deletes);
+        match own {
+            Some(PartitionDeletes {
+                equality,
+                position,
+                given,
+            }) => {
+                let global = (&self.global.position, &self.global.equality);
+                given_or_made(given, sequence, || {
+                    FileDeletes::of(&[global, (position, equality)], sequence)
+                })
+            }
+            // A data file of a partition without deletes: only the global ones apply, and
+            // what it was given is kept with them.
+            None => {
+                let PartitionDeletes {
+                    equality,
+                    position,
+                    given,
+                } = &mut self.global;
+                given_or_made(given, sequence, || {
+                    FileDeletes::of(&[(position, equality)], sequence)
+                })
+            }
         }
-        if let Some(vector) = self.vectors.get(data.location)
-            && vector.sequence_number >= data.sequence_number
-        {
-            out.push(Arc::clone(vector));
-        }
-        out
     }
 }
 
@@ -402,6 +509,16 @@ mod tests {
     use super::*;
     use crate::paths::PathResolver;
     use iceberg::spec::Literal;
+
+    impl DeleteIndex {
+        fn equality_deletes(&mut self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
+            self.deletes(data).equality.clone()
+        }
+
+        fn position_deletes(&mut self, data: DataFileKey<'_>) -> Vec<Arc<DeleteFile>> {
+            self.deletes(data).position.clone()
+        }
+    }
 
     fn location(p: &str) -> FileLocation {
         PathResolver::new(Some("/")).unwrap().resolve(p).unwrap()
@@ -446,7 +563,7 @@ mod tests {
         let seqs = |files: Vec<Arc<DeleteFile>>| -> Vec<i64> {
             files.iter().map(|f| f.sequence_number).collect()
         };
-        let index = index.build();
+        let mut index = index.build();
         assert_eq!(seqs(index.equality_deletes(key(&part_a))), [2, 3]);
         assert_eq!(seqs(index.equality_deletes(key(&part_b))), [2]);
         // Same sequence number: an equality delete does not apply, a position delete does.
@@ -454,7 +571,7 @@ mod tests {
         same.add(delete(eq(), 1, None)).unwrap();
         same.add(delete(DeleteKind::Position, 1, Some("a")))
             .unwrap();
-        let same = same.build();
+        let mut same = same.build();
         assert!(same.equality_deletes(key(&part_a)).is_empty());
         assert_eq!(same.position_deletes(key(&part_a)).len(), 1);
         assert!(same.position_deletes(key(&part_b)).is_empty());
@@ -463,7 +580,7 @@ mod tests {
         unpartitioned
             .add(delete(DeleteKind::Position, 1, None))
             .unwrap();
-        let unpartitioned = unpartitioned.build();
+        let mut unpartitioned = unpartitioned.build();
         assert_eq!(unpartitioned.position_deletes(key(&part_b)).len(), 1);
         // A deletion vector applies only to the file it references.
         let mut dv = delete(
@@ -489,7 +606,7 @@ mod tests {
             err.contains("two deletion vectors for one data file ('d' and 'd2', both of '/other')"),
             "{err}"
         );
-        let dvs = dvs.build();
+        let mut dvs = dvs.build();
         assert_eq!(dvs.len(), 2);
         assert!(dvs.position_deletes(key(&part_a)).is_empty());
         let other = location("/other");
@@ -498,6 +615,56 @@ mod tests {
             ..key(&part_a)
         };
         assert_eq!(dvs.position_deletes(of_other).len(), 1);
+    }
+
+    /// Data files of one partition and sequence number share what they are given (one
+    /// `Arc`), and a data file named by a position delete gets a value of its own.
+    #[test]
+    fn data_files_that_get_the_same_deletes_share_them() {
+        let mut builder = DeleteIndexBuilder::default();
+        builder
+            .add(delete(DeleteKind::Position, 3, Some("a")))
+            .unwrap();
+        builder
+            .add(delete(DeleteKind::Equality { field_ids: vec![1] }, 3, None))
+            .unwrap();
+        let mut named = delete(DeleteKind::Position, 3, Some("a"));
+        named.written_path = "named".into();
+        named.referenced_data_file = Some(location("/f2"));
+        builder.add(named).unwrap();
+        let mut index = builder.build();
+        let part_a = Struct::from_iter([Some(Literal::string("a"))]);
+        let (f1, f2, f3) = (location("/f1"), location("/f2"), location("/f3"));
+        let key = |location, sequence_number| DataFileKey {
+            location,
+            sequence_number,
+            spec_id: 1,
+            partition: &part_a,
+        };
+        let first = index.deletes(key(&f1, 2));
+        assert_eq!((first.position.len(), first.equality.len()), (1, 1));
+        assert!(Arc::ptr_eq(&first, &index.deletes(key(&f3, 2))));
+        let names = |files: &[Arc<DeleteFile>]| -> Vec<String> {
+            files.iter().map(|f| f.written_path.clone()).collect()
+        };
+        // Another sequence number: the same files, given apart.
+        let older = index.deletes(key(&f3, 1));
+        assert!(!Arc::ptr_eq(&first, &older));
+        assert_eq!(names(&older.position), names(&first.position));
+        let second = index.deletes(key(&f2, 2));
+        assert_eq!(names(&second.position), ["named", "d"]);
+        assert_eq!(names(&second.equality), names(&first.equality));
+        // A partition without deletes: the global ones, shared too.
+        let part_b = Struct::from_iter([Some(Literal::string("b"))]);
+        let in_b = |location| DataFileKey {
+            partition: &part_b,
+            ..key(location, 2)
+        };
+        let of_b = index.deletes(in_b(&f1));
+        assert_eq!((of_b.position.len(), of_b.equality.len()), (0, 1));
+        assert!(Arc::ptr_eq(&of_b, &index.deletes(in_b(&f3))));
+        // Newer than every delete: nothing applies.
+        assert!(index.deletes(key(&f1, 4)).is_empty());
     }
 
     /// The index finds what a scan of every delete file finds, for deletes of several
@@ -525,7 +692,7 @@ mod tests {
         for file in &all {
             builder.add(file.clone()).unwrap();
         }
-        let index = builder.build();
+        let mut index = builder.build();
         let names = |files: Vec<Arc<DeleteFile>>| -> Vec<String> {
             let mut names: Vec<String> = files.iter().map(|f| f.written_path.clone()).collect();
             names.sort();

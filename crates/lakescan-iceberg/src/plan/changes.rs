@@ -149,7 +149,7 @@ impl Planner<'_> {
         Ok(plan
             .files
             .into_iter()
-            .filter(|f| !f.position_deletes.is_empty() || !f.equality_deletes.is_empty())
+            .filter(|f| !f.deletes.is_empty())
             .map(|f| f.written_path)
             .collect())
     }

@@ -40,7 +40,7 @@ use iceberg::spec::{
 use lakescan_core::api::{Filter, Subfield};
 use object_store::ObjectStoreExt;
 
-use crate::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, DeleteKind};
+use crate::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, DeleteKind, FileDeletes};
 use crate::file_statistics::optimizer_statistics;
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
 use crate::paths::{FileLocation, PathResolver};
@@ -75,10 +75,8 @@ pub struct PlannedFile {
     pub identity_values: Vec<(usize, ScalarValue)>,
     /// Its partition under its spec.
     pub partition: Struct,
-    /// The equality-delete files that apply to it.
-    pub equality_deletes: Vec<Arc<DeleteFile>>,
-    /// The position-delete files and deletion vectors that apply to it.
-    pub position_deletes: Vec<Arc<DeleteFile>>,
+    /// The delete files that apply to it (shared with the data files that get the same).
+    pub deletes: Arc<FileDeletes>,
     /// What its manifest entry says of its rows (count, null counts, bounds), for the
     /// optimizer.
     pub statistics: Arc<Statistics>,
@@ -204,7 +202,7 @@ impl<'a> Planner<'a> {
                 }
             }
         }
-        let deletes = deletes.build();
+        let mut deletes = deletes.build();
         for mut file in files {
             let key = DataFileKey {
                 location: &file.location,
@@ -212,8 +210,7 @@ impl<'a> Planner<'a> {
                 spec_id: file.spec_id,
                 partition: &file.partition,
             };
-            file.position_deletes = deletes.position_deletes(key);
-            file.equality_deletes = deletes.equality_deletes(key);
+            file.deletes = deletes.deletes(key);
             plan.files.push(file);
         }
         Ok(plan)
@@ -438,8 +435,7 @@ impl<'a> Planner<'a> {
             first_row_id: None,
             identity_values,
             partition: self.current_partition(file.file_path(), file.partition(), spec)?,
-            equality_deletes: vec![],
-            position_deletes: vec![],
+            deletes: Arc::default(),
             statistics: Arc::new(optimizer_statistics(
                 self.schema,
                 file,
