@@ -408,17 +408,19 @@ async fn infer_data_columns(
             .await
             .map_err(|e| InferError::Failed(e.into()))?,
     };
-    // In path order (`list_whole` sorts).
+    // In path order (`list_whole` sorts). An empty object has no schema to read: a
+    // directory marker (`dir/`, listed as `dir`) or an empty file.
     let visible: Vec<&ObjectMeta> = files
         .iter()
         .filter(|m| is_visible(&m.location, location.prefix()))
         .collect();
+    let with_bytes: Vec<&ObjectMeta> = visible.iter().copied().filter(|m| m.size > 0).collect();
     check_not_acid(name, location.prefix(), visible.iter().copied()).map_err(InferError::Failed)?;
-    let Some(first) = visible.first().copied() else {
+    let Some(first) = with_bytes.first().copied() else {
         return Err(InferError::NoFiles);
     };
     let others = match keys.is_empty() && listed.is_some() {
-        true => &visible[1..visible.len().min(FOOTERS_READ_AT_CREATE)],
+        true => &with_bytes[1..with_bytes.len().min(FOOTERS_READ_AT_CREATE)],
         false => &[][..],
     };
     let read = |format: FileFormat| async move {

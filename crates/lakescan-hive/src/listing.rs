@@ -581,7 +581,7 @@ async fn list_levels(
         // A listing the cache does not share is moved, not copied.
         let files = Arc::try_unwrap(files).unwrap_or_else(|shared| shared.to_vec());
         for meta in files {
-            if is_data_file(&meta.location, &partition.path) {
+            if is_data_file(&meta, &partition.path) {
                 listing.files.push((meta, Arc::clone(&partition)));
             }
         }
@@ -614,9 +614,14 @@ fn file_among_partitions(
     }
 }
 
-/// Hidden files and directories (`_SUCCESS`, `.crc`, `_temporary/`) are not data.
-fn is_data_file(location: &Path, under: &Path) -> bool {
-    let Some(relative) = location.prefix_match(under) else {
+/// Hidden files and directories (`_SUCCESS`, `.crc`, `_temporary/`) are not data, nor is
+/// the marker of the directory itself: the empty `dir/` object that S3 consoles, Hadoop's
+/// S3A and pyarrow's S3 file system create, which a store lists as `dir`.
+fn is_data_file(meta: &ObjectMeta, under: &Path) -> bool {
+    if meta.size == 0 && meta.location == *under {
+        return false;
+    }
+    let Some(relative) = meta.location.prefix_match(under) else {
         return false;
     };
     relative.into_iter().all(|part| {

@@ -219,3 +219,21 @@ async fn what_is_not_a_partition_directory_is_an_error_naming_it() {
         }
     }
 }
+
+/// The empty object a directory marker is (`p=1/`, listed as `p=1`) is not a data file of
+/// that directory; an empty file inside it, or a file named like a marker with bytes, is.
+#[test]
+fn a_directory_marker_is_not_a_data_file() {
+    let meta = |location: &str, size: u64| ObjectMeta {
+        location: Path::from(location),
+        last_modified: Default::default(),
+        size,
+        e_tag: None,
+        version: None,
+    };
+    let dir = Path::from("t/p=1");
+    assert!(!is_data_file(&meta("t/p=1", 0), &dir));
+    assert!(is_data_file(&meta("t/p=1/part-0.parquet", 0), &dir));
+    assert!(is_data_file(&meta("t/p=1/part-0.parquet", 100), &dir));
+    assert!(!is_data_file(&meta("t/p=1/_SUCCESS", 0), &dir));
+}

@@ -1,0 +1,30 @@
+"""lakescan: Hive and Iceberg tables for datafusion-python, pyarrow, polars and DuckDB.
+
+>>> import lakescan, pyarrow
+>>> table = lakescan.HiveTable("/data/sales/", partitioned_by=["region"])
+>>> pyarrow.table(table.scan(columns=["id"], filter="region = 'us'"))
+
+Register a table in a datafusion-python 54.1 session with ``ctx.register_table("sales",
+table)``, or add ``CREATE EXTERNAL TABLE … STORED AS HIVE|ICEBERG`` to one with
+``lakescan.datafusion.register(ctx)``.
+"""
+
+from ._lakescan import (
+    DATAFUSION_REQUIREMENT,
+    ArrowStream,
+    HiveTable,
+    IcebergTable,
+    Table,
+    TableFactory,
+    __version__,
+)
+
+__all__ = [
+    "DATAFUSION_REQUIREMENT",
+    "ArrowStream",
+    "HiveTable",
+    "IcebergTable",
+    "Table",
+    "TableFactory",
+    "__version__",
+]

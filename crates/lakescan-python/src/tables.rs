@@ -1,0 +1,488 @@
+//! `HiveTable`, `IcebergTable` and `TableFactory`: lakescan tables for Python.
+//!
+//! A table is made the way SQL makes it (`CREATE EXTERNAL TABLE … STORED AS HIVE|ICEBERG
+//! … OPTIONS (…)`) in a lakescan session of its own, so its options are the SQL options
+//! (`aws.*` included) and mean the same.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use datafusion::catalog::{TableProvider, TableProviderFactory};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::prelude::SessionContext;
+use datafusion_ffi::table_provider::FFI_TableProvider;
+use datafusion_ffi::table_provider_factory::FFI_TableProviderFactory;
+use datafusion_python_util::ffi_logical_codec_from_pycapsule;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use tokio::runtime::Runtime;
+
+use crate::bound::{BoundFactory, BoundTable};
+use crate::stream::ArrowStream;
+use crate::version::check_datafusion;
+
+/// The runtime lakescan's scans run on (one per process).
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("lakescan")
+            .build()
+            // A process that cannot start threads cannot run a scan either; there is no
+            // error to return from a lazily made static, so this is the one place it stops.
+            .unwrap_or_else(|e| panic!("lakescan cannot start its runtime: {e}"))
+    })
+}
+
+/// A DataFusion error as a Python exception.
+fn py_err(e: DataFusionError) -> PyErr {
+    match e {
+        DataFusionError::Plan(_) | DataFusionError::Configuration(_) => {
+            PyValueError::new_err(e.to_string())
+        }
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// Runs `future` on lakescan's runtime without holding the GIL.
+fn block_on<T: Send>(
+    py: Python<'_>,
+    future: impl std::future::Future<Output = Result<T>> + Send,
+) -> PyResult<T> {
+    py.detach(|| runtime().block_on(future)).map_err(py_err)
+}
+
+/// `text` as a SQL string literal.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// `name` as a SQL identifier: as it is when SQL would not change it (lower case letters,
+/// digits and `_`), else quoted.
+fn ident(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    match plain {
+        true => name.to_string(),
+        false => format!("\"{}\"", name.replace('"', "\"\"")),
+    }
+}
+
+/// The name a table has in its own session.
+const NAME: &str = "t";
+
+/// A table made in a session of its own.
+struct LakeTable {
+    ctx: SessionContext,
+    provider: Arc<dyn TableProvider>,
+    /// The table as a SQL relation in `ctx` (`t`, `"t$snapshots"`, `table_changes(…)`).
+    relation: String,
+}
+
+impl LakeTable {
+    /// The table `CREATE EXTERNAL TABLE t [(columns)] STORED AS kind [PARTITIONED BY (…)]
+    /// LOCATION … OPTIONS (…)` makes.
+    fn create(
+        py: Python<'_>,
+        kind: &str,
+        location: &str,
+        columns: Option<&str>,
+        partitioned_by: &[String],
+        options: &BTreeMap<String, String>,
+    ) -> PyResult<Self> {
+        let mut sql = format!("CREATE EXTERNAL TABLE {NAME} ");
+        if let Some(columns) = columns {
+            sql.push_str(&format!("({columns}) "));
+        }
+        sql.push_str(&format!("STORED AS {kind} "));
+        if !partitioned_by.is_empty() {
+            let names: Vec<String> = partitioned_by.iter().map(|c| ident(c)).collect();
+            sql.push_str(&format!("PARTITIONED BY ({}) ", names.join(", ")));
+        }
+        sql.push_str(&format!("LOCATION {}", literal(location)));
+        if !options.is_empty() {
+            let pairs: Vec<String> = options
+                .iter()
+                .map(|(k, v)| format!("{} {}", literal(k), literal(v)))
+                .collect();
+            sql.push_str(&format!(" OPTIONS ({})", pairs.join(", ")));
+        }
+        let ctx = SessionContext::new();
+        lakescan::register(&ctx).map_err(py_err)?;
+        let provider = block_on(py, async {
+            ctx.sql(&sql).await?;
+            ctx.table_provider(NAME).await
+        })?;
+        Ok(Self {
+            ctx,
+            provider,
+            relation: NAME.to_string(),
+        })
+    }
+
+    /// The metadata table `name` (`snapshots`, `files`, …) of this table.
+    fn metadata_table(&self, py: Python<'_>, name: &str) -> PyResult<Self> {
+        let relation = format!("\"{NAME}${}\"", name.replace('"', "\"\""));
+        let ctx = self.ctx.clone();
+        let table = format!("{NAME}${name}");
+        let provider = block_on(py, async move { ctx.table_provider(table.as_str()).await })?;
+        Ok(Self {
+            ctx: self.ctx.clone(),
+            provider,
+            relation,
+        })
+    }
+
+    /// The changes of this table from snapshot `from` (exclusive) to `to`, as
+    /// `table_changes` gives them.
+    fn changes(&self, py: Python<'_>, from: &str, to: &str) -> PyResult<Self> {
+        let relation = format!("table_changes('{NAME}', {from}, {to})");
+        let ctx = self.ctx.clone();
+        let sql = format!("SELECT * FROM {relation}");
+        let provider = block_on(py, async move { Ok(ctx.sql(&sql).await?.into_view()) })?;
+        Ok(Self {
+            ctx: self.ctx.clone(),
+            provider,
+            relation,
+        })
+    }
+
+    /// The table for a datafusion-python session, bound to this one.
+    fn provider_capsule<'py>(
+        &self,
+        py: Python<'py>,
+        session: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        check_datafusion(py)?;
+        let codec = ffi_logical_codec_from_pycapsule(session)?;
+        let bound = BoundTable::new(Arc::clone(&self.provider), self.ctx.state());
+        let provider = FFI_TableProvider::new_with_ffi_codec(
+            Arc::new(bound),
+            true,
+            Some(runtime().handle().clone()),
+            codec,
+        );
+        PyCapsule::new(py, provider, Some(c"datafusion_table_provider".to_owned()))
+    }
+
+    /// `SELECT columns FROM t WHERE filter LIMIT limit`, as an Arrow stream.
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<&str>,
+        limit: Option<usize>,
+    ) -> PyResult<ArrowStream> {
+        let projection = match columns {
+            Some(columns) if columns.is_empty() => {
+                return Err(PyValueError::new_err(
+                    "columns is empty: name at least one column, or pass None for all",
+                ));
+            }
+            Some(columns) => columns
+                .iter()
+                .map(|c| ident(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "*".to_string(),
+        };
+        let mut sql = format!("SELECT {projection} FROM {}", self.relation);
+        if let Some(filter) = filter {
+            sql.push_str(&format!(" WHERE {filter}"));
+        }
+        if let Some(limit) = limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        let ctx = self.ctx.clone();
+        let stream = block_on(
+            py,
+            async move { ctx.sql(&sql).await?.execute_stream().await },
+        )?;
+        Ok(ArrowStream::new(stream))
+    }
+
+    /// The table's columns, as `name: type` lines.
+    fn describe(&self) -> String {
+        let schema = self.provider.schema();
+        let fields: Vec<String> = schema
+            .fields()
+            .iter()
+            .map(|f| format!("{}: {}", f.name(), f.data_type()))
+            .collect();
+        fields.join(", ")
+    }
+}
+
+/// A Hive table (a directory of Parquet, ORC or Avro files, partitioned by
+/// `key=value` directories).
+#[pyclass(module = "lakescan", name = "HiveTable", frozen)]
+pub struct HiveTable {
+    table: LakeTable,
+    location: String,
+}
+
+#[pymethods]
+impl HiveTable {
+    /// `HiveTable(location, partitioned_by=None, schema=None, options=None)`: `schema` is a
+    /// SQL column list (`"id BIGINT, name VARCHAR"`, partition columns included) or None
+    /// to read it from the files; `options` are `CREATE EXTERNAL TABLE`'s (`aws.*`,
+    /// `format`, `hidden_columns`, …).
+    #[new]
+    #[pyo3(signature = (location, partitioned_by = None, schema = None, options = None))]
+    fn new(
+        py: Python<'_>,
+        location: String,
+        partitioned_by: Option<Vec<String>>,
+        schema: Option<String>,
+        options: Option<BTreeMap<String, String>>,
+    ) -> PyResult<Self> {
+        let table = LakeTable::create(
+            py,
+            "HIVE",
+            &location,
+            schema.as_deref(),
+            &partitioned_by.unwrap_or_default(),
+            &options.unwrap_or_default(),
+        )?;
+        Ok(Self { table, location })
+    }
+
+    /// The table in a datafusion-python `SessionContext` (`ctx.register_table(name, t)`).
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        self.table.provider_capsule(py, session)
+    }
+
+    /// The rows of `columns` (all when None) that pass `filter` (a SQL predicate), at
+    /// most `limit`, as an Arrow stream.
+    #[pyo3(signature = (columns = None, filter = None, limit = None))]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<&str>,
+        limit: Option<usize>,
+    ) -> PyResult<ArrowStream> {
+        self.table.scan(py, columns, filter, limit)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "HiveTable({}, columns: {})",
+            literal(&self.location),
+            self.table.describe()
+        )
+    }
+}
+
+/// An Iceberg table (its directory or its metadata file).
+#[pyclass(module = "lakescan", name = "IcebergTable", frozen)]
+pub struct IcebergTable {
+    table: LakeTable,
+    location: String,
+}
+
+#[pymethods]
+impl IcebergTable {
+    /// `IcebergTable(location, snapshot_id=None, as_of_timestamp=None, ref=None,
+    /// metadata_columns=None, options=None)`: at most one of `snapshot_id`,
+    /// `as_of_timestamp` (`"2024-01-31 12:00:00"`) and `ref` chooses the snapshot;
+    /// `metadata_columns` is `"all"` or a list (`["_file", "_pos"]`); `options` are
+    /// `CREATE EXTERNAL TABLE`'s (`aws.*`, `relative_path_base`, …).
+    #[new]
+    #[pyo3(signature = (
+        location,
+        snapshot_id = None,
+        as_of_timestamp = None,
+        r#ref = None,
+        metadata_columns = None,
+        options = None
+    ))]
+    fn new(
+        py: Python<'_>,
+        location: String,
+        snapshot_id: Option<i64>,
+        as_of_timestamp: Option<String>,
+        r#ref: Option<String>,
+        metadata_columns: Option<Bound<'_, PyAny>>,
+        options: Option<BTreeMap<String, String>>,
+    ) -> PyResult<Self> {
+        let mut options = options.unwrap_or_default();
+        let mut set = |key: &str, value: Option<String>| -> PyResult<()> {
+            if let Some(value) = value {
+                if options.contains_key(key) {
+                    return Err(PyValueError::new_err(format!(
+                        "{key} is given twice: as an argument and in options"
+                    )));
+                }
+                options.insert(key.to_string(), value);
+            }
+            Ok(())
+        };
+        set("snapshot_id", snapshot_id.map(|id| id.to_string()))?;
+        set("as_of_timestamp", as_of_timestamp)?;
+        set("ref", r#ref)?;
+        let metadata_columns = match metadata_columns {
+            None => None,
+            Some(value) => match value.extract::<String>() {
+                Ok(text) => Some(text),
+                Err(_) => Some(value.extract::<Vec<String>>()?.join(",")),
+            },
+        };
+        set("metadata_columns", metadata_columns)?;
+        let table = LakeTable::create(py, "ICEBERG", &location, None, &[], &options)?;
+        Ok(Self { table, location })
+    }
+
+    /// The table in a datafusion-python `SessionContext` (`ctx.register_table(name, t)`).
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        self.table.provider_capsule(py, session)
+    }
+
+    /// The rows of `columns` (all when None) that pass `filter` (a SQL predicate), at
+    /// most `limit`, as an Arrow stream.
+    #[pyo3(signature = (columns = None, filter = None, limit = None))]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<&str>,
+        limit: Option<usize>,
+    ) -> PyResult<ArrowStream> {
+        self.table.scan(py, columns, filter, limit)
+    }
+
+    /// The metadata table `name` (`"snapshots"`, `"history"`, `"refs"`, `"manifests"`,
+    /// `"files"`, `"partitions"`), as SQL's `"t$name"`.
+    fn metadata_table(&self, py: Python<'_>, name: &str) -> PyResult<Table> {
+        Ok(Table {
+            table: self.table.metadata_table(py, name)?,
+            what: format!("{}${name}", self.location),
+        })
+    }
+
+    /// The rows each snapshot after `from_snapshot` up to `to_snapshot` inserted and
+    /// deleted, as SQL's `table_changes`: each a snapshot id or a timestamp
+    /// (`"2024-01-31 12:00:00"`).
+    fn changes(
+        &self,
+        py: Python<'_>,
+        from_snapshot: Bound<'_, PyAny>,
+        to_snapshot: Bound<'_, PyAny>,
+    ) -> PyResult<Table> {
+        let bound = |value: &Bound<'_, PyAny>| -> PyResult<String> {
+            match value.extract::<i64>() {
+                Ok(id) => Ok(id.to_string()),
+                Err(_) => Ok(literal(&value.extract::<String>()?)),
+            }
+        };
+        let (from, to) = (bound(&from_snapshot)?, bound(&to_snapshot)?);
+        Ok(Table {
+            table: self.table.changes(py, &from, &to)?,
+            what: format!("changes of {} from {from} to {to}", self.location),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "IcebergTable({}, columns: {})",
+            literal(&self.location),
+            self.table.describe()
+        )
+    }
+}
+
+/// A table derived from an Iceberg table: one of its metadata tables, or its changes.
+#[pyclass(module = "lakescan", name = "Table", frozen)]
+pub struct Table {
+    table: LakeTable,
+    what: String,
+}
+
+#[pymethods]
+impl Table {
+    /// The table in a datafusion-python `SessionContext` (`ctx.register_table(name, t)`).
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        self.table.provider_capsule(py, session)
+    }
+
+    /// The rows of `columns` (all when None) that pass `filter` (a SQL predicate), at
+    /// most `limit`, as an Arrow stream.
+    #[pyo3(signature = (columns = None, filter = None, limit = None))]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<&str>,
+        limit: Option<usize>,
+    ) -> PyResult<ArrowStream> {
+        self.table.scan(py, columns, filter, limit)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Table({}, columns: {})", self.what, self.table.describe())
+    }
+}
+
+/// `CREATE EXTERNAL TABLE … STORED AS HIVE|ICEBERG` for a datafusion-python session
+/// (`ctx.register_table_factory("HIVE", TableFactory("HIVE"))`; `lakescan.datafusion.register`
+/// does both). Tables are made and scanned in a lakescan session the factory keeps.
+#[pyclass(module = "lakescan", name = "TableFactory", frozen)]
+pub struct TableFactory {
+    factory: Arc<BoundFactory>,
+}
+
+#[pymethods]
+impl TableFactory {
+    /// The factory of `kind` (`"HIVE"` or `"ICEBERG"`).
+    #[new]
+    fn new(kind: &str) -> PyResult<Self> {
+        let kind = kind.to_uppercase();
+        if kind != "HIVE" && kind != "ICEBERG" {
+            return Err(PyValueError::new_err(format!(
+                "lakescan has table factories HIVE and ICEBERG, not {kind}"
+            )));
+        }
+        let ctx = SessionContext::new();
+        lakescan::register(&ctx).map_err(py_err)?;
+        Ok(Self {
+            factory: Arc::new(BoundFactory::new(&kind, ctx.state())),
+        })
+    }
+
+    /// The factory for a datafusion-python session.
+    fn __datafusion_table_provider_factory__<'py>(
+        &self,
+        py: Python<'py>,
+        codec: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        check_datafusion(py)?;
+        let codec = ffi_logical_codec_from_pycapsule(codec)?;
+        let factory = Arc::clone(&self.factory) as Arc<dyn TableProviderFactory + Send>;
+        let factory = FFI_TableProviderFactory::new_with_ffi_codec(
+            factory,
+            Some(runtime().handle().clone()),
+            codec,
+        );
+        PyCapsule::new(
+            py,
+            factory,
+            Some(c"datafusion_table_provider_factory".to_owned()),
+        )
+    }
+}
