@@ -1,13 +1,13 @@
 //! A scan's batches as an Arrow C stream (the Arrow PyCapsule interface), for pyarrow,
 //! polars and DuckDB.
 
-use std::sync::Mutex;
-
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::ffi::FFI_ArrowSchema;
 use datafusion::arrow::ffi_stream::FFI_ArrowArrayStream;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchReader};
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::prelude::DataFrame;
 use futures::StreamExt;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -15,19 +15,18 @@ use pyo3::types::PyCapsule;
 
 use crate::tables::runtime;
 
-/// The batches of one scan, read once: `pyarrow.table(stream)`,
-/// `polars.from_arrow(stream)`, `duckdb.sql("SELECT … FROM stream")`.
-#[pyclass(module = "lakescan", name = "ArrowStream")]
+/// The batches of one scan: `pyarrow.table(stream)`, `polars.DataFrame(stream)`,
+/// `duckdb.sql("SELECT … FROM stream")`. The scan is planned once; each read runs it
+/// again (DuckDB asks for the stream more than once).
+#[pyclass(module = "lakescan", name = "ArrowStream", frozen)]
 pub struct ArrowStream {
-    stream: Mutex<Option<SendableRecordBatchStream>>,
+    scan: DataFrame,
 }
 
 impl ArrowStream {
-    /// The stream of a scan.
-    pub fn new(stream: SendableRecordBatchStream) -> Self {
-        Self {
-            stream: Mutex::new(Some(stream)),
-        }
+    /// The stream of a planned scan.
+    pub fn new(scan: DataFrame) -> Self {
+        Self { scan }
     }
 }
 
@@ -43,18 +42,24 @@ impl ArrowStream {
         // The scan's own schema is the only one offered (the interface allows ignoring
         // the request).
         let _ = requested_schema;
-        let stream = self
-            .stream
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("the stream was poisoned by a panic"))?
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this lakescan scan was already read"))?;
+        let scan = self.scan.clone();
+        let stream = py
+            .detach(|| runtime().block_on(scan.execute_stream()))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let reader = BlockingReader {
             schema: stream.schema(),
             stream,
         };
         let ffi = FFI_ArrowArrayStream::new(Box::new(reader));
         PyCapsule::new(py, ffi, Some(c"arrow_array_stream".to_owned()))
+    }
+
+    /// The Arrow C schema of the batches.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = self.scan.schema().as_arrow().clone();
+        let ffi = FFI_ArrowSchema::try_from(&schema)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        PyCapsule::new(py, ffi, Some(c"arrow_schema".to_owned()))
     }
 }
 

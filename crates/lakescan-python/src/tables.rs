@@ -169,7 +169,8 @@ impl LakeTable {
         PyCapsule::new(py, provider, Some(c"datafusion_table_provider".to_owned()))
     }
 
-    /// `SELECT columns FROM t WHERE filter LIMIT limit`, as an Arrow stream.
+    /// `SELECT columns FROM t WHERE filter LIMIT limit`, as an Arrow stream (read
+    /// as often as asked, the scan planned once).
     fn scan(
         &self,
         py: Python<'_>,
@@ -198,11 +199,8 @@ impl LakeTable {
             sql.push_str(&format!(" LIMIT {limit}"));
         }
         let ctx = self.ctx.clone();
-        let stream = block_on(
-            py,
-            async move { ctx.sql(&sql).await?.execute_stream().await },
-        )?;
-        Ok(ArrowStream::new(stream))
+        let scan = block_on(py, async move { ctx.sql(&sql).await })?;
+        Ok(ArrowStream::new(scan))
     }
 
     /// The table's columns, as `name: type` lines.

@@ -1,6 +1,6 @@
 //! The Python package's tests, run by `cargo test`: builds the extension (debug profile,
 //! into the same target directory) as a wheel, installs it into a virtual environment of
-//! the tests' own with datafusion-python 54.1.0, pyarrow, polars and pytest from PyPI, and
+//! the tests' own with datafusion-python 54.1.0, pyarrow, polars, DuckDB and pytest from PyPI, and
 //! runs `python/tests` with pytest, with an S3 server on loopback (moto, started and stopped
 //! here) for the object-store tests.
 //!
@@ -19,6 +19,7 @@ maturin==1.16.0
 datafusion==54.1.0
 pyarrow==26.0.1
 polars==2.1.0
+duckdb==1.5.5
 pytest==9.2.0
 ";
 

@@ -141,15 +141,18 @@ def test_iceberg_metadata_columns() -> None:
     ]
 
 
-def test_polars_and_pyarrow_read_the_stream(sales: Path) -> None:
+def test_polars_pyarrow_and_duckdb_read_the_stream(sales: Path) -> None:
     pl = pytest.importorskip("polars")
     table = lakescan.HiveTable(f"{sales}/", partitioned_by=["region", "year"])
     frame = pl.DataFrame(table.scan(columns=["id"], filter="id <= 3"))
     assert sorted(frame["id"].to_list()) == [1, 2, 3]
-    stream = table.scan(columns=["id"])
-    pa.table(stream)
-    with pytest.raises(RuntimeError, match="already read"):
-        pa.table(stream)
+    # Read twice (DuckDB asks for the stream more than once): the same rows each time.
+    stream = table.scan(columns=["id", "region"], filter="id > 95")
+    assert sorted(pa.table(stream).column("id").to_pylist()) == [96, 97, 98, 99, 100]
+    assert sorted(pa.table(stream).column("id").to_pylist()) == [96, 97, 98, 99, 100]
+    duckdb = pytest.importorskip("duckdb")
+    got = duckdb.sql("SELECT region, count(*) AS n FROM stream GROUP BY region ORDER BY region")
+    assert got.fetchall() == [("eu", 3), ("us", 2)]
 
 
 def test_bad_input_is_an_error_not_a_crash(tmp_path: Path) -> None:
