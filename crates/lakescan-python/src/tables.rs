@@ -215,194 +215,9 @@ impl LakeTable {
     }
 }
 
-/// A Hive table (a directory of Parquet, ORC or Avro files, partitioned by
-/// `key=value` directories).
-#[pyclass(module = "lakescan", name = "HiveTable", frozen)]
-pub struct HiveTable {
-    table: LakeTable,
-    location: String,
-}
-
-#[pymethods]
-impl HiveTable {
-    /// `HiveTable(location, partitioned_by=None, schema=None, options=None)`: `schema` is a
-    /// SQL column list (`"id BIGINT, name VARCHAR"`, partition columns included) or None
-    /// to read it from the files; `options` are `CREATE EXTERNAL TABLE`'s (`aws.*`,
-    /// `format`, `hidden_columns`, …).
-    #[new]
-    #[pyo3(signature = (location, partitioned_by = None, schema = None, options = None))]
-    fn new(
-        py: Python<'_>,
-        location: String,
-        partitioned_by: Option<Vec<String>>,
-        schema: Option<String>,
-        options: Option<BTreeMap<String, String>>,
-    ) -> PyResult<Self> {
-        let table = LakeTable::create(
-            py,
-            "HIVE",
-            &location,
-            schema.as_deref(),
-            &partitioned_by.unwrap_or_default(),
-            &options.unwrap_or_default(),
-        )?;
-        Ok(Self { table, location })
-    }
-
-    /// The table in a datafusion-python `SessionContext` (`ctx.register_table(name, t)`).
-    fn __datafusion_table_provider__<'py>(
-        &self,
-        py: Python<'py>,
-        session: Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyCapsule>> {
-        self.table.provider_capsule(py, session)
-    }
-
-    /// The rows of `columns` (all when None) that pass `filter` (a SQL predicate), at
-    /// most `limit`, as an Arrow stream.
-    #[pyo3(signature = (columns = None, filter = None, limit = None))]
-    fn scan(
-        &self,
-        py: Python<'_>,
-        columns: Option<Vec<String>>,
-        filter: Option<&str>,
-        limit: Option<usize>,
-    ) -> PyResult<ArrowStream> {
-        self.table.scan(py, columns, filter, limit)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "HiveTable({}, columns: {})",
-            literal(&self.location),
-            self.table.describe()
-        )
-    }
-}
-
-/// An Iceberg table (its directory or its metadata file).
-#[pyclass(module = "lakescan", name = "IcebergTable", frozen)]
-pub struct IcebergTable {
-    table: LakeTable,
-    location: String,
-}
-
-#[pymethods]
-impl IcebergTable {
-    /// `IcebergTable(location, snapshot_id=None, as_of_timestamp=None, ref=None,
-    /// metadata_columns=None, options=None)`: at most one of `snapshot_id`,
-    /// `as_of_timestamp` (`"2024-01-31 12:00:00"`) and `ref` chooses the snapshot;
-    /// `metadata_columns` is `"all"` or a list (`["_file", "_pos"]`); `options` are
-    /// `CREATE EXTERNAL TABLE`'s (`aws.*`, `relative_path_base`, …).
-    #[new]
-    #[pyo3(signature = (
-        location,
-        snapshot_id = None,
-        as_of_timestamp = None,
-        r#ref = None,
-        metadata_columns = None,
-        options = None
-    ))]
-    fn new(
-        py: Python<'_>,
-        location: String,
-        snapshot_id: Option<i64>,
-        as_of_timestamp: Option<String>,
-        r#ref: Option<String>,
-        metadata_columns: Option<Bound<'_, PyAny>>,
-        options: Option<BTreeMap<String, String>>,
-    ) -> PyResult<Self> {
-        let mut options = options.unwrap_or_default();
-        let mut set = |key: &str, value: Option<String>| -> PyResult<()> {
-            if let Some(value) = value {
-                if options.contains_key(key) {
-                    return Err(PyValueError::new_err(format!(
-                        "{key} is given twice: as an argument and in options"
-                    )));
-                }
-                options.insert(key.to_string(), value);
-            }
-            Ok(())
-        };
-        set("snapshot_id", snapshot_id.map(|id| id.to_string()))?;
-        set("as_of_timestamp", as_of_timestamp)?;
-        set("ref", r#ref)?;
-        let metadata_columns = match metadata_columns {
-            None => None,
-            Some(value) => match value.extract::<String>() {
-                Ok(text) => Some(text),
-                Err(_) => Some(value.extract::<Vec<String>>()?.join(",")),
-            },
-        };
-        set("metadata_columns", metadata_columns)?;
-        let table = LakeTable::create(py, "ICEBERG", &location, None, &[], &options)?;
-        Ok(Self { table, location })
-    }
-
-    /// The table in a datafusion-python `SessionContext` (`ctx.register_table(name, t)`).
-    fn __datafusion_table_provider__<'py>(
-        &self,
-        py: Python<'py>,
-        session: Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyCapsule>> {
-        self.table.provider_capsule(py, session)
-    }
-
-    /// The rows of `columns` (all when None) that pass `filter` (a SQL predicate), at
-    /// most `limit`, as an Arrow stream.
-    #[pyo3(signature = (columns = None, filter = None, limit = None))]
-    fn scan(
-        &self,
-        py: Python<'_>,
-        columns: Option<Vec<String>>,
-        filter: Option<&str>,
-        limit: Option<usize>,
-    ) -> PyResult<ArrowStream> {
-        self.table.scan(py, columns, filter, limit)
-    }
-
-    /// The metadata table `name` (`"snapshots"`, `"history"`, `"refs"`, `"manifests"`,
-    /// `"files"`, `"partitions"`), as SQL's `"t$name"`.
-    fn metadata_table(&self, py: Python<'_>, name: &str) -> PyResult<Table> {
-        Ok(Table {
-            table: self.table.metadata_table(py, name)?,
-            what: format!("{}${name}", self.location),
-        })
-    }
-
-    /// The rows each snapshot after `from_snapshot` up to `to_snapshot` inserted and
-    /// deleted, as SQL's `table_changes`: each a snapshot id or a timestamp
-    /// (`"2024-01-31 12:00:00"`).
-    fn changes(
-        &self,
-        py: Python<'_>,
-        from_snapshot: Bound<'_, PyAny>,
-        to_snapshot: Bound<'_, PyAny>,
-    ) -> PyResult<Table> {
-        let bound = |value: &Bound<'_, PyAny>| -> PyResult<String> {
-            match value.extract::<i64>() {
-                Ok(id) => Ok(id.to_string()),
-                Err(_) => Ok(literal(&value.extract::<String>()?)),
-            }
-        };
-        let (from, to) = (bound(&from_snapshot)?, bound(&to_snapshot)?);
-        Ok(Table {
-            table: self.table.changes(py, &from, &to)?,
-            what: format!("changes of {} from {from} to {to}", self.location),
-        })
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "IcebergTable({}, columns: {})",
-            literal(&self.location),
-            self.table.describe()
-        )
-    }
-}
-
-/// A table derived from an Iceberg table: one of its metadata tables, or its changes.
-#[pyclass(module = "lakescan", name = "Table", frozen)]
+/// A lakescan table: what every table offers (a Hive or Iceberg table, one of an Iceberg
+/// table's metadata tables, its changes).
+#[pyclass(module = "lakescan", name = "Table", frozen, subclass)]
 pub struct Table {
     table: LakeTable,
     what: String,
@@ -433,7 +248,134 @@ impl Table {
     }
 
     fn __repr__(&self) -> String {
-        format!("Table({}, columns: {})", self.what, self.table.describe())
+        format!("{} [{}]", self.what, self.table.describe())
+    }
+}
+
+/// A Hive table (a directory of Parquet, ORC or Avro files, partitioned by
+/// `key=value` directories).
+#[pyclass(module = "lakescan", name = "HiveTable", frozen, extends = Table)]
+pub struct HiveTable;
+
+#[pymethods]
+impl HiveTable {
+    /// `HiveTable(location, partitioned_by=None, schema=None, options=None)`: `schema` is a
+    /// SQL column list (`"id BIGINT, name VARCHAR"`, partition columns included) or None
+    /// to read it from the files; `options` are `CREATE EXTERNAL TABLE`'s (`aws.*`,
+    /// `format`, `hidden_columns`, …).
+    #[new]
+    #[pyo3(signature = (location, partitioned_by = None, schema = None, options = None))]
+    fn new(
+        py: Python<'_>,
+        location: String,
+        partitioned_by: Option<Vec<String>>,
+        schema: Option<String>,
+        options: Option<BTreeMap<String, String>>,
+    ) -> PyResult<(Self, Table)> {
+        let table = LakeTable::create(
+            py,
+            "HIVE",
+            &location,
+            schema.as_deref(),
+            &partitioned_by.unwrap_or_default(),
+            &options.unwrap_or_default(),
+        )?;
+        let what = format!("HiveTable({})", literal(&location));
+        Ok((Self, Table { table, what }))
+    }
+}
+
+/// An Iceberg table (its directory or its metadata file).
+#[pyclass(module = "lakescan", name = "IcebergTable", frozen, extends = Table)]
+pub struct IcebergTable {
+    location: String,
+}
+
+#[pymethods]
+impl IcebergTable {
+    /// `IcebergTable(location, snapshot_id=None, as_of_timestamp=None, ref=None,
+    /// metadata_columns=None, options=None)`: at most one of `snapshot_id`,
+    /// `as_of_timestamp` (`"2024-01-31 12:00:00"`) and `ref` chooses the snapshot;
+    /// `metadata_columns` is `"all"` or a list (`["_file", "_pos"]`); `options` are
+    /// `CREATE EXTERNAL TABLE`'s (`aws.*`, `relative_path_base`, …).
+    #[new]
+    #[pyo3(signature = (
+        location,
+        snapshot_id = None,
+        as_of_timestamp = None,
+        r#ref = None,
+        metadata_columns = None,
+        options = None
+    ))]
+    fn new(
+        py: Python<'_>,
+        location: String,
+        snapshot_id: Option<i64>,
+        as_of_timestamp: Option<String>,
+        r#ref: Option<String>,
+        metadata_columns: Option<Bound<'_, PyAny>>,
+        options: Option<BTreeMap<String, String>>,
+    ) -> PyResult<(Self, Table)> {
+        let mut options = options.unwrap_or_default();
+        let mut set = |key: &str, value: Option<String>| -> PyResult<()> {
+            if let Some(value) = value {
+                if options.contains_key(key) {
+                    return Err(PyValueError::new_err(format!(
+                        "{key} is given twice: as an argument and in options"
+                    )));
+                }
+                options.insert(key.to_string(), value);
+            }
+            Ok(())
+        };
+        set("snapshot_id", snapshot_id.map(|id| id.to_string()))?;
+        set("as_of_timestamp", as_of_timestamp)?;
+        set("ref", r#ref)?;
+        let metadata_columns = match metadata_columns {
+            None => None,
+            Some(value) => match value.extract::<String>() {
+                Ok(text) => Some(text),
+                Err(_) => Some(value.extract::<Vec<String>>()?.join(",")),
+            },
+        };
+        set("metadata_columns", metadata_columns)?;
+        let table = LakeTable::create(py, "ICEBERG", &location, None, &[], &options)?;
+        let what = format!("IcebergTable({})", literal(&location));
+        Ok((Self { location }, Table { table, what }))
+    }
+
+    /// The metadata table `name` (`"snapshots"`, `"history"`, `"refs"`, `"manifests"`,
+    /// `"files"`, `"partitions"`), as SQL's `"t$name"`.
+    fn metadata_table(slf: PyRef<'_, Self>, py: Python<'_>, name: &str) -> PyResult<Table> {
+        Ok(Table {
+            table: slf.as_super().table.metadata_table(py, name)?,
+            what: format!("Table({}${name})", literal(&slf.location)),
+        })
+    }
+
+    /// The rows each snapshot after `from_snapshot` up to `to_snapshot` inserted and
+    /// deleted, as SQL's `table_changes`: each a snapshot id or a timestamp
+    /// (`"2024-01-31 12:00:00"`).
+    fn changes(
+        slf: PyRef<'_, Self>,
+        py: Python<'_>,
+        from_snapshot: Bound<'_, PyAny>,
+        to_snapshot: Bound<'_, PyAny>,
+    ) -> PyResult<Table> {
+        let bound = |value: &Bound<'_, PyAny>| -> PyResult<String> {
+            match value.extract::<i64>() {
+                Ok(id) => Ok(id.to_string()),
+                Err(_) => Ok(literal(&value.extract::<String>()?)),
+            }
+        };
+        let (from, to) = (bound(&from_snapshot)?, bound(&to_snapshot)?);
+        Ok(Table {
+            table: slf.as_super().table.changes(py, &from, &to)?,
+            what: format!(
+                "Table(changes of {} from {from} to {to})",
+                literal(&slf.location)
+            ),
+        })
     }
 }
 
