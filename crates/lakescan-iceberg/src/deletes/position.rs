@@ -34,7 +34,7 @@ use super::{DeleteFile, DeleteKind, DeleteStores};
 use crate::paths::{FileLocation, PathResolver};
 
 /// Field id of `file_path` in position-delete files.
-const FILE_PATH_ID: i32 = 2147483546;
+pub(crate) const FILE_PATH_ID: i32 = 2147483546;
 /// Field id of `pos` in position-delete files.
 const POS_ID: i32 = 2147483545;
 /// Magic bytes of a Puffin file.
@@ -184,16 +184,16 @@ async fn read_position_deletes(
         Some(_) => (None, 0),
         None => (Some(0), 1),
     };
-    let mut referenced_positions = RoaringTreemap::new();
+    let mut referenced_positions = SortedPositions::default();
     let mut by_file: PositionsByFile = HashMap::new();
     // The rows of one data file are consecutive (the spec sorts by file_path, then pos):
     // they go into one bitmap, resolved and merged once per run of equal paths. A path
     // whose run ended before is an unsorted file.
-    let mut run: Option<(String, RoaringTreemap)> = None;
+    let mut run: Option<(String, SortedPositions)> = None;
     let mut ended: HashSet<String> = HashSet::new();
-    let mut flush = |run: Option<(String, RoaringTreemap)>| -> Result<()> {
+    let mut flush = |run: Option<(String, SortedPositions)>| -> Result<()> {
         if let Some((path, positions)) = run {
-            *by_file.entry(paths.resolve(&path)?).or_default() |= positions;
+            *by_file.entry(paths.resolve(&path)?).or_default() |= positions.finish();
         }
         Ok(())
     };
@@ -221,7 +221,7 @@ async fn read_position_deletes(
         for (path, pos) in written.iter().flatten().zip(positions) {
             let pos = pos?;
             match &mut run {
-                Some((p, bitmap)) if p == path => add(file, bitmap, pos)?,
+                Some((p, positions)) if p == path => add(file, positions, pos)?,
                 _ => {
                     if let Some((ending, _)) = &run {
                         ended.insert(ending.clone());
@@ -237,34 +237,108 @@ async fn read_position_deletes(
                             ),
                         ));
                     }
-                    run = Some((path.to_string(), RoaringTreemap::from_iter([pos])));
+                    let mut positions = SortedPositions::default();
+                    add(file, &mut positions, pos)?;
+                    run = Some((path.to_string(), positions));
                 }
             }
         }
     }
     flush(run)?;
     if let Some(target) = referenced {
-        by_file.insert(target.clone(), referenced_positions);
+        by_file.insert(target.clone(), referenced_positions.finish());
     }
     Ok(by_file)
 }
 
-/// Adds `pos` to `bitmap`, the positions of one data file so far: appended, as the spec
-/// sorts them (a position repeated is kept once; one below the last is an error).
-fn add(file: &DeleteFile, bitmap: &mut RoaringTreemap, pos: u64) -> Result<()> {
-    if bitmap.try_push(pos).is_err()
-        && let Some(last) = bitmap.max()
-        && pos < last
-    {
-        return Err(bad(
+/// Adds `pos` to `positions`, those of one data file so far, as the spec sorts them (a
+/// position repeated is kept once; one below the last is an error).
+fn add(file: &DeleteFile, positions: &mut SortedPositions, pos: u64) -> Result<()> {
+    positions.push(pos).map_err(|last| {
+        bad(
             file,
             format!(
                 "its positions are not sorted: {pos} follows {last} (the spec sorts position \
                  deletes by file_path, then pos)"
             ),
-        ));
+        )
+    })
+}
+
+/// Rows in one block of [`SortedPositions`] (a Roaring container's range).
+const BLOCK_ROWS: u64 = 1 << 16;
+/// Above this many positions, a block is built from a bitset rather than one by one.
+const BITSET_FROM: usize = 64;
+
+/// The positions of one data file, pushed in ascending order and built into a bitmap one
+/// block of [`BLOCK_ROWS`] rows at a time: a block's positions are gathered, then become one
+/// bitset at once (pushing each into the bitmap costs several times its decoding, and a
+/// position-delete file of a large data file lists hundreds of thousands).
+#[derive(Debug, Default)]
+struct SortedPositions {
+    /// The finished blocks, merged by the high 32 bits of their positions.
+    bitmaps: Vec<(u32, RoaringBitmap)>,
+    /// The block being gathered (`position / BLOCK_ROWS`).
+    block: u64,
+    /// The low 16 bits of its positions, ascending.
+    lows: Vec<u16>,
+    /// The last position pushed.
+    last: Option<u64>,
+}
+
+impl SortedPositions {
+    /// Appends `pos`: a repeat of the last position is kept once, one below it is
+    /// `Err(last)`.
+    fn push(&mut self, pos: u64) -> std::result::Result<(), u64> {
+        match self.last {
+            Some(last) if pos < last => return Err(last),
+            Some(last) if pos == last => return Ok(()),
+            _ => {}
+        }
+        self.last = Some(pos);
+        let block = pos / BLOCK_ROWS;
+        if block != self.block {
+            self.end_block();
+            self.block = block;
+        }
+        // The remainder of a division by 2^16 fits 16 bits.
+        self.lows.push((pos % BLOCK_ROWS) as u16);
+        Ok(())
     }
-    Ok(())
+
+    /// Builds the gathered block into the bitmaps.
+    fn end_block(&mut self) {
+        if self.lows.is_empty() {
+            return;
+        }
+        // Positions are u64: the block number's high half is the treemap's key, its low
+        // 16 bits the block within that key's 32-bit bitmap.
+        let key = (self.block >> 16) as u32;
+        let base = ((self.block & 0xFFFF) as u32) << 16;
+        let block = if self.lows.len() > BITSET_FROM {
+            let mut bits = vec![0u8; (BLOCK_ROWS / 8) as usize];
+            for low in &self.lows {
+                bits[usize::from(*low >> 3)] |= 1 << (low & 7);
+            }
+            RoaringBitmap::from_lsb0_bytes(base, &bits)
+        } else {
+            self.lows
+                .iter()
+                .map(|low| base | u32::from(*low))
+                .collect()
+        };
+        self.lows.clear();
+        match self.bitmaps.last_mut() {
+            Some((last, bitmap)) if *last == key => *bitmap |= block,
+            _ => self.bitmaps.push((key, block)),
+        }
+    }
+
+    /// The positions pushed.
+    fn finish(mut self) -> RoaringTreemap {
+        self.end_block();
+        RoaringTreemap::from_bitmaps(self.bitmaps)
+    }
 }
 
 /// The positions of a `pos` column: BIGINT, never NULL or negative.

@@ -33,13 +33,14 @@ use datafusion::common::{
 };
 use datafusion::execution::runtime_env::RuntimeEnv;
 use iceberg::spec::{
-    DataContentType, DataFile, DataFileFormat, FormatVersion, ManifestContentType, ManifestEntry,
-    ManifestFile, ManifestList, ManifestStatus, PartitionSpec, SnapshotRef, Struct, TableMetadata,
-    Transform,
+    DataContentType, DataFile, DataFileFormat, Datum, FormatVersion, ManifestContentType,
+    ManifestEntry, ManifestFile, ManifestList, ManifestStatus, PartitionSpec, PrimitiveLiteral,
+    SnapshotRef, Struct, TableMetadata, Transform,
 };
 use lakescan_core::api::{Filter, Subfield};
 use object_store::ObjectStoreExt;
 
+use crate::deletes::position::FILE_PATH_ID;
 use crate::deletes::{DataFileKey, DeleteFile, DeleteIndexBuilder, DeleteKind, FileDeletes};
 use crate::file_statistics::optimizer_statistics;
 use crate::metadata::{INLINE_MANIFESTS, LoadedMetadata};
@@ -295,8 +296,14 @@ impl<'a> Planner<'a> {
                 _ => return Err(bad("is an equality delete file without equality ids")),
             },
         };
-        let referenced_data_file = match file.referenced_data_file() {
-            Some(p) => Some(self.paths.resolve(&p)?),
+        let referenced_written = match &kind {
+            DeleteKind::Position => file
+                .referenced_data_file()
+                .or_else(|| referenced_by_bounds(file)),
+            _ => file.referenced_data_file(),
+        };
+        let referenced_data_file = match &referenced_written {
+            Some(p) => Some(self.paths.resolve(p)?),
             None => None,
         };
         Ok(DeleteFile {
@@ -308,7 +315,7 @@ impl<'a> Planner<'a> {
             unpartitioned: spec.is_unpartitioned(),
             partition: self.current_partition(file.file_path(), file.partition(), spec)?,
             referenced_data_file,
-            referenced_written: file.referenced_data_file(),
+            referenced_written,
             record_count: file.record_count(),
             file_size: file.file_size_in_bytes(),
             // A deletion vector's Puffin file reads as bytes whatever this says.
@@ -624,3 +631,19 @@ pub(crate) fn row_format(format: DataFileFormat) -> Option<lakescan_core::api::F
 
 #[cfg(test)]
 mod tests;
+
+/// The one data file a position-delete file deletes from when its manifest entry names none
+/// but its `file_path` lower and upper bounds are equal: every row names that file. Java's
+/// readers take such a file as scoped to that data file; v2 writers (Spark's among them)
+/// leave `referenced_data_file` out and record exact bounds for `file_path`.
+fn referenced_by_bounds(file: &DataFile) -> Option<String> {
+    let path = |bounds: &std::collections::HashMap<i32, Datum>| match bounds
+        .get(&FILE_PATH_ID)
+        .map(Datum::literal)
+    {
+        Some(PrimitiveLiteral::String(path)) => Some(path.clone()),
+        _ => None,
+    };
+    let lower = path(file.lower_bounds())?;
+    (path(file.upper_bounds())? == lower).then_some(lower)
+}

@@ -86,3 +86,39 @@ fn deleted_entries_take_no_row_ids() {
     let deleted_with_id = entry(ManifestStatus::Deleted, data_file(3, Some(7)));
     assert_eq!(ids.assign(&deleted_with_id), Some(7));
 }
+
+#[test]
+fn equal_file_path_bounds_scope_a_position_delete_file_to_one_data_file() {
+    let deletes = |lower: Option<&str>, upper: Option<&str>| {
+        let bound = |path: Option<&str>| {
+            path.map(|p| (FILE_PATH_ID, Datum::string(p)))
+                .into_iter()
+                .collect::<std::collections::HashMap<_, _>>()
+        };
+        iceberg::spec::DataFileBuilder::default()
+            .content(DataContentType::PositionDeletes)
+            .file_path("/t/deletes.parquet".to_string())
+            .file_format(DataFileFormat::Parquet)
+            .record_count(3)
+            .file_size_in_bytes(1)
+            .partition(Struct::empty())
+            .partition_spec_id(0)
+            .lower_bounds(bound(lower))
+            .upper_bounds(bound(upper))
+            .build()
+            .expect("every required field is set")
+    };
+    assert_eq!(
+        referenced_by_bounds(&deletes(Some("/t/a.parquet"), Some("/t/a.parquet"))).as_deref(),
+        Some("/t/a.parquet")
+    );
+    assert_eq!(
+        referenced_by_bounds(&deletes(Some("/t/a.parquet"), Some("/t/b.parquet"))),
+        None
+    );
+    assert_eq!(
+        referenced_by_bounds(&deletes(Some("/t/a.parquet"), None)),
+        None
+    );
+    assert_eq!(referenced_by_bounds(&deletes(None, None)), None);
+}

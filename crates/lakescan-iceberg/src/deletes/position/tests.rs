@@ -174,3 +174,36 @@ async fn puffin_files_are_checked_against_their_footer() {
         .to_string();
     assert!(err.contains("not a Puffin file"), "{err}");
 }
+
+#[test]
+fn sorted_positions_build_the_bitmap_of_dense_sparse_and_far_blocks() {
+    // Dense blocks (bitsets), sparse ones (pushed one by one), a block boundary, repeats,
+    // and positions past 2^32 (a second treemap key).
+    let mut expected: Vec<u64> = (0..200_000).filter(|p| p % 10 == 7).collect();
+    expected.extend([
+        BLOCK_ROWS * 5 - 1,
+        BLOCK_ROWS * 5,
+        BLOCK_ROWS * 9 + 3,
+        (1 << 32) - 1,
+        1 << 32,
+        (1 << 32) + 70_000,
+    ]);
+    expected.extend((0..5_000).map(|p| (3 << 32) + p * 13));
+    let mut built = SortedPositions::default();
+    for p in &expected {
+        built.push(*p).unwrap();
+        built.push(*p).unwrap();
+    }
+    let bitmap = built.finish();
+    assert_eq!(positions(&bitmap), expected);
+    assert_eq!(bitmap, expected.iter().copied().collect::<RoaringTreemap>());
+}
+
+#[test]
+fn sorted_positions_refuse_a_position_below_the_last() {
+    let mut built = SortedPositions::default();
+    built.push(BLOCK_ROWS + 4).unwrap();
+    assert_eq!(built.push(BLOCK_ROWS + 3), Err(BLOCK_ROWS + 4));
+    assert_eq!(built.push(2), Err(BLOCK_ROWS + 4));
+    assert!(SortedPositions::default().finish().is_empty());
+}
