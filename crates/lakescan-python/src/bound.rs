@@ -5,7 +5,9 @@
 //! on the way in: only `file://` stores, none of lakescan's settings or caches. A
 //! [`BoundTable`] plans its scan with the session the table was made in instead (its object
 //! stores, `lakescan.*` settings and caches), and a [`BoundExec`] runs the plan with that
-//! session's task context, whatever the caller passes.
+//! session's task context, whatever the caller passes. The caller's `SET lakescan.*` values
+//! are applied to that session for the scan (`settings.rs`). A [`BoundCatalog`] gives its
+//! schemas' tables bound the same way.
 
 use std::fmt;
 use std::future::Future;
@@ -13,7 +15,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::catalog::{
+    CatalogProvider, SchemaProvider, Session, TableProvider, TableProviderFactory,
+};
 use datafusion::common::{DataFusionError, Result, Statistics};
 use datafusion::datasource::TableType;
 use datafusion::execution::context::SessionState;
@@ -21,6 +25,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 
+use crate::settings::with_caller_settings;
 use crate::tables::runtime;
 
 /// Runs `future` on lakescan's runtime: the caller polls it from its own (datafusion-python
@@ -72,12 +77,14 @@ impl TableProvider for BoundTable {
 
     async fn scan(
         &self,
-        _caller: &dyn Session,
+        caller: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let (inner, state) = (Arc::clone(&self.inner), self.state.clone());
+        let state = with_caller_settings(&self.state, caller)?;
+        let task_ctx = state.task_ctx();
+        let inner = Arc::clone(&self.inner);
         let (projection, filters) = (projection.cloned(), filters.to_vec());
         let plan = on_lakescan_runtime(async move {
             inner
@@ -87,7 +94,7 @@ impl TableProvider for BoundTable {
         .await?;
         Ok(Arc::new(BoundExec {
             inner: plan,
-            task_ctx: self.state.task_ctx(),
+            task_ctx,
         }))
     }
 }
@@ -165,14 +172,69 @@ impl BoundFactory {
 impl TableProviderFactory for BoundFactory {
     async fn create(
         &self,
-        _caller: &dyn Session,
+        caller: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> Result<Arc<dyn TableProvider>> {
         let Some(factory) = self.state.table_factories().get(&self.kind) else {
             return datafusion::common::plan_err!("lakescan has no table factory '{}'", self.kind);
         };
-        let (factory, state, cmd) = (Arc::clone(factory), self.state.clone(), cmd.clone());
+        let state = with_caller_settings(&self.state, caller)?;
+        let (factory, cmd) = (Arc::clone(factory), cmd.clone());
         let table = on_lakescan_runtime(async move { factory.create(&state, &cmd).await }).await?;
         Ok(Arc::new(BoundTable::new(table, self.state.clone())))
+    }
+}
+
+/// A catalog whose tables are bound to the session the catalog was registered in.
+#[derive(Debug)]
+pub struct BoundCatalog {
+    inner: Arc<dyn CatalogProvider>,
+    state: SessionState,
+}
+
+impl BoundCatalog {
+    /// `inner`'s tables, planned and run with `state`.
+    pub fn new(inner: Arc<dyn CatalogProvider>, state: SessionState) -> Self {
+        Self { inner, state }
+    }
+}
+
+impl CatalogProvider for BoundCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        self.inner.schema_names()
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let inner = self.inner.schema(name)?;
+        Some(Arc::new(BoundSchema {
+            inner,
+            state: self.state.clone(),
+        }))
+    }
+}
+
+/// A schema of a [`BoundCatalog`].
+#[derive(Debug)]
+struct BoundSchema {
+    inner: Arc<dyn SchemaProvider>,
+    state: SessionState,
+}
+
+#[async_trait]
+impl SchemaProvider for BoundSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        let (inner, name_owned) = (Arc::clone(&self.inner), name.to_string());
+        let table = on_lakescan_runtime(async move { inner.table(&name_owned).await }).await?;
+        Ok(table.map(|table| {
+            Arc::new(BoundTable::new(table, self.state.clone())) as Arc<dyn TableProvider>
+        }))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
     }
 }

@@ -8,6 +8,8 @@
 //! | `table.scan(columns, filter, limit)` | an Arrow stream (`__arrow_c_stream__`) for pyarrow, polars, DuckDB |
 //! | `table.__datafusion_table_provider__` | the table in a datafusion-python 54.1 `SessionContext` |
 //! | `TableFactory("HIVE")` | `CREATE EXTERNAL TABLE … STORED AS HIVE` in datafusion-python |
+//! | `IcebergCatalog(uri)` | an Iceberg catalog: `.table("ns.t")`, or `ctx.register_catalog_provider` |
+//! | `Settings(**values)` | `SET lakescan.*` in a datafusion-python session (`SessionConfig.with_extension`) |
 //!
 //! Each table is made in a lakescan session of its own (`bound.rs`): scans crossing the FFI
 //! are planned and run there, with its object stores and settings. Every
@@ -15,6 +17,8 @@
 //! stable ABI across DataFusion majors): a mismatch is an `ImportError`, never a crash.
 
 mod bound;
+mod catalog;
+mod settings;
 mod stream;
 mod tables;
 mod version;
@@ -28,6 +32,8 @@ fn _lakescan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tables::IcebergTable>()?;
     m.add_class::<tables::Table>()?;
     m.add_class::<tables::TableFactory>()?;
+    m.add_class::<catalog::IcebergCatalog>()?;
+    m.add_class::<settings::Settings>()?;
     m.add_class::<stream::ArrowStream>()?;
     m.add("DATAFUSION_REQUIREMENT", version::REQUIREMENT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use datafusion::catalog::{TableProvider, TableProviderFactory};
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, TableReference};
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::table_provider::FFI_TableProvider;
 use datafusion_ffi::table_provider_factory::FFI_TableProviderFactory;
@@ -37,7 +37,7 @@ pub fn runtime() -> &'static Runtime {
 }
 
 /// A DataFusion error as a Python exception.
-fn py_err(e: DataFusionError) -> PyErr {
+pub(crate) fn py_err(e: DataFusionError) -> PyErr {
     match e {
         DataFusionError::Plan(_) | DataFusionError::Configuration(_) => {
             PyValueError::new_err(e.to_string())
@@ -47,7 +47,7 @@ fn py_err(e: DataFusionError) -> PyErr {
 }
 
 /// Runs `future` on lakescan's runtime without holding the GIL.
-fn block_on<T: Send>(
+pub(crate) fn block_on<T: Send>(
     py: Python<'_>,
     future: impl std::future::Future<Output = Result<T>> + Send,
 ) -> PyResult<T> {
@@ -72,11 +72,23 @@ fn ident(name: &str) -> String {
     }
 }
 
+/// A `metadata_columns` argument (`"all"`, `"_file,_pos"` or a list of names) as the text
+/// the SQL option takes.
+pub(crate) fn column_list(value: Option<Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.extract::<String>() {
+        Ok(text) => Ok(Some(text)),
+        Err(_) => Ok(Some(value.extract::<Vec<String>>()?.join(","))),
+    }
+}
+
 /// The name a table has in its own session.
 const NAME: &str = "t";
 
 /// A table made in a session of its own.
-struct LakeTable {
+pub(crate) struct LakeTable {
     ctx: SessionContext,
     provider: Arc<dyn TableProvider>,
     /// The table as a SQL relation in `ctx` (`t`, `"t$snapshots"`, `table_changes(…)`).
@@ -121,6 +133,22 @@ impl LakeTable {
             ctx,
             provider,
             relation: NAME.to_string(),
+        })
+    }
+
+    /// The table `reference` of `ctx`.
+    pub(crate) fn named(
+        py: Python<'_>,
+        ctx: &SessionContext,
+        reference: TableReference,
+    ) -> PyResult<Self> {
+        let relation = reference.to_quoted_string();
+        let session = ctx.clone();
+        let provider = block_on(py, async move { session.table_provider(reference).await })?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            provider,
+            relation,
         })
     }
 
@@ -221,6 +249,13 @@ impl LakeTable {
 pub struct Table {
     table: LakeTable,
     what: String,
+}
+
+impl Table {
+    /// `table`, shown as `what`.
+    pub(crate) fn new(table: LakeTable, what: String) -> Self {
+        Self { table, what }
+    }
 }
 
 #[pymethods]
@@ -331,14 +366,7 @@ impl IcebergTable {
         set("snapshot_id", snapshot_id.map(|id| id.to_string()))?;
         set("as_of_timestamp", as_of_timestamp)?;
         set("ref", r#ref)?;
-        let metadata_columns = match metadata_columns {
-            None => None,
-            Some(value) => match value.extract::<String>() {
-                Ok(text) => Some(text),
-                Err(_) => Some(value.extract::<Vec<String>>()?.join(",")),
-            },
-        };
-        set("metadata_columns", metadata_columns)?;
+        set("metadata_columns", column_list(metadata_columns)?)?;
         let table = LakeTable::create(py, "ICEBERG", &location, None, &[], &options)?;
         let what = format!("IcebergTable({})", literal(&location));
         Ok((Self { location }, Table { table, what }))

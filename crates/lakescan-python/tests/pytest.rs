@@ -1,8 +1,9 @@
 //! The Python package's tests, run by `cargo test`: builds the extension (debug profile,
 //! into the same target directory) as a wheel, installs it into a virtual environment of
-//! the tests' own with datafusion-python 54.1.0, pyarrow, polars, DuckDB and pytest from PyPI, and
-//! runs `python/tests` with pytest, with an S3 server on loopback (moto, started and stopped
-//! here) for the object-store tests.
+//! the tests' own with datafusion-python 54.1.0, pyarrow, polars, DuckDB, pyiceberg and
+//! pytest from PyPI (and datafusion-python 55 on a path of its own, which the package must
+//! refuse), and runs `python/tests` with pytest, with an S3 server on loopback (moto,
+//! started and stopped here) for the object-store tests.
 //!
 //! The environment is made once under the target directory
 //! (`<target>/<profile>/lakescan-python-venv`, or `LAKESCAN_PYTHON_VENV`); a marker holding
@@ -20,8 +21,17 @@ datafusion==54.1.0
 pyarrow==26.0.1
 polars==2.1.0
 duckdb==1.5.5
+pyiceberg[sql-sqlite]==0.12.0
+sqlalchemy==2.1.9
 pytest==9.2.0
 ";
+
+/// A datafusion-python the package must refuse (another DataFusion major), installed on
+/// its own path beside the environment: the suite imports it in a subprocess.
+const OTHER_DATAFUSION: &str = "datafusion==55.0.0";
+
+/// The directory of [`OTHER_DATAFUSION`] in the environment.
+const OTHER_DATAFUSION_DIR: &str = "datafusion-55";
 
 /// Marker of a complete environment: holds the requirements it was made from.
 const MARKER: &str = "lakescan-requirements.txt";
@@ -82,7 +92,8 @@ fn environment() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| profile_dir().join("lakescan-python-venv"));
     let marker = dir.join(MARKER);
-    if std::fs::read_to_string(&marker).is_ok_and(|made| made == REQUIREMENTS) {
+    let made_from = format!("{REQUIREMENTS}{OTHER_DATAFUSION} (beside)\n");
+    if std::fs::read_to_string(&marker).is_ok_and(|made| made == made_from) {
         return dir;
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -103,7 +114,23 @@ fn environment() -> PathBuf {
     .args(["--timeout", "60", "--retries", "3", "-r"])
     .arg(&requirements);
     run(pip, "pip install of the Python tests' requirements");
-    std::fs::write(&marker, REQUIREMENTS)
+    let mut other = Command::new(dir.join("bin").join("python"));
+    other
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(["--timeout", "60", "--retries", "3", "--no-deps", "--target"])
+        .arg(dir.join(OTHER_DATAFUSION_DIR))
+        .arg(OTHER_DATAFUSION);
+    run(
+        other,
+        "pip install of another datafusion-python beside the environment",
+    );
+    std::fs::write(&marker, made_from)
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", marker.display()));
     dir
 }
@@ -172,6 +199,7 @@ fn the_python_package_passes_its_pytest_suite() {
         .env("LAKESCAN_REPO", &repo)
         .env("LAKESCAN_TEST_S3", json_object(&s3.options()))
         .env("LAKESCAN_TEST_BUCKET", "lakescan-py")
+        .env("LAKESCAN_OTHER_DATAFUSION", venv.join(OTHER_DATAFUSION_DIR))
         .current_dir(out.path());
     run(pytest, "pytest of the Python package");
 }

@@ -322,10 +322,7 @@ impl SortedPositions {
             }
             RoaringBitmap::from_lsb0_bytes(base, &bits)
         } else {
-            self.lows
-                .iter()
-                .map(|low| base | u32::from(*low))
-                .collect()
+            self.lows.iter().map(|low| base | u32::from(*low)).collect()
         };
         self.lows.clear();
         match self.bitmaps.last_mut() {

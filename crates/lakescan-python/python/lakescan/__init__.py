@@ -6,14 +6,19 @@
 
 Register a table in a datafusion-python 54.1 session with ``ctx.register_table("sales",
 table)``, or add ``CREATE EXTERNAL TABLE … STORED AS HIVE|ICEBERG`` to one with
-``lakescan.datafusion.register(ctx)``.
+``lakescan.datafusion.register(ctx)``; ``lakescan.datafusion.session_context()`` makes a
+context that has both and accepts ``SET lakescan.*``. An Iceberg catalog's tables:
+``lakescan.IcebergCatalog(uri).table("ns.t")``, or ``ctx.register_catalog_provider("lake",
+lakescan.IcebergCatalog(uri))``.
 """
 
 from ._lakescan import (
     DATAFUSION_REQUIREMENT,
     ArrowStream,
     HiveTable,
+    IcebergCatalog,
     IcebergTable,
+    Settings,
     Table,
     TableFactory,
     __version__,
@@ -23,7 +28,9 @@ __all__ = [
     "DATAFUSION_REQUIREMENT",
     "ArrowStream",
     "HiveTable",
+    "IcebergCatalog",
     "IcebergTable",
+    "Settings",
     "Table",
     "TableFactory",
     "__version__",

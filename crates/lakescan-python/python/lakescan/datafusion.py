@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lakescan import TableFactory
+from ._lakescan import Settings, TableFactory
 
 if TYPE_CHECKING:
-    from datafusion import SessionContext
+    from datafusion import SessionConfig, SessionContext
 
-__all__ = ["register"]
+__all__ = ["register", "session_context"]
 
 
 def register(ctx: SessionContext) -> SessionContext:
@@ -21,3 +21,22 @@ def register(ctx: SessionContext) -> SessionContext:
     for kind in ("HIVE", "ICEBERG"):
         ctx.register_table_factory(kind, TableFactory(kind))
     return ctx
+
+
+def session_context(
+    config: SessionConfig | None = None, settings: Settings | None = None
+) -> SessionContext:
+    """A datafusion-python ``SessionContext`` with lakescan registered (``register``) and
+    its settings in the session: ``SET lakescan.preload_splits = 2`` works there.
+
+    ``config`` is the session's ``SessionConfig`` (a new one when None); ``settings`` the
+    starting values of lakescan's settings (``lakescan.Settings(split_size=…)``, the
+    defaults when None). Scans and ``CREATE EXTERNAL TABLE`` read the ``lakescan.*`` values
+    the session holds when they run; an unknown setting or a bad value is an error then.
+    """
+    from datafusion import SessionConfig, SessionContext
+
+    config = (config if config is not None else SessionConfig()).with_extension(
+        settings if settings is not None else Settings()
+    )
+    return register(SessionContext(config))

@@ -16,6 +16,7 @@ from datafusion import SessionContext
 
 import lakescan
 import lakescan.datafusion
+from conftest import rows, s3_settings
 
 REPO = Path(os.environ.get("LAKESCAN_REPO", Path(__file__).resolve().parents[4]))
 DUCKDB_ICEBERG = REPO / "testdata" / "duckdb-iceberg"
@@ -41,11 +42,6 @@ def sales(tmp_path_factory) -> Path:
         partitioning_flavor="hive",
     )
     return root
-
-
-def rows(table: pa.Table, *order: str) -> list[dict]:
-    # Sorted in Python: pyarrow sorts no string views, which DataFusion returns.
-    return sorted(table.to_pylist(), key=lambda row: tuple(row[c] for c in order))
 
 
 def pyarrow_rows(root: Path, columns, flt=None, *order: str) -> list[dict]:
@@ -213,16 +209,6 @@ def test_iceberg_changes() -> None:
         pa.table(table.changes(3340507003387467420, 1916084761853986166).scan())
 
 
-def s3_settings():
-    """The test S3 server's ``aws.*`` options and bucket (set by the Rust harness)."""
-    import json
-
-    raw = os.environ.get("LAKESCAN_TEST_S3")
-    if raw is None:
-        pytest.skip("no S3 test server (run through cargo test)")
-    return json.loads(raw), os.environ["LAKESCAN_TEST_BUCKET"]
-
-
 @pytest.fixture(scope="module")
 def s3_sales(sales: Path):
     """The sales table uploaded to the test bucket with pyarrow's own S3 client."""
@@ -271,3 +257,48 @@ def test_s3_table_with_the_aws_environment(s3_sales, monkeypatch) -> None:
     got = pa.table(table.scan(columns=["id"], filter="year = 2023 AND region = 'eu'"))
     want = [i for i in range(1, 101) if i % 3 and 2023 + i % 2 == 2023]
     assert sorted(got.column("id").to_pylist()) == want
+
+
+OTHER_DATAFUSION_CHECK = """
+import importlib.metadata, sys
+import datafusion
+from datafusion import SessionConfig, SessionContext
+import lakescan, lakescan.datafusion
+assert importlib.metadata.version("datafusion").startswith("55."), datafusion.__file__
+table = lakescan.HiveTable(sys.argv[1], partitioned_by=["region", "year"])
+refused = []
+for name, attempt in [
+    ("table", lambda: SessionContext().register_table("sales", table)),
+    ("factory", lambda: lakescan.datafusion.register(SessionContext())),
+    ("settings", lambda: SessionConfig().with_extension(lakescan.Settings())),
+    ("catalog", lambda: SessionContext().register_catalog_provider(
+        "lake", lakescan.IcebergCatalog("memory://?warehouse=" + sys.argv[2]))),
+]:
+    try:
+        attempt()
+    except ImportError as e:
+        assert "datafusion>=54.1,<55" in str(e) and "55.0.0" in str(e), str(e)
+        refused.append(name)
+print(",".join(refused))
+"""
+
+
+def test_a_real_datafusion_python_55_is_refused(sales: Path, tmp_path: Path) -> None:
+    """datafusion-python 55.0.0 itself (installed on a path of its own by the harness):
+    every entry point raises the ImportError, and the process lives."""
+    import subprocess
+    import sys
+
+    other = os.environ.get("LAKESCAN_OTHER_DATAFUSION")
+    if other is None:
+        pytest.skip("no datafusion-python 55 beside the environment (run through cargo test)")
+    env = dict(os.environ, PYTHONPATH=other)
+    done = subprocess.run(
+        [sys.executable, "-c", OTHER_DATAFUSION_CHECK, f"{sales}/", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "table,factory,settings,catalog"

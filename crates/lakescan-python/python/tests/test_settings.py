@@ -1,0 +1,76 @@
+"""``SET lakescan.*`` in datafusion-python: ``lakescan.datafusion.session_context()`` and
+``lakescan.Settings`` put lakescan's settings in the session, scans and ``CREATE EXTERNAL
+TABLE`` read them, and a bad value or an unknown setting is an error naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pytest
+from datafusion import SessionConfig, SessionContext
+
+import lakescan
+import lakescan.datafusion
+
+
+@pytest.fixture(scope="module")
+def orc_table(tmp_path_factory) -> Path:
+    """A Hive table of ORC files written by pyarrow, partitioned by ``region``."""
+    root = tmp_path_factory.mktemp("orc")
+    for region, ids in (("eu", [1, 2]), ("us", [3])):
+        directory = root / f"region={region}"
+        directory.mkdir()
+        orc.write_table(pa.table({"id": pa.array(ids, pa.int64())}), directory / "part-0.orc")
+    return root
+
+
+def create(ctx: SessionContext, root: Path) -> None:
+    # Columns declared, no 'format' option: the format is lakescan.hive_default_format.
+    ctx.sql(
+        f"CREATE EXTERNAL TABLE t (id BIGINT, region VARCHAR) STORED AS HIVE "
+        f"PARTITIONED BY (region) LOCATION '{root}'"
+    )
+
+
+def test_set_reaches_create_external_table(orc_table: Path) -> None:
+    ctx = lakescan.datafusion.session_context()
+    create(ctx, orc_table)
+    # The default format is Parquet: the ORC files are refused by name.
+    with pytest.raises(Exception, match="part-0.orc': it is a ORC file"):
+        ctx.sql("SELECT * FROM t").collect()
+    ctx.sql("SET lakescan.hive_default_format = 'orc'")
+    ctx.deregister_table("t")
+    create(ctx, orc_table)
+    got = ctx.sql("SELECT id, region FROM t ORDER BY id").to_pydict()
+    assert got == {"id": [1, 2, 3], "region": ["eu", "eu", "us"]}
+
+
+def test_bad_values_and_unknown_settings_are_errors_naming_them(orc_table: Path) -> None:
+    ctx = lakescan.datafusion.session_context(settings=lakescan.Settings(hive_default_format="orc"))
+    create(ctx, orc_table)
+    ctx.sql("SET lakescan.split_size = 'lots'")
+    with pytest.raises(Exception, match="lakescan.split_size = 'lots'.*Error parsing 'lots'"):
+        ctx.sql("SELECT count(*) FROM t").collect()
+    ctx.sql("SET lakescan.split_size = '1000'")
+    assert ctx.sql("SELECT count(*) AS n FROM t").to_pydict() == {"n": [3]}
+    ctx.sql("SET lakescan.no_such_setting = 1")
+    with pytest.raises(Exception, match="no_such_setting.*not found"):
+        ctx.sql("SELECT count(*) FROM t").collect()
+
+
+def test_settings_object(orc_table: Path) -> None:
+    with pytest.raises(ValueError, match="split_size"):
+        lakescan.Settings(split_size="lots")
+    with pytest.raises(ValueError, match="no_such_setting"):
+        lakescan.Settings(no_such_setting=1)
+    settings = lakescan.Settings(preload_splits=2, hive_default_format="orc")
+    assert "preload_splits=2" in repr(settings) and "hive_default_format=orc" in repr(settings)
+    # Installed by hand in a datafusion-python SessionConfig.
+    ctx = lakescan.datafusion.register(SessionContext(SessionConfig().with_extension(settings)))
+    create(ctx, orc_table)
+    assert ctx.sql("SELECT sum(id) AS s FROM t").to_pydict() == {"s": [6]}
+    # Without them, datafusion-python itself refuses the namespace.
+    with pytest.raises(Exception, match='namespace "lakescan"'):
+        SessionContext().sql("SET lakescan.split_size = 5")
