@@ -295,23 +295,35 @@ pub struct HiveTable;
 #[pymethods]
 impl HiveTable {
     /// `HiveTable(location, partitioned_by=None, schema=None, options=None)`: `schema` is a
-    /// SQL column list (`"id BIGINT, name VARCHAR"`, partition columns included) or None
-    /// to read it from the files; `options` are `CREATE EXTERNAL TABLE`'s (`aws.*`,
-    /// `format`, `hidden_columns`, …).
+    /// SQL column list (`"id BIGINT, name VARCHAR"`) or a pyarrow schema, partition columns
+    /// included, or None to read it from the files; `options` are `CREATE EXTERNAL
+    /// TABLE`'s (`aws.*`, `format`, `hidden_columns`, …).
     #[new]
     #[pyo3(signature = (location, partitioned_by = None, schema = None, options = None))]
     fn new(
         py: Python<'_>,
         location: String,
         partitioned_by: Option<Vec<String>>,
-        schema: Option<String>,
+        schema: Option<Bound<'_, PyAny>>,
         options: Option<BTreeMap<String, String>>,
     ) -> PyResult<(Self, Table)> {
+        let columns = match schema {
+            None => None,
+            Some(schema) => match schema.extract::<String>() {
+                Ok(text) => Some(text),
+                // An Arrow schema: its SQL column list, made by the package's Python side.
+                Err(_) => Some(
+                    py.import("lakescan._schema")?
+                        .call_method1("sql_columns", (schema,))?
+                        .extract::<String>()?,
+                ),
+            },
+        };
         let table = LakeTable::create(
             py,
             "HIVE",
             &location,
-            schema.as_deref(),
+            columns.as_deref(),
             &partitioned_by.unwrap_or_default(),
             &options.unwrap_or_default(),
         )?;

@@ -302,3 +302,40 @@ def test_a_real_datafusion_python_55_is_refused(sales: Path, tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "table,factory,settings,catalog"
+
+
+def test_hive_schema_as_a_pyarrow_schema(tmp_path: Path) -> None:
+    """Declared columns given as a pyarrow schema: every type it maps to SQL reads back as
+    pyarrow wrote it (pyarrow's own reader is the reference)."""
+    import datetime
+    import decimal
+
+    data = pa.table(
+        {
+            "flag": pa.array([True, False], pa.bool_()),
+            "tiny": pa.array([1, -2], pa.int8()),
+            "small": pa.array([300, -4], pa.int16()),
+            "num": pa.array([70000, 5], pa.int32()),
+            "big": pa.array([2**40, -1], pa.int64()),
+            "ratio": pa.array([0.5, 1.25], pa.float32()),
+            "price": pa.array([1.5, -2.0], pa.float64()),
+            "name": pa.array(["a", "b"], pa.string()),
+            "blob": pa.array([b"x", b"yz"], pa.binary()),
+            "day": pa.array([datetime.date(2024, 1, 31), None], pa.date32()),
+            "at": pa.array([datetime.datetime(2024, 1, 31, 12, 0, 0, 123000), None], pa.timestamp("ms")),
+            "amount": pa.array([decimal.Decimal("12.34"), None], pa.decimal128(10, 2)),
+            "tags": pa.array([["a", "b"], []], pa.list_(pa.string())),
+            "point": pa.array([{"x": 1, "y": 2.0}, None], pa.struct([("x", pa.int64()), ("y", pa.float64())])),
+        }
+    )
+    (tmp_path / "region=eu").mkdir()
+    import pyarrow.parquet as pq
+
+    pq.write_table(data, tmp_path / "region=eu" / "part-0.parquet")
+    schema = data.schema.append(pa.field("region", pa.string()))
+    table = lakescan.HiveTable(f"{tmp_path}/", partitioned_by=["region"], schema=schema)
+    got = pa.table(table.scan()).to_pylist()
+    want = [dict(row, region="eu") for row in data.to_pylist()]
+    assert sorted(got, key=lambda r: r["big"]) == sorted(want, key=lambda r: r["big"])
+    with pytest.raises(ValueError, match="Arrow type .*dictionary.* has no SQL type"):
+        lakescan.HiveTable(f"{tmp_path}/", schema=pa.schema([("d", pa.dictionary(pa.int32(), pa.string()))]))
