@@ -13,8 +13,9 @@ benchmark when --rust-bench names its binary), pyarrow.dataset and polars over t
 Iceberg cases (the tables of `lakescan-bench`'s Iceberg copies of lineitem): the scan of
 `iceberg_scan` (5 columns, l_shipdate <= 1998-09-02) of the table without deletes, with
 position deletes and with deletion vectors, to Arrow: lakescan's `IcebergTable.scan()`
-against pyiceberg's `scan().to_arrow()` and, when its Python has the extension, DuckDB's
-`iceberg_scan`.
+against pyiceberg's `scan().to_arrow()` and, when this Python has DuckDB's extension packages
+(`duckdb-extension-avro`, `duckdb-extension-iceberg`, as `benchmarks/setup.sh` installs
+them), DuckDB's `iceberg_scan`.
 
 Every time is the median of --runs runs after one warm-up; the ratios are lakescan's time
 over the other's, measured in this run. Usage:
@@ -142,15 +143,20 @@ def rust_medians(binary: str, data: Path, runs: int) -> dict[str, float]:
     return medians
 
 
-def duckdb_iceberg():
-    """A DuckDB connection with the iceberg extension, or None."""
-    try:
-        import duckdb
+def duckdb_iceberg(threads: int):
+    """A DuckDB connection with the iceberg extension (the files of the
+    `duckdb-extension-avro`/`-iceberg` packages, found as `benchmarks/duckdb_runner.py`
+    finds them), or None when this Python has none."""
+    import sys
 
-        connection = duckdb.connect()
-        connection.execute("LOAD iceberg")
-        return connection
-    except Exception:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        import duckdb_runner
+
+        files = duckdb_runner.iceberg_extensions()
+        return duckdb_runner.connect({"extensions": [files["avro"], files["iceberg"]], "threads": threads})
+    except Exception as e:
+        print(f"DuckDB iceberg_scan not measured: {str(e).splitlines()[0][:160]}")
         return None
 
 
@@ -186,7 +192,7 @@ def main() -> None:
 
     from pyiceberg.table import StaticTable
 
-    duck = duckdb_iceberg()
+    duck = duckdb_iceberg(threads)
     for case, directory in ICEBERG_TABLES.items():
         root = args.data / "iceberg" / directory
         metadata = sorted(glob.glob(str(root / "metadata" / "v*.metadata.json")))[-1]
@@ -204,7 +210,7 @@ def main() -> None:
             columns = ", ".join(ICEBERG_COLUMNS)
             engines["duckdb iceberg_scan"] = lambda metadata=metadata: duck.execute(
                 f"SELECT {columns} FROM iceberg_scan('{metadata}') WHERE l_shipdate <= DATE '1998-09-02'"
-            ).fetch_arrow_table().num_rows
+            ).to_arrow_table().num_rows
         counts = {}
         for engine, run in engines.items():
             try:
