@@ -12,14 +12,13 @@ use datafusion::catalog::CatalogProvider;
 use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::catalog_provider::FFI_CatalogProvider;
-use datafusion_python_util::ffi_logical_codec_from_pycapsule;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::bound::BoundCatalog;
-use crate::tables::{LakeTable, Table, block_on, column_list, py_err, runtime};
-use crate::version::check_datafusion;
+use crate::tables::{LakeTable, Table, block_on, column_list, lakescan_context, py_err, runtime};
+use crate::version::checked_codec;
 
 /// An Iceberg catalog: `sqlite:///abs/catalog.db[?warehouse=…]`, `memory://?warehouse=…`,
 /// or a REST catalog's `http(s)://host/prefix[?token=…]`.
@@ -69,19 +68,17 @@ impl IcebergCatalog {
         name: &str,
         metadata_columns: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let ctx = SessionContext::new();
-        lakescan::register(&ctx).map_err(py_err)?;
-        let metadata_columns = column_list(metadata_columns)?;
+        let ctx = lakescan_context()?;
+        if let Some(columns) = column_list(metadata_columns)? {
+            ctx.state_ref()
+                .write()
+                .config_mut()
+                .options_mut()
+                .set("lakescan.iceberg_metadata_columns", &columns)
+                .map_err(py_err)?;
+        }
         let (session, target, catalog) = (ctx.clone(), uri.to_string(), name.to_string());
         block_on(py, async move {
-            if let Some(columns) = metadata_columns {
-                let columns = columns.replace('\'', "''");
-                session
-                    .sql(&format!(
-                        "SET lakescan.iceberg_metadata_columns = '{columns}'"
-                    ))
-                    .await?;
-            }
             lakescan::register_catalog(&session, &catalog, &target).await
         })?;
         let shown = lakescan::iceberg::catalog::shown_uri(uri);
@@ -134,8 +131,7 @@ impl IcebergCatalog {
         py: Python<'py>,
         session: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        check_datafusion(py)?;
-        let codec = ffi_logical_codec_from_pycapsule(session)?;
+        let codec = checked_codec(py, session)?;
         let bound = BoundCatalog::new(Arc::clone(&self.provider), self.ctx.state());
         let provider = FFI_CatalogProvider::new_with_ffi_codec(
             Arc::new(bound),

@@ -53,8 +53,8 @@ fn caller_settings(caller: &dyn Session) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `state` with the caller's `lakescan.*` settings applied (`state` itself when it has
-/// none); an unknown setting or a bad value is an error naming it.
+/// A copy of `state` with the caller's `lakescan.*` settings applied (an unchanged copy
+/// when it has none); an unknown setting or a bad value is an error naming it.
 pub fn with_caller_settings(state: &SessionState, caller: &dyn Session) -> Result<SessionState> {
     let settings = caller_settings(caller);
     let mut state = state.clone();

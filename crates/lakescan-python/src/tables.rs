@@ -12,7 +12,6 @@ use datafusion::common::{DataFusionError, Result, TableReference};
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::table_provider::FFI_TableProvider;
 use datafusion_ffi::table_provider_factory::FFI_TableProviderFactory;
-use datafusion_python_util::ffi_logical_codec_from_pycapsule;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -20,7 +19,7 @@ use tokio::runtime::Runtime;
 
 use crate::bound::{BoundFactory, BoundTable};
 use crate::stream::ArrowStream;
-use crate::version::check_datafusion;
+use crate::version::checked_codec;
 
 /// The runtime lakescan's scans run on (one per process).
 pub fn runtime() -> &'static Runtime {
@@ -34,6 +33,13 @@ pub fn runtime() -> &'static Runtime {
             // error to return from a lazily made static, so this is the one place it stops.
             .unwrap_or_else(|e| panic!("lakescan cannot start its runtime: {e}"))
     })
+}
+
+/// A session with lakescan registered: the one a table, a factory or a catalog lives in.
+pub(crate) fn lakescan_context() -> PyResult<SessionContext> {
+    let ctx = SessionContext::new();
+    lakescan::register(&ctx).map_err(py_err)?;
+    Ok(ctx)
 }
 
 /// A DataFusion error as a Python exception.
@@ -123,8 +129,7 @@ impl LakeTable {
                 .collect();
             sql.push_str(&format!(" OPTIONS ({})", pairs.join(", ")));
         }
-        let ctx = SessionContext::new();
-        lakescan::register(&ctx).map_err(py_err)?;
+        let ctx = lakescan_context()?;
         let provider = block_on(py, async {
             ctx.sql(&sql).await?;
             ctx.table_provider(NAME).await
@@ -185,8 +190,7 @@ impl LakeTable {
         py: Python<'py>,
         session: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        check_datafusion(py)?;
-        let codec = ffi_logical_codec_from_pycapsule(session)?;
+        let codec = checked_codec(py, session)?;
         let bound = BoundTable::new(Arc::clone(&self.provider), self.ctx.state());
         let provider = FFI_TableProvider::new_with_ffi_codec(
             Arc::new(bound),
@@ -438,8 +442,7 @@ impl TableFactory {
                 "lakescan has table factories HIVE and ICEBERG, not {kind}"
             )));
         }
-        let ctx = SessionContext::new();
-        lakescan::register(&ctx).map_err(py_err)?;
+        let ctx = lakescan_context()?;
         Ok(Self {
             factory: Arc::new(BoundFactory::new(&kind, ctx.state())),
         })
@@ -451,8 +454,7 @@ impl TableFactory {
         py: Python<'py>,
         codec: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        check_datafusion(py)?;
-        let codec = ffi_logical_codec_from_pycapsule(codec)?;
+        let codec = checked_codec(py, codec)?;
         let factory = Arc::clone(&self.factory) as Arc<dyn TableProviderFactory + Send>;
         let factory = FFI_TableProviderFactory::new_with_ffi_codec(
             factory,

@@ -5,6 +5,8 @@
 //! provider but not a factory. So every `__datafusion_*__` method checks the installed
 //! version first.
 
+use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
+use datafusion_python_util::ffi_logical_codec_from_pycapsule;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
 
@@ -39,4 +41,15 @@ pub fn check_datafusion(py: Python<'_>) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The logical codec of the datafusion-python session (or codec capsule) `from`, once the
+/// installed datafusion-python is known to be one this module was built for: what every
+/// `__datafusion_*__` method that takes a session starts with.
+pub fn checked_codec(
+    py: Python<'_>,
+    from: Bound<'_, PyAny>,
+) -> PyResult<FFI_LogicalExtensionCodec> {
+    check_datafusion(py)?;
+    ffi_logical_codec_from_pycapsule(from)
 }

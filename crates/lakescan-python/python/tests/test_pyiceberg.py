@@ -6,9 +6,7 @@ evolution, a copy-on-write delete, time travel, metadata tables, on local disk a
 from __future__ import annotations
 
 import io
-import tempfile
 import urllib.request
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -183,12 +181,12 @@ class PutOnClose(io.BytesIO):
 
 
 @pytest.fixture(scope="module")
-def s3_events():
+def s3_events(tmp_path_factory):
     """The table written by pyiceberg to the test bucket (read back with pyarrow's S3 client)."""
     from pyiceberg.io.pyarrow import PyArrowFile
 
     options, bucket = s3_settings()
-    root = Path(tempfile.mkdtemp())
+    root = tmp_path_factory.mktemp("pyiceberg-s3")
     catalog = SqlCatalog(
         CATALOG,
         uri=f"sqlite:///{root}/catalog.db",
