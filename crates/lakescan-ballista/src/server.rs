@@ -201,7 +201,13 @@ pub(crate) async fn start_executor_with(
     let address = listener.local_addr()?;
     std::fs::create_dir_all(&work_dir)?;
     let work_dir = work_dir.to_string_lossy().into_owned();
-    let client = session::connect(scheduler).await?;
+    let max_message = config.ballista_grpc_client_max_message_size();
+    // Ballista's own executors talk to the scheduler with these limits (16 MiB by default)
+    // instead of tonic's 4 MiB: one poll answer carries a stage plan per free slot.
+    let client = session::connect(scheduler)
+        .await?
+        .max_decoding_message_size(max_message)
+        .max_encoding_message_size(max_message);
     let runtime = Arc::clone(state.runtime_env());
     let registration = ExecutorRegistration {
         id: uuid::Uuid::new_v4().to_string(),
@@ -216,7 +222,6 @@ pub(crate) async fn start_executor_with(
         ),
         os_info: Some(ExecutorOperatingSystemSpecification::default().into()),
     };
-    let max_message = config.ballista_grpc_client_max_message_size();
     let executor = Arc::new(Executor::with_default_execution_engine(
         registration,
         &work_dir,

@@ -386,3 +386,66 @@ async fn the_cluster_reads_tables_on_s3() -> Result<()> {
     same_rows(&client, &local, &create, &[Q1, Q6, ICEBERG]).await?;
     Ok(())
 }
+
+/// A table of 100 000 splits (`split_size` 1 over files of a few kilobytes: most splits
+/// hold no row group) plans, ships and runs on the cluster with one process's rows. The
+/// stage plan every task receives costs at most 60 bytes a split (each file's facts once;
+/// about 4 here, a file number and a range): written split by split, each with its path
+/// twice, it was about 140 bytes a split, 15 MB, and a poll answer of two such plans did not
+/// fit an executor's message limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_of_100_000_splits_runs_on_the_cluster() -> Result<()> {
+    use datafusion_proto::bytes::physical_plan_to_bytes_with_extension_codec;
+    use lakescan::codec::LakePhysicalCodec;
+
+    let dir = tempfile::tempdir()?;
+    let table = dir.path().join("many");
+    let local = one_process()?;
+    let (mut bytes, mut files) = (0u64, 0);
+    while bytes < 100_000 {
+        let file = table.join(format!("part-{files:05}.parquet"));
+        local
+            .sql(&format!(
+                "COPY (SELECT value AS v FROM generate_series({}, {})) TO '{}' \
+                 STORED AS PARQUET OPTIONS ('format.compression' 'uncompressed')",
+                files * 1000,
+                files * 1000 + 999,
+                file.display()
+            ))
+            .await?
+            .collect()
+            .await?;
+        bytes += std::fs::metadata(&file)?.len();
+        files += 1;
+    }
+    let create = [format!(
+        "CREATE EXTERNAL TABLE many STORED AS HIVE LOCATION '{}/' OPTIONS ('split_size' '1')",
+        table.display()
+    )];
+    local.sql(&create[0]).await?.collect().await?;
+    let plan = local
+        .sql("SELECT v FROM many")
+        .await?
+        .create_physical_plan()
+        .await?;
+    let splits = plan
+        .downcast_ref::<lakescan::core::api::LakeScanExec>()
+        .map(|scan| scan.split_count());
+    assert_eq!(splits, Some(bytes as usize), "one split a byte");
+    let encoded = physical_plan_to_bytes_with_extension_codec(plan, &LakePhysicalCodec::default())?;
+    let per_split = encoded.len() as f64 / bytes as f64;
+    assert!(
+        per_split <= 60.0,
+        "{per_split:.1} bytes a split ({} for {bytes} splits of {files} files)",
+        encoded.len()
+    );
+    let cluster = Cluster::start(&[])?;
+    let client = cluster.client().await?;
+    client.sql(&create[0]).await?.collect().await?;
+    let sql = "SELECT count(*) AS n, sum(v) AS total, count(DISTINCT v) AS distinct_v FROM many";
+    let want = rows(&local, sql).await?;
+    let rows_in_files = i64::from(files) * 1000;
+    assert!(want.contains(&format!("| {rows_in_files} ")), "{want}");
+    assert_eq!(rows(&client, sql).await?, want);
+    Ok(())
+}

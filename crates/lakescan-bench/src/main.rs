@@ -113,6 +113,10 @@ struct Args {
     /// Latency added to every S3 request (with --s3).
     #[arg(long, default_value_t = 20)]
     s3_latency_ms: u64,
+    /// Print only the planning figures (the delete index; no data, no cases), best of
+    /// --runs.
+    #[arg(long)]
+    planning_only: bool,
     /// Internal: generate the data set and exit (run as a child process).
     #[arg(long, hide = true)]
     prepare_data: bool,
@@ -139,6 +143,10 @@ fn main() -> Result<()> {
             Layout::benchmark(args.scale)
         }
     };
+    if args.planning_only {
+        print!("{}", planning::table(&planning::run(args.runs)?));
+        return Ok(());
+    }
     if args.prepare_data {
         return runtime.block_on(data::prepare(&cache, &layout));
     }

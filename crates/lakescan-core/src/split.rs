@@ -20,6 +20,10 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
+mod lists;
+
+pub use lists::EncodedSplits;
+
 /// What a value of a split stands for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SplitValue {

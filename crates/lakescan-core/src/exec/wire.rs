@@ -2,7 +2,8 @@
 //! to read its partition's splits, and nothing it learns while reading.
 //!
 //! Carried: the table handle (columns with roles, subfield filters, residual, stage columns,
-//! field ids), the outputs, the filters parents pushed, each partition's static split list,
+//! field ids), the outputs, the filters parents pushed, each partition's static split list
+//! (each file's facts once: [`EncodedSplits`]),
 //! the adapter by kind, the limit and the planning counts. The residual, the outputs
 //! and the pushed filters are datafusion-proto expressions over the table schema.
 //!
@@ -33,7 +34,7 @@ use crate::field_ids::FieldIdMatching;
 use crate::filter::Filter;
 use crate::handle::{Assignments, ColumnHandle, StageColumns, TableHandle};
 use crate::scan_spec::ScanSpec;
-use crate::split::FileSplit;
+use crate::split::EncodedSplits;
 use crate::subfield::Subfield;
 use crate::wire::{EncodedAdapter, ExprBytes, NodeKind};
 
@@ -49,8 +50,8 @@ struct ScanParts {
     /// `(expression over the table schema, output name)` per output.
     outputs: Vec<(ExprBytes, String)>,
     pushed: Vec<ExprBytes>,
-    /// One list per output partition, in partition order.
-    lists: Vec<Vec<Arc<FileSplit>>>,
+    /// One list per output partition, in partition order, each file's facts once.
+    lists: EncodedSplits,
     #[serde(with = "crate::wire::store_url")]
     store_url: ObjectStoreUrl,
     adapter: EncodedAdapter,
@@ -88,7 +89,14 @@ impl LakeScanExec {
                 .map(|p| Ok((expr(&p.expr)?, p.alias.clone())))
                 .collect::<Result<_>>()?,
             pushed,
-            lists: self.lists.iter().map(|list| list.to_vec()).collect(),
+            lists: EncodedSplits::new(
+                &self
+                    .lists
+                    .iter()
+                    .map(|list| list.to_vec())
+                    .collect::<Vec<_>>(),
+                &self.store_url,
+            )?,
             store_url: self.store_url.clone(),
             adapter: self.adapter.encoded()?,
             limit: self.limit.map(|l| l as u64),
@@ -130,6 +138,7 @@ impl LakeScanExec {
             .collect::<Result<Vec<_>>>()?;
         let spec = Arc::new(ScanSpec::try_new(&table, &assignments, &pushed)?);
         let adapter = adapters.decode(&parts.adapter)?;
+        let lists = parts.lists.into_lists(&parts.store_url)?;
         let scan = Self {
             table_name: parts.table_name,
             table: Arc::new(table),
@@ -153,7 +162,7 @@ impl LakeScanExec {
             statistics: None,
         };
         Ok(scan
-            .with_partition_splits(parts.lists)
+            .with_partition_splits(lists)
             .with_limit(parts.limit.map(|l| l as usize)))
     }
 }

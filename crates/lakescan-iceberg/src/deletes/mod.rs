@@ -16,12 +16,12 @@
 pub mod equality;
 pub mod position;
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use datafusion::common::{Result, exec_err, internal_err};
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
+use hashbrown::HashTable;
 use iceberg::spec::Struct;
 use object_store::ObjectStore;
 use serde::{Deserialize, Serialize};
@@ -185,7 +185,8 @@ impl DeleteIndexBuilder {
                 file.written_path
             ),
             (DeleteKind::DeletionVector { .. }, Some(data)) => {
-                if let Some(other) = index.vectors.get(data) {
+                let named = index.named_mut(data)?;
+                if let Some(other) = &named.vector {
                     return exec_err!(
                         "two deletion vectors for one data file ('{}' and '{}', both of '{}'): \
                          a snapshot may hold at most one per data file",
@@ -196,16 +197,11 @@ impl DeleteIndexBuilder {
                             .unwrap_or(data.path.as_ref())
                     );
                 }
-                index.vectors.insert(data.clone(), file);
+                named.vector = Some(file);
                 Ok(())
             }
             (DeleteKind::Position, Some(data)) => {
-                index
-                    .by_data_file
-                    .entry(data.clone())
-                    .or_default()
-                    .files
-                    .push(file);
+                index.named_mut(data)?.position.files.push(file);
                 Ok(())
             }
             (DeleteKind::Position | DeleteKind::Equality { .. }, _) => {
@@ -216,7 +212,10 @@ impl DeleteIndexBuilder {
                             Some(at) => at,
                             None => index.add_group(file.spec_id, &file.partition)?,
                         };
-                        &mut index.groups[at].deletes
+                        match index.deletes.get_mut(at) {
+                            Some(deletes) => deletes,
+                            None => return internal_err!("delete index group {at} has no lists"),
+                        }
                     }
                 };
                 match file.kind {
@@ -232,12 +231,11 @@ impl DeleteIndexBuilder {
     /// number stay in manifest order).
     pub fn build(mut self) -> DeleteIndex {
         let index = &mut self.index;
-        let groups = index.groups.iter_mut().map(|group| &mut group.deletes);
-        for deletes in groups.chain([&mut index.global]) {
-            deletes.equality.sort();
-            deletes.position.sort();
+        index.deletes.iter_mut().for_each(PartitionDeletes::sort);
+        index.global.sort();
+        for (_, named) in &mut index.named {
+            named.position.sort();
         }
-        index.by_data_file.values_mut().for_each(BySequence::sort);
         self.index
     }
 }
@@ -249,34 +247,85 @@ impl DeleteIndexBuilder {
 /// newer than a data file are found by a binary search: planning costs O(data files ×
 /// log(deletes)) plus the deletes that apply, not O(data files × delete files).
 ///
-/// What a lookup reads lies together, so its cost per data file does not grow with the
-/// number of delete files: the deletes of one partition are one group (in one vector of
-/// groups), found through a table of small numbers (the hash of spec id and partition →
-/// the group) and compared with the data file's tuple once by [`same_values`] (by the
-/// values' bits: `-0.0` and `0.0` share a hash, so groups of one hash are chained). The
-/// sequence numbers are kept beside the files, so the binary search reads no delete file.
-/// What a lookup gives is made once per partition and data sequence number and then shared
-/// ([`FileDeletes`]): a lookup touches no delete file, one group and one shared value.
+/// What a lookup reads is small and lies together, so its cost per data file grows as
+/// little as the memory allows with the number of partitions: a partition is one
+/// [`PartitionGroup`] of 72 bytes (its spec id, its tuple and what its data files were
+/// given), found through a table of group numbers by the hash of spec id and partition and
+/// compared with the data file's tuple once by [`same_values`] (by the values' bits: `-0.0`
+/// and `0.0` share a hash and are two groups). The group's delete lists lie apart (in
+/// `deletes`, by group number) and are read only for the first data file of each partition
+/// and sequence number: what it is given ([`FileDeletes`]) is kept in the group and shared
+/// by the others, so a lookup touches no delete file, one group and one shared value.
 #[derive(Debug, Default)]
 pub struct DeleteIndex {
-    vectors: HashMap<FileLocation, Arc<DeleteFile>>,
-    by_data_file: HashMap<FileLocation, BySequence>,
-    /// The partitions' groups.
+    /// The deletes that name their data file, by data file.
+    named: Vec<(FileLocation, Named)>,
+    /// Their numbers, with the hash of the data file beside each: a lookup of a data file
+    /// that no delete names (most) reads no entry of `named`.
+    named_by_hash: HashTable<(u64, u32)>,
+    /// The partitions' groups: what a lookup reads.
     groups: Vec<PartitionGroup>,
-    /// The first group of each hash of spec id and partition.
-    by_hash: HashMap<u64, u32>,
+    /// The delete lists of each group (by group number): what a group's first lookup of a
+    /// sequence number reads.
+    deletes: Vec<PartitionDeletes>,
+    /// The group numbers, by the hash of spec id and partition.
+    by_hash: HashTable<u32>,
     hasher: RandomState,
+    /// The deletes of unpartitioned specs, which apply in every partition.
     global: PartitionDeletes,
+    /// What the data files of partitions without a group were given (the global deletes).
+    global_given: Given,
 }
 
-/// The deletes of one partition of one spec.
+/// The deletes that name one data file.
+#[derive(Debug, Default)]
+struct Named {
+    position: BySequence,
+    vector: Option<Arc<DeleteFile>>,
+}
+
+/// One partition of one spec that has delete files.
 #[derive(Debug)]
 struct PartitionGroup {
     spec_id: i32,
     partition: Struct,
-    deletes: PartitionDeletes,
-    /// The next group whose spec id and partition have the same hash.
-    next: Option<u32>,
+    given: Given,
+}
+
+/// What the data files of one partition were given, by their data sequence number: the
+/// first inline (the data files of a partition mostly share one), the others sorted.
+#[derive(Debug, Default)]
+struct Given {
+    first: Option<(i64, Arc<FileDeletes>)>,
+    more: Vec<(i64, Arc<FileDeletes>)>,
+}
+
+impl Given {
+    /// What the data files of sequence number `sequence` were given, made by `make` for
+    /// the first of them.
+    fn get_or_make(
+        &mut self,
+        sequence: i64,
+        make: impl FnOnce() -> FileDeletes,
+    ) -> Arc<FileDeletes> {
+        match &self.first {
+            Some((first, made)) if *first == sequence => return Arc::clone(made),
+            Some(_) => {}
+            None => {
+                let made = Arc::new(make());
+                self.first = Some((sequence, Arc::clone(&made)));
+                return made;
+            }
+        }
+        match self.more.binary_search_by_key(&sequence, |(seq, _)| *seq) {
+            Ok(at) => Arc::clone(&self.more[at].1),
+            Err(at) => {
+                let made = Arc::new(make());
+                self.more.insert(at, (sequence, Arc::clone(&made)));
+                made
+            }
+        }
+    }
 }
 
 /// Delete files sorted by sequence number, the numbers kept beside them.
@@ -312,20 +361,21 @@ impl BySequence {
     }
 }
 
-/// The deletes of one partition (or the global ones), each kind sorted by sequence number,
-/// and what its data files were given, by data sequence number.
+/// The deletes of one partition (or the global ones), each kind sorted by sequence number.
 #[derive(Debug, Default)]
 struct PartitionDeletes {
     equality: BySequence,
     position: BySequence,
-    /// The deletes given to this partition's data files (to every data file without a
-    /// partition group, for the global ones), sorted by the data files' sequence number.
-    given: Vec<(i64, Arc<FileDeletes>)>,
 }
 
 impl PartitionDeletes {
     fn len(&self) -> usize {
         self.equality.len() + self.position.len()
+    }
+
+    fn sort(&mut self) {
+        self.equality.sort();
+        self.position.sort();
     }
 }
 
@@ -355,12 +405,12 @@ impl FileDeletes {
         self.position.is_empty() && self.equality.is_empty()
     }
 
-    /// The deletes of `sources` (position and equality deletes of the global ones, then
-    /// of a partition's) that apply to a data file of sequence number `sequence`.
-    fn of(sources: &[(&BySequence, &BySequence)], sequence: i64) -> Self {
+    /// The deletes of `sources` (the global ones, then a partition's) that apply to a data
+    /// file of sequence number `sequence`.
+    fn of(sources: &[&PartitionDeletes], sequence: i64) -> Self {
         let (above, at_least) = (Newer::Above(sequence), Newer::AtLeast(sequence));
         let mut deletes = FileDeletes::default();
-        for (position, equality) in sources {
+        for PartitionDeletes { position, equality } in sources {
             deletes
                 .position
                 .extend_from_slice(position.files_from(position.start(at_least)));
@@ -372,34 +422,16 @@ impl FileDeletes {
     }
 }
 
-/// What the data files of sequence number `sequence` were given from `given`, made by
-/// `make` for the first of them.
-fn given_or_made(
-    given: &mut Vec<(i64, Arc<FileDeletes>)>,
-    sequence: i64,
-    make: impl FnOnce() -> FileDeletes,
-) -> Arc<FileDeletes> {
-    match given.binary_search_by_key(&sequence, |(seq, _)| *seq) {
-        Ok(at) => Arc::clone(&given[at].1),
-        Err(at) => {
-            let made = Arc::new(make());
-            given.insert(at, (sequence, Arc::clone(&made)));
-            made
-        }
-    }
-}
-
 impl DeleteIndex {
     /// Number of delete files.
     pub fn len(&self) -> usize {
-        let groups = self.groups.iter().map(|group| &group.deletes);
-        self.vectors.len()
+        self.named
+            .iter()
+            .map(|(_, named)| named.position.len() + usize::from(named.vector.is_some()))
+            .sum::<usize>()
             + self
-                .by_data_file
-                .values()
-                .map(BySequence::len)
-                .sum::<usize>()
-            + groups
+                .deletes
+                .iter()
                 .chain([&self.global])
                 .map(PartitionDeletes::len)
                 .sum::<usize>()
@@ -410,34 +442,83 @@ impl DeleteIndex {
         self.len() == 0
     }
 
+    /// The deletes that name `location`.
+    fn named(&self, location: &FileLocation) -> Option<&Named> {
+        if self.named.is_empty() {
+            return None;
+        }
+        let hash = self.hasher.hash_one(location);
+        let is_it = |(entry_hash, at): &(u64, u32)| {
+            *entry_hash == hash
+                && self
+                    .named
+                    .get(*at as usize)
+                    .is_some_and(|(named, _)| named == location)
+        };
+        let (_, at) = self.named_by_hash.find(hash, is_it)?;
+        self.named.get(*at as usize).map(|(_, named)| named)
+    }
+
+    /// The deletes that name `location`, an empty entry made for it when there is none.
+    fn named_mut(&mut self, location: &FileLocation) -> Result<&mut Named> {
+        let hash = self.hasher.hash_one(location);
+        let named = &self.named;
+        let found = self.named_by_hash.find(hash, |(entry_hash, at)| {
+            *entry_hash == hash
+                && named
+                    .get(*at as usize)
+                    .is_some_and(|(named, _)| named == location)
+        });
+        let at = match found {
+            Some((_, at)) => *at as usize,
+            None => {
+                let at = self.named.len();
+                let Ok(number) = u32::try_from(at) else {
+                    return exec_err!("more than {} data files named by delete files", u32::MAX);
+                };
+                self.named.push((location.clone(), Named::default()));
+                self.named_by_hash
+                    .insert_unique(hash, (hash, number), |(entry_hash, _)| *entry_hash);
+                at
+            }
+        };
+        let entries = self.named.len();
+        match self.named.get_mut(at) {
+            Some((_, named)) => Ok(named),
+            None => internal_err!("delete index entry {at} of {entries} is missing"),
+        }
+    }
+
     /// The group of `partition` of spec `spec_id`.
     fn group(&self, spec_id: i32, partition: &Struct) -> Option<usize> {
         let hash = self.hasher.hash_one((spec_id, partition));
-        let mut at = self.by_hash.get(&hash).copied();
-        while let Some(next) = at {
-            let group = self.groups.get(next as usize)?;
-            if group.spec_id == spec_id && same_values(&group.partition, partition) {
-                return Some(next as usize);
-            }
-            at = group.next;
-        }
-        None
+        let is_it = |at: &u32| {
+            self.groups.get(*at as usize).is_some_and(|group| {
+                group.spec_id == spec_id && same_values(&group.partition, partition)
+            })
+        };
+        self.by_hash.find(hash, is_it).map(|&at| at as usize)
     }
 
-    /// A new empty group for `partition` of spec `spec_id`, first of its hash.
+    /// A new empty group for `partition` of spec `spec_id`.
     fn add_group(&mut self, spec_id: i32, partition: &Struct) -> Result<usize> {
         let at = self.groups.len();
         let Ok(number) = u32::try_from(at) else {
             return exec_err!("more than {} partitions with delete files", u32::MAX);
         };
-        let hash = self.hasher.hash_one((spec_id, partition));
-        let next = self.by_hash.insert(hash, number);
         self.groups.push(PartitionGroup {
             spec_id,
             partition: partition.clone(),
-            deletes: PartitionDeletes::default(),
-            next,
+            given: Given::default(),
         });
+        self.deletes.push(PartitionDeletes::default());
+        let (groups, hasher) = (&self.groups, &self.hasher);
+        let hash_of = |at: &u32| match groups.get(*at as usize) {
+            Some(group) => hasher.hash_one((group.spec_id, &group.partition)),
+            None => 0,
+        };
+        self.by_hash
+            .insert_unique(hasher.hash_one((spec_id, partition)), number, hash_of);
         Ok(at)
     }
 
@@ -447,14 +528,15 @@ impl DeleteIndex {
     pub fn deletes(&mut self, data: DataFileKey<'_>) -> Arc<FileDeletes> {
         let shared = self.partition_deletes(data);
         let at_least = Newer::AtLeast(data.sequence_number);
-        let named = match self.by_data_file.get(data.location) {
-            Some(named) => named.files_from(named.start(at_least)),
-            None => &[],
+        let (named, vector) = match self.named(data.location) {
+            Some(Named { position, vector }) => (
+                position.files_from(position.start(at_least)),
+                vector
+                    .as_ref()
+                    .filter(|vector| vector.sequence_number >= data.sequence_number),
+            ),
+            None => (&[][..], None),
         };
-        let vector = self
-            .vectors
-            .get(data.location)
-            .filter(|vector| vector.sequence_number >= data.sequence_number);
         if named.is_empty() && vector.is_none() {
             return shared;
         }
@@ -474,32 +556,18 @@ impl DeleteIndex {
     /// partition with its sequence number was given.
     fn partition_deletes(&mut self, data: DataFileKey<'_>) -> Arc<FileDeletes> {
         let sequence = data.sequence_number;
+        let global = &self.global;
         let own = self
             .group(data.spec_id, data.partition)
-            .map(|at| &mut self.groups[at].deletes);
+            .and_then(|at| Some((self.groups.get_mut(at)?, self.deletes.get(at)?)));
         match own {
-            Some(PartitionDeletes {
-                equality,
-                position,
-                given,
-            }) => {
-                let global = (&self.global.position, &self.global.equality);
-                given_or_made(given, sequence, || {
-                    FileDeletes::of(&[global, (position, equality)], sequence)
-                })
-            }
-            // A data file of a partition without deletes: only the global ones apply, and
-            // what it was given is kept with them.
-            None => {
-                let PartitionDeletes {
-                    equality,
-                    position,
-                    given,
-                } = &mut self.global;
-                given_or_made(given, sequence, || {
-                    FileDeletes::of(&[(position, equality)], sequence)
-                })
-            }
+            Some((group, own)) => group
+                .given
+                .get_or_make(sequence, || FileDeletes::of(&[global, own], sequence)),
+            // A data file of a partition without deletes: only the global ones apply.
+            None => self
+                .global_given
+                .get_or_make(sequence, || FileDeletes::of(&[global], sequence)),
         }
     }
 }
@@ -615,6 +683,43 @@ mod tests {
             ..key(&part_a)
         };
         assert_eq!(dvs.position_deletes(of_other).len(), 1);
+    }
+
+    /// What a lookup reads of a partition stays one group of 72 bytes (the type's doc).
+    #[test]
+    fn a_partition_group_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<PartitionGroup>(), 72);
+    }
+
+    /// `-0.0` and `0.0` hash alike (iceberg's `Literal` hashes floats by value) but are two
+    /// partitions (Java compares doubles with `Double.compare`): each data file gets its
+    /// own partition's deletes only.
+    #[test]
+    fn negative_and_positive_zero_are_two_partitions() {
+        let mut builder = DeleteIndexBuilder::default();
+        for (name, zero) in [("negative", -0.0), ("positive", 0.0)] {
+            let mut file = delete(DeleteKind::Position, 3, Some("partitioned"));
+            file.written_path = name.into();
+            file.partition = Struct::from_iter([Some(Literal::double(zero))]);
+            builder.add(file).unwrap();
+        }
+        let mut index = builder.build();
+        let location = location("/f");
+        for (name, zero) in [("negative", -0.0), ("positive", 0.0)] {
+            let partition = Struct::from_iter([Some(Literal::double(zero))]);
+            let found = index.deletes(DataFileKey {
+                location: &location,
+                sequence_number: 1,
+                spec_id: 1,
+                partition: &partition,
+            });
+            let names: Vec<_> = found
+                .position
+                .iter()
+                .map(|f| f.written_path.as_str())
+                .collect();
+            assert_eq!(names, [name]);
+        }
     }
 
     /// Data files of one partition and sequence number share what they are given (one
