@@ -10,10 +10,20 @@
 //!
 //! The guard is the scheduler's task distribution policy (every task of a pull-mode
 //! scheduler is handed out through it): it binds tasks as Ballista's default policy does,
-//! except that a job about to re-execute work that had already run — a stage on a second
-//! attempt, or a partition handed out again without having failed — is failed with a
-//! message saying so, and cancelled. A task that *failed* (an error, not a lost executor) is
-//! retried as Ballista retries it: its output was never recorded.
+//! except that a job about to re-execute work whose output may already have been read — a
+//! stage on a second attempt, or a partition of the final stage handed out again without
+//! having failed — is failed with a message saying so, and cancelled. A task that *failed*
+//! (an error, not a lost executor) is retried as Ballista retries it: its output was never
+//! recorded.
+//!
+//! What goes ahead: the tasks a lost executor ran in a stage that is still on its first
+//! attempt and is not the final stage. Ballista resets exactly that executor's tasks of the
+//! stage (`RunningStage::reset_tasks`) and first removes every location on that executor
+//! from the inputs of the stages that read it (`reset_stages_internal`, `locs.retain`);
+//! those readers have not started (a stage runs once all its inputs are complete), so the
+//! re-run's output replaces, not joins, the lost one. The final stage's locations go to
+//! the job's result, which Ballista never prunes: a re-run there would be listed beside the
+//! lost one (`docs/upstream/ballista-duplicate-shuffle-locations.md`).
 //!
 //! Cancelling a job makes Ballista record "Cancelled" as its error; [`GuardedJobs`], the
 //! scheduler's job state, records the guard's message instead, so the client reads why.
@@ -159,11 +169,16 @@ impl DistributionPolicy for RerunGuard {
                     .map(|(p, _)| p)
                     .collect();
                 let tasks = handed.tasks.entry(job.clone()).or_default();
+                // See the module: a lost executor's tasks re-run safely in a stage that feeds
+                // another (attempt 0 here), not in the final one.
+                let is_final = stage.output_links.is_empty();
                 if let Some(p) = pending.iter().find(|&&p| {
-                    tasks.contains(&(stage.stage_id, p)) && stage.task_failure_numbers[p] == 0
+                    is_final
+                        && tasks.contains(&(stage.stage_id, p))
+                        && stage.task_failure_numbers[p] == 0
                 }) {
                     rerun = Some(format!(
-                        "task {p} of stage {} would run a second time",
+                        "task {p} of the final stage {} would run a second time",
                         stage.stage_id
                     ));
                     break 'stages;

@@ -290,10 +290,11 @@ async fn a_scheduler_and_two_executors_answer_as_one_process() -> Result<()> {
     Ok(())
 }
 
-/// An executor killed while a query runs: Ballista runs its tasks again on the other one, or
-/// the query fails with an error; its rows are never other than one process's.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_executor_killed_mid_query_never_gives_other_rows() -> Result<()> {
+/// Q1 on the cluster with one of its two executors killed `after` the query was sent (`None`:
+/// killed before it is sent, before any task of it): Ballista runs the dead executor's tasks
+/// again on the other one, or the query fails with a clear error; its rows are never other
+/// than one process's. Returns whether the query finished.
+async fn q1_with_an_executor_killed(after: Option<Duration>) -> Result<bool> {
     let dir = tempfile::tempdir()?;
     lineitem(dir.path()).await?;
     let mut cluster = Cluster::start(&[])?;
@@ -308,31 +309,60 @@ async fn an_executor_killed_mid_query_never_gives_other_rows() -> Result<()> {
         ctx.sql(&create).await?.collect().await?;
     }
     let want = rows(&local, Q1).await?;
+    if after.is_none() {
+        cluster.executors.truncate(1);
+    }
     let running = {
         let client = client.clone();
         tokio::spawn(async move { rows(&client, Q1).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    cluster.executors.truncate(1);
-    match running
+    if let Some(after) = after {
+        tokio::time::sleep(after).await;
+        cluster.executors.truncate(1);
+    }
+    let finished = match running
         .await
         .map_err(|e| DataFusionError::External(e.into()))?
     {
-        Ok(got) => assert_eq!(got, want),
+        Ok(got) => {
+            assert_eq!(got, want);
+            true
+        }
         Err(e) => {
             // Ballista's fetch from the dead executor failed, or lakescan's re-run guard
-            // failed the job (Ballista would have re-run finished work and read both
-            // attempts' output: duplicate rows without the guard).
+            // failed the job (Ballista would have re-run work whose output was already
+            // read, and read both attempts' output: duplicate rows without the guard).
             let e = e.to_string();
             eprintln!("the query failed: {e}");
             assert!(
                 e.contains("would run a second time") || e.contains("FetchFailed"),
                 "{e}"
             );
+            false
         }
-    }
+    };
     // The cluster still answers, with the executor left.
     assert_eq!(rows(&client, Q1).await?, want);
+    Ok(finished)
+}
+
+/// An executor killed before the query: it asks for no task (executors pull theirs), the
+/// other runs them all, and the query finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executor_killed_before_the_query_is_survived() -> Result<()> {
+    assert!(
+        q1_with_an_executor_killed(None).await?,
+        "the query finished"
+    );
+    Ok(())
+}
+
+/// An executor killed while the query runs (mid-stage, or later: the first stage may have
+/// finished by then): its rows are one process's, or the query fails with a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executor_killed_mid_query_never_gives_other_rows() -> Result<()> {
+    q1_with_an_executor_killed(Some(Duration::from_millis(300))).await?;
+    q1_with_an_executor_killed(Some(Duration::from_millis(1500))).await?;
     Ok(())
 }
 

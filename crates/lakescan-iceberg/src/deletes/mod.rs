@@ -249,7 +249,7 @@ impl DeleteIndexBuilder {
 ///
 /// What a lookup reads is small and lies together, so its cost per data file grows as
 /// little as the memory allows with the number of partitions: a partition is one
-/// [`PartitionGroup`] of 72 bytes (its spec id, its tuple and what its data files were
+/// `PartitionGroup` of 72 bytes (its spec id, its tuple and what its data files were
 /// given), found through a table of group numbers by the hash of spec id and partition and
 /// compared with the data file's tuple once by [`same_values`] (by the values' bits: `-0.0`
 /// and `0.0` share a hash and are two groups). The group's delete lists lie apart (in
