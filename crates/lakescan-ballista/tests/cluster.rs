@@ -448,11 +448,11 @@ async fn a_table_of_100_000_splits_runs_on_the_cluster() -> Result<()> {
         bytes += std::fs::metadata(&file)?.len();
         files += 1;
     }
-    let create = [format!(
+    let create = format!(
         "CREATE EXTERNAL TABLE many STORED AS HIVE LOCATION '{}/' OPTIONS ('split_size' '1')",
         table.display()
-    )];
-    local.sql(&create[0]).await?.collect().await?;
+    );
+    local.sql(&create).await?.collect().await?;
     let plan = local
         .sql("SELECT v FROM many")
         .await?
@@ -471,7 +471,7 @@ async fn a_table_of_100_000_splits_runs_on_the_cluster() -> Result<()> {
     );
     let cluster = Cluster::start(&[])?;
     let client = cluster.client().await?;
-    client.sql(&create[0]).await?.collect().await?;
+    client.sql(&create).await?.collect().await?;
     let sql = "SELECT count(*) AS n, sum(v) AS total, count(DISTINCT v) AS distinct_v FROM many";
     let want = rows(&local, sql).await?;
     let rows_in_files = i64::from(files) * 1000;

@@ -89,14 +89,7 @@ impl LakeScanExec {
                 .map(|p| Ok((expr(&p.expr)?, p.alias.clone())))
                 .collect::<Result<_>>()?,
             pushed,
-            lists: EncodedSplits::new(
-                &self
-                    .lists
-                    .iter()
-                    .map(|list| list.to_vec())
-                    .collect::<Vec<_>>(),
-                &self.store_url,
-            )?,
+            lists: EncodedSplits::new(&self.lists, &self.store_url)?,
             store_url: self.store_url.clone(),
             adapter: self.adapter.encoded()?,
             limit: self.limit.map(|l| l as u64),

@@ -77,16 +77,16 @@ struct Prefixed {
 impl Prefixed {
     /// `text` against `before`, cut on a character boundary.
     fn new(text: &str, before: &str) -> Self {
+        // A path longer than 4 GiB shares what fits.
         let mut shared = text
             .bytes()
             .zip(before.bytes())
             .take_while(|(a, b)| a == b)
-            .count();
+            .count()
+            .min(u32::MAX as usize);
         while !text.is_char_boundary(shared) {
             shared -= 1;
         }
-        // A path longer than 4 GiB shares what fits.
-        let shared = shared.min(u32::MAX as usize);
         Self {
             shared: shared as u32,
             rest: text[shared..].to_owned(),
@@ -129,7 +129,10 @@ fn same_file(a: &FileSplit, b: &FileSplit) -> bool {
 
 impl EncodedSplits {
     /// The lists of a scan whose files are in `scan_store` unless a split names its own.
-    pub fn new(lists: &[Vec<Arc<FileSplit>>], scan_store: &ObjectStoreUrl) -> Result<Self> {
+    pub fn new<L: AsRef<[Arc<FileSplit>]>>(
+        lists: &[L],
+        scan_store: &ObjectStoreUrl,
+    ) -> Result<Self> {
         let mut encoded = Self {
             columns: vec![],
             files: vec![],
@@ -140,6 +143,7 @@ impl EncodedSplits {
         let mut files: HashMap<&str, Vec<(u32, &FileSplit)>> = HashMap::new();
         let (mut path_before, mut written_before) = ("", "");
         for list in lists {
+            let list = list.as_ref();
             let mut ranges = Vec::with_capacity(list.len());
             for split in list {
                 let met = files.entry(split.file_path.as_ref()).or_default();
