@@ -1,5 +1,6 @@
-//! [`standalone`]: a Ballista cluster in this process — a scheduler and executors on
-//! loopback ports sharing the client's runtime — and the client session over it, whose
+//! [`standalone`]: a Ballista cluster in this process — a scheduler pushing tasks to
+//! executors on loopback ports, all sharing the client's runtime — and the client session
+//! over it, whose
 //! [`ShuffleDirectory`] holds the executors' shuffle files and goes with the session.
 
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use crate::server::{ExecutorSettings, Scheduling};
 use crate::{server, session};
 
 /// The directory the executors of a [`standalone`] cluster write their shuffle files in,
@@ -28,8 +30,17 @@ impl ShuffleDirectory {
 
 /// A scheduler and `executors` executors in this process, sharing `state`'s runtime (its
 /// object stores, caches and memory pool), and a client session over them. Each query is
-/// planned with the client's settings at that moment.
+/// planned with the client's settings at that moment; tasks are pushed to the executors.
 pub async fn standalone(state: SessionState, executors: usize) -> Result<SessionContext> {
+    standalone_with(state, executors, Scheduling::Push).await
+}
+
+/// [`standalone`], its tasks handed out by `scheduling`.
+pub async fn standalone_with(
+    state: SessionState,
+    executors: usize,
+    scheduling: Scheduling,
+) -> Result<SessionContext> {
     let runtime = Arc::clone(state.runtime_env());
     let builder: ballista_scheduler::scheduler_server::SessionBuilder =
         Arc::new(move |config: SessionConfig| {
@@ -39,6 +50,7 @@ pub async fn standalone(state: SessionState, executors: usize) -> Result<Session
     let scheduler = server::start_scheduler_with(
         ([127, 0, 0, 1], 0).into(),
         Duration::from_secs(180),
+        scheduling,
         builder,
         Arc::new(move || startup.clone()),
     )
@@ -52,11 +64,14 @@ pub async fn standalone(state: SessionState, executors: usize) -> Result<Session
     let shuffles = tempfile::tempdir()?;
     let config = state.config().clone().upgrade_for_ballista();
     for k in 0..executors.max(1) {
+        let work_dir = shuffles.path().join(format!("executor-{k}"));
         server::start_executor_with(
             &url,
             ([127, 0, 0, 1], 0).into(),
-            slots,
-            shuffles.path().join(format!("executor-{k}")),
+            ExecutorSettings {
+                scheduling,
+                ..ExecutorSettings::new(slots, work_dir)
+            },
             &state,
             config.clone(),
         )

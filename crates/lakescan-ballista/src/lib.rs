@@ -6,6 +6,7 @@
 //! | [`cluster`]   | a cluster in this process: a scheduler, executors and a client session |
 //! | [`rerun_guard`] | a lost executor fails the query instead of Ballista re-running finished work into duplicate rows |
 //! | [`server`]    | the scheduler and the executor of the `lakescan-scheduler` / `lakescan-executor` binaries |
+//! | [`logging`]   | the binaries' log on standard error, at `RUST_LOG`'s level |
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::error::Result<()> {
@@ -23,6 +24,7 @@
 //! `lakescan_core::api::wire`); this crate only plugs it into Ballista.
 
 pub mod cluster;
+pub mod logging;
 pub mod rerun_guard;
 pub mod server;
 pub mod session;

@@ -8,22 +8,25 @@
 //! file and line numbers, is in `docs/architecture.md`, "Executor loss"). No setting turns
 //! this off.
 //!
-//! The guard is the scheduler's task distribution policy (every task of a pull-mode
-//! scheduler is handed out through it): it binds tasks as Ballista's default policy does,
-//! except that a job about to re-execute work whose output may already have been read — a
-//! stage on a second attempt, or a partition of the final stage handed out again without
-//! having failed — is failed with a message saying so, and cancelled. A task that *failed*
-//! (an error, not a lost executor) is retried as Ballista retries it: its output was never
-//! recorded.
+//! The guard is the scheduler's task distribution policy (every task is handed out through
+//! it, pushed or pulled): it binds tasks as Ballista's default policy does, except that a
+//! job about to re-execute work whose output may already have been read — a stage on a
+//! second attempt, or a task of the final stage that had finished — is failed with a
+//! message saying so, and cancelled. A task that *failed* (an error, not a lost executor)
+//! is retried as Ballista retries it: its output was never recorded.
 //!
-//! What goes ahead: the tasks a lost executor ran in a stage that is still on its first
-//! attempt and is not the final stage. Ballista resets exactly that executor's tasks of the
-//! stage (`RunningStage::reset_tasks`) and first removes every location on that executor
-//! from the inputs of the stages that read it (`reset_stages_internal`, `locs.retain`);
-//! those readers have not started (a stage runs once all its inputs are complete), so the
-//! re-run's output replaces, not joins, the lost one. The final stage's locations go to
-//! the job's result, which Ballista never prunes: a re-run there would be listed beside the
-//! lost one (`docs/upstream/ballista-duplicate-shuffle-locations.md`).
+//! What goes ahead:
+//! - the tasks a lost executor ran in a stage that is still on its first attempt and is not
+//!   the final stage. Ballista resets exactly that executor's tasks of the stage
+//!   (`RunningStage::reset_tasks`) and first removes every location on that executor from
+//!   the inputs of the stages that read it (`reset_stages_internal`, `locs.retain`); those
+//!   readers have not started (a stage runs once all its inputs are complete), so the
+//!   re-run's output replaces, not joins, the lost one;
+//! - the tasks of the final stage that had not finished on the lost executor (or whose
+//!   launch failed: a pushing scheduler hands tasks to an executor it has not yet found
+//!   dead). The final stage's locations go to the job's result, which Ballista never
+//!   prunes: a finished task's re-run would be listed beside it
+//!   (`docs/upstream/ballista-duplicate-shuffle-locations.md`), an unfinished one has none.
 //!
 //! Cancelling a job makes Ballista record "Cancelled" as its error; [`GuardedJobs`], the
 //! scheduler's job state, records the guard's message instead, so the client reads why.
@@ -123,6 +126,39 @@ fn attempt(stage: &ExecutionStage) -> usize {
     }
 }
 
+/// A task of the final stage waiting to run although it finished before, on an executor
+/// since lost: its output is already in the job's result, which Ballista never prunes, so a
+/// re-run would be listed beside it. A task handed out before that had not finished (its
+/// executor was lost first, or its launch failed) has no output yet and may run again.
+fn finished_final_task(
+    graph: &(dyn ExecutionGraph + Send + Sync),
+    handed: Option<&HashSet<(usize, usize)>>,
+) -> Option<(usize, usize)> {
+    let handed = handed?;
+    let again: Vec<(usize, usize)> = graph
+        .stages()
+        .values()
+        .filter_map(|stage| match stage {
+            ExecutionStage::Running(s) if s.output_links.is_empty() => Some(s),
+            _ => None,
+        })
+        .flat_map(|s| {
+            let pending = s.task_infos.iter().enumerate().filter(|(_, t)| t.is_none());
+            pending.map(|(p, _)| (s.stage_id, p))
+        })
+        .filter(|task| handed.contains(task))
+        .collect();
+    if again.is_empty() {
+        return None;
+    }
+    let results = graph.output_locations();
+    again.into_iter().find(|&(stage, p)| {
+        results
+            .iter()
+            .any(|l| l.partition_id.stage_id == stage && l.map_partition_id == p)
+    })
+}
+
 #[async_trait::async_trait]
 impl DistributionPolicy for RerunGuard {
     async fn bind_tasks(
@@ -158,8 +194,12 @@ impl DistributionPolicy for RerunGuard {
                 self.fail(&mut handed, job, graph, why);
                 continue;
             }
+            if let Some((stage, p)) = finished_final_task(graph, handed.tasks.get(job)) {
+                let why = format!("task {p} of the final stage {stage} would run a second time");
+                self.fail(&mut handed, job, graph, why);
+                continue;
+            }
             let session_id = graph.session_id().to_string();
-            let mut rerun = None;
             'stages: while let Some((stage, task_ids)) = graph.fetch_running_stage(&[]) {
                 let pending: Vec<usize> = stage
                     .task_infos
@@ -169,20 +209,6 @@ impl DistributionPolicy for RerunGuard {
                     .map(|(p, _)| p)
                     .collect();
                 let tasks = handed.tasks.entry(job.clone()).or_default();
-                // See the module: a lost executor's tasks re-run safely in a stage that feeds
-                // another (attempt 0 here), not in the final one.
-                let is_final = stage.output_links.is_empty();
-                if let Some(p) = pending.iter().find(|&&p| {
-                    is_final
-                        && tasks.contains(&(stage.stage_id, p))
-                        && stage.task_failure_numbers[p] == 0
-                }) {
-                    rerun = Some(format!(
-                        "task {p} of the final stage {} would run a second time",
-                        stage.stage_id
-                    ));
-                    break 'stages;
-                }
                 let mut progressed = false;
                 for p in pending {
                     while at < slots.len() && slots[at].slots == 0 {
@@ -218,9 +244,6 @@ impl DistributionPolicy for RerunGuard {
                 if !progressed {
                     break;
                 }
-            }
-            if let Some(why) = rerun {
-                self.fail(&mut handed, job, graph, why);
             }
             if at >= slots.len() {
                 break;
@@ -339,3 +362,6 @@ impl JobState for GuardedJobs {
         self.inner.produce_config()
     }
 }
+
+#[cfg(test)]
+mod tests;

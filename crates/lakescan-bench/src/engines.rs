@@ -9,6 +9,7 @@ use datafusion::physical_plan::metrics::{MetricValue, MetricsSet};
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties, execute_stream};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
+use lakescan_ballista::server::Scheduling;
 
 use crate::cases::Case;
 use crate::dataset::Dataset;
@@ -143,7 +144,7 @@ const DYNAMIC_FILTER_CASES: [&str; 2] = ["join_orders", "topk"];
 
 /// The cases `lakescan-ballista` runs: the scan-bound ones, an aggregation, a join and an
 /// Iceberg table with position deletes.
-const BALLISTA_CASES: [&str; 5] = [
+pub const BALLISTA_CASES: [&str; 5] = [
     "full_scan",
     "tpch_q1",
     "tpch_q6",
@@ -253,31 +254,28 @@ async fn create_lakescan_tables(ctx: &SessionContext, dataset: &Dataset) -> Resu
     Ok(())
 }
 
-/// A client session of an in-process Ballista cluster (a scheduler and two executors sharing
-/// this process's runtime) with the same lakescan tables as [`lakescan_session`].
-pub async fn lakescan_ballista_session(
-    dataset: &Dataset,
-    threads: usize,
-) -> Result<SessionContext> {
-    let ctx = ballista_cluster(threads).await?;
-    create_lakescan_tables(&ctx, dataset).await?;
-    Ok(ctx)
+/// Whose tables a session has: lakescan's, or DataFusion's `ListingTable`s.
+#[derive(Debug, Clone, Copy)]
+pub enum Peers {
+    Lakescan,
+    DataFusion,
 }
 
-/// A client of a fresh in-process cluster: a scheduler and two executors.
-async fn ballista_cluster(threads: usize) -> Result<SessionContext> {
+/// A client session of a fresh in-process Ballista cluster (a scheduler and two executors
+/// sharing this process's runtime, handing out tasks by `scheduling`) with the tables of
+/// [`lakescan_session`] or of [`datafusion_session`].
+pub async fn ballista_session(
+    dataset: &Dataset,
+    threads: usize,
+    scheduling: Scheduling,
+    tables: Peers,
+) -> Result<SessionContext> {
     let state = lakescan_ballista::session::state(config(threads, false))?;
-    Ok(lakescan_ballista::cluster::standalone(state, 2).await?)
-}
-
-/// A client session of an in-process Ballista cluster (as [`lakescan_ballista_session`])
-/// with the tables as DataFusion `ListingTable`s.
-pub async fn datafusion_ballista_session(
-    dataset: &Dataset,
-    threads: usize,
-) -> Result<SessionContext> {
-    let ctx = ballista_cluster(threads).await?;
-    create_listing_tables(&ctx, dataset).await?;
+    let ctx = lakescan_ballista::cluster::standalone_with(state, 2, scheduling).await?;
+    match tables {
+        Peers::Lakescan => create_lakescan_tables(&ctx, dataset).await?,
+        Peers::DataFusion => create_listing_tables(&ctx, dataset).await?,
+    }
     Ok(ctx)
 }
 

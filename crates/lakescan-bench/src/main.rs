@@ -40,6 +40,7 @@ use crate::engines::{ConsumeOn, Engine, LakescanVariant};
 use crate::floor::FloorPlan;
 use crate::measure::{CaseBench, Sessions};
 use crate::peer::Peer;
+use lakescan_ballista::server::Scheduling;
 
 /// Scale factor of `--smoke`.
 const SMOKE_SCALE: f64 = 0.01;
@@ -113,8 +114,12 @@ struct Args {
     /// Latency added to every S3 request (with --s3).
     #[arg(long, default_value_t = 20)]
     s3_latency_ms: u64,
+    /// How the Ballista engines' in-process cluster hands out tasks: `push` (the scheduler
+    /// sends them) or `pull` (executors poll every 50 ms; the figures before 2026-12-06).
+    #[arg(long, default_value = "push")]
+    ballista_scheduling: Scheduling,
     /// Print only the planning figures (the delete index; no data, no cases), best of
-    /// --runs.
+    /// --runs rounds (at least 10).
     #[arg(long)]
     planning_only: bool,
     /// Internal: generate the data set and exit (run as a child process).
@@ -178,6 +183,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             &dataset,
             args.threads,
             args.consume_on,
+            args.ballista_scheduling,
         )
         .await?;
         println!("{}", serde_json::json!({ "peak_rss_bytes": peak }));
@@ -263,18 +269,21 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         peers.push((engine, peer));
     }
     let variant = |v| engines::lakescan_session(&dataset, args.threads, v);
+    let ballista = |tables| {
+        engines::ballista_session(&dataset, args.threads, args.ballista_scheduling, tables)
+    };
     let sessions = Sessions {
         lakescan: variant(LakescanVariant::Default).await?,
         lakescan_no_preload: variant(LakescanVariant::NoPreload).await?,
         lakescan_no_dynamic: variant(LakescanVariant::NoDynamicFilters).await?,
         lakescan_listing_cache: variant(LakescanVariant::ListingCache).await?,
         lakescan_ballista: match engines.contains(&Engine::LakescanBallista) {
-            true => Some(engines::lakescan_ballista_session(&dataset, args.threads).await?),
+            true => Some(ballista(engines::Peers::Lakescan).await?),
             false => None,
         },
         datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
         datafusion_ballista: match engines.contains(&Engine::DataFusionBallista) {
-            true => Some(engines::datafusion_ballista_session(&dataset, args.threads).await?),
+            true => Some(ballista(engines::Peers::DataFusion).await?),
             false => None,
         },
         datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
@@ -373,7 +382,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
     println!();
     print!("{table}");
     println!();
-    print!("{}", report::targets(&all));
+    print!("{}", report::targets(&all, dataset.scale));
     for note in &notes {
         println!("note: {note}");
     }
@@ -381,7 +390,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         println!("skipped peer {}: {why:#}", engine.name());
     }
     println!();
-    print!("{}", planning::table(&planning::run(args.runs.min(3))?));
+    print!("{}", planning::table(&planning::run(args.runs)?));
     println!("total {:.1} s", started.elapsed().as_secs_f64());
     if let Some(path) = &args.json {
         let json = report::json(&all, dataset.scale, args.threads);
@@ -407,6 +416,11 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
         .arg(args.threads.to_string())
         .arg("--consume-on")
         .arg(consume_on_name(args.consume_on))
+        .arg("--ballista-scheduling")
+        .arg(match args.ballista_scheduling {
+            Scheduling::Push => "push",
+            Scheduling::Pull => "pull",
+        })
         .arg("--cache-dir")
         .arg(cache);
     if args.smoke {
@@ -435,6 +449,7 @@ async fn rss_probe(
     dataset: &Dataset,
     threads: usize,
     on: ConsumeOn,
+    scheduling: Scheduling,
 ) -> Result<u64> {
     match engine {
         Engine::Lakescan
@@ -445,12 +460,12 @@ async fn rss_probe(
             let ctx = engines::lakescan_session(dataset, threads, variant).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
-        Engine::LakescanBallista => {
-            let ctx = engines::lakescan_ballista_session(dataset, threads).await?;
-            engines::run_sql_on(&ctx, &case.sql, on).await?;
-        }
-        Engine::DataFusionBallista => {
-            let ctx = engines::datafusion_ballista_session(dataset, threads).await?;
+        Engine::LakescanBallista | Engine::DataFusionBallista => {
+            let tables = match engine {
+                Engine::LakescanBallista => engines::Peers::Lakescan,
+                _ => engines::Peers::DataFusion,
+            };
+            let ctx = engines::ballista_session(dataset, threads, scheduling, tables).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::DataFusion | Engine::DataFusionPushdown => {

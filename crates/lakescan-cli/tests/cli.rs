@@ -244,20 +244,27 @@ fn show_tables_settings_and_describe() {
 /// and two executors of `lakescan_ballista::server` on free loopback ports of this process.
 #[test]
 fn queries_run_on_a_ballista_cluster() {
+    use lakescan_ballista::server::{ExecutorSettings, Scheduling};
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (scheduler, executors) = runtime.block_on(async {
         let bind = "127.0.0.1:0".parse().unwrap();
-        let scheduler =
-            lakescan_ballista::server::start_scheduler(bind, std::time::Duration::from_secs(30))
-                .await
-                .unwrap();
+        // Executors that poll for tasks (the cluster tests of lakescan-ballista push them).
+        let pull = Scheduling::Pull;
+        let timeout = std::time::Duration::from_secs(30);
+        let scheduler = lakescan_ballista::server::start_scheduler(bind, timeout, pull)
+            .await
+            .unwrap();
         let url = format!("http://{}", scheduler.address);
         let mut executors = vec![];
         for i in 0..2 {
             let work = dir.path().join(format!("executor-{i}"));
+            let settings = ExecutorSettings {
+                scheduling: pull,
+                ..ExecutorSettings::new(2, work)
+            };
             executors.push(
-                lakescan_ballista::server::start_executor(&url, bind, 2, work)
+                lakescan_ballista::server::start_executor(&url, bind, settings)
                     .await
                     .unwrap(),
             );
@@ -281,7 +288,7 @@ fn queries_run_on_a_ballista_cluster() {
         stdout(&output)
     );
     for executor in executors {
-        executor.polling.abort();
+        executor.working.abort();
         executor.serving.abort();
     }
     scheduler.serving.abort();

@@ -5,13 +5,17 @@
 //! ```
 //!
 //! Prints `lakescan-executor listening on HOST:PORT` once it serves shuffle data (with
-//! `--bind HOST:0`, the port the system chose) and polls the scheduler for tasks until
-//! interrupted. Object stores come from its own `AWS_*` environment.
+//! `--bind HOST:0`, the port the system chose) and is registered, then
+//! `lakescan-executor takes tasks on HOST:PORT` when the scheduler pushes them (the port of
+//! `--task-port`, or a free one), and runs tasks until interrupted or stopped by the
+//! scheduler. Object stores come from its own `AWS_*` environment.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
+use lakescan_ballista::server::{ExecutorSettings, Scheduling};
 
 /// A Ballista executor for lakescan scans.
 #[derive(Parser)]
@@ -30,11 +34,24 @@ struct Args {
     /// directory, named after the process).
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// How tasks reach it: `push` (the scheduler calls its task service) or `pull` (it
+    /// polls); as the scheduler's.
+    #[arg(long, default_value = "push")]
+    scheduling: Scheduling,
+    /// With push, the port of the task service the scheduler calls (same host as
+    /// `--bind`); 0 picks a free port (printed).
+    #[arg(long, default_value_t = 0)]
+    task_port: u16,
+    /// With push, seconds between heartbeats to the scheduler (keep them well under its
+    /// `--executor-timeout-seconds`).
+    #[arg(long, default_value_t = 5)]
+    heartbeat_seconds: u64,
 }
 
 #[tokio::main]
 async fn main() -> datafusion::common::Result<()> {
     let args = Args::parse();
+    lakescan_ballista::logging::log_to_stderr();
     let scheduler = match args.scheduler.contains("://") {
         true => args.scheduler.clone(),
         false => format!("http://{}", args.scheduler),
@@ -45,13 +62,22 @@ async fn main() -> datafusion::common::Result<()> {
     let work_dir = args.work_dir.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("lakescan-executor-{}", std::process::id()))
     });
+    let settings = ExecutorSettings {
+        scheduling: args.scheduling,
+        task_port: args.task_port,
+        heartbeat: Duration::from_secs(args.heartbeat_seconds),
+        ..ExecutorSettings::new(slots, work_dir)
+    };
     let executor =
-        lakescan_ballista::server::start_executor(&scheduler, args.bind, slots, work_dir).await?;
+        lakescan_ballista::server::start_executor(&scheduler, args.bind, settings).await?;
     println!("lakescan-executor listening on {}", executor.address);
+    if let Some(tasks) = executor.task_address {
+        println!("lakescan-executor takes tasks on {tasks}");
+    }
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = executor.serving => {}
-        _ = executor.polling => {}
+        _ = executor.working => {}
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
+use lakescan_ballista::server::Scheduling;
 
 /// A Ballista scheduler for lakescan tables.
 #[derive(Parser)]
@@ -19,17 +20,24 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (printed).
     #[arg(long, default_value = "127.0.0.1:50050")]
     bind: SocketAddr,
-    /// Seconds without a word from an executor before its tasks run elsewhere.
+    /// Seconds without a word from an executor before its tasks run elsewhere (at least
+    /// 3; executors' heartbeats must come more often).
     #[arg(long, default_value_t = 60)]
     executor_timeout_seconds: u64,
+    /// How tasks reach executors: `push` (the scheduler sends them) or `pull` (executors
+    /// poll); the executors must be started with the same.
+    #[arg(long, default_value = "push")]
+    scheduling: Scheduling,
 }
 
 #[tokio::main]
 async fn main() -> datafusion::common::Result<()> {
     let args = Args::parse();
+    lakescan_ballista::logging::log_to_stderr();
     let scheduler = lakescan_ballista::server::start_scheduler(
         args.bind,
         Duration::from_secs(args.executor_timeout_seconds),
+        args.scheduling,
     )
     .await?;
     println!("lakescan-scheduler listening on {}", scheduler.address);
