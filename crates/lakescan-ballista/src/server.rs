@@ -487,7 +487,8 @@ impl Pushed {
                 }
                 Err(e) => {
                     return Err(DataFusionError::Execution(format!(
-                        "cannot start the executor's task service on {}:{port}: {e}",
+                        "cannot start the executor's task service on {}:{port}, or register \
+                         it with the scheduler (which calls that address back): {e}",
                         self.ip
                     )));
                 }

@@ -71,11 +71,24 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// A cluster whose scheduler pushes tasks (the default).
     fn start(env: &[(String, String)]) -> Result<Self> {
+        Self::start_with(env, "push")
+    }
+
+    /// A cluster handing out tasks by `scheduling` (`push` or `pull`).
+    fn start_with(env: &[(String, String)], scheduling: &str) -> Result<Self> {
         let work = tempfile::tempdir()?;
         let (scheduler, address) = start(
             env!("CARGO_BIN_EXE_lakescan-scheduler"),
-            &["--bind", "127.0.0.1:0", "--executor-timeout-seconds", "5"],
+            &[
+                "--bind",
+                "127.0.0.1:0",
+                "--executor-timeout-seconds",
+                "5",
+                "--scheduling",
+                scheduling,
+            ],
             env,
         )?;
         let mut executors = vec![];
@@ -96,6 +109,8 @@ impl Cluster {
                     // Well under the scheduler's 5 s: a live executor is never lost.
                     "--heartbeat-seconds",
                     "1",
+                    "--scheduling",
+                    scheduling,
                 ],
                 env,
             )?;
@@ -291,6 +306,23 @@ async fn a_scheduler_and_two_executors_answer_as_one_process() -> Result<()> {
         .to_string();
     assert!(err.contains("memory://only-here"), "{err}");
     Ok(())
+}
+
+/// Executors that poll for their tasks (`--scheduling pull` on every process) answer as
+/// the pushed-to ones do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_of_polling_executors_answers_as_one_process() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    lineitem(dir.path()).await?;
+    let cluster = Cluster::start_with(&[], "pull")?;
+    let client = cluster.client().await?;
+    let local = one_process()?;
+    let create = [format!(
+        "CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION '{}' \
+         PARTITIONED BY (l_returnflag) OPTIONS ('split_size' '16384')",
+        dir.path().join("lineitem").display()
+    )];
+    same_rows(&client, &local, &create, &[Q1, Q6]).await
 }
 
 /// Q1 on the cluster with one of its two executors killed `after` the query was sent (`None`:
