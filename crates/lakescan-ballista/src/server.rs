@@ -118,13 +118,22 @@ impl std::str::FromStr for Scheduling {
     type Err = DataFusionError;
 
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "push" => Ok(Scheduling::Push),
-            "pull" => Ok(Scheduling::Pull),
-            other => Err(DataFusionError::Configuration(format!(
-                "scheduling is 'push' or 'pull', not '{other}'"
-            ))),
-        }
+        [Scheduling::Push, Scheduling::Pull]
+            .into_iter()
+            .find(|scheduling| scheduling.to_string() == s)
+            .ok_or_else(|| {
+                DataFusionError::Configuration(format!("scheduling is 'push' or 'pull', not '{s}'"))
+            })
+    }
+}
+
+/// As the command lines spell it: `push` or `pull`.
+impl std::fmt::Display for Scheduling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Scheduling::Push => "push",
+            Scheduling::Pull => "pull",
+        })
     }
 }
 
@@ -207,23 +216,27 @@ pub async fn start_scheduler_with(
             }
         }
     });
-    let reviving = match scheduling {
-        Scheduling::Push => Some(offer_slots_again(server.clone(), executors)),
-        Scheduling::Pull => None,
-    };
+    let reviver = server.clone();
     let service = SchedulerGrpcServer::new(server)
         .max_decoding_message_size(max_message)
         .max_encoding_message_size(max_message);
+    // The re-offering lives in the serving task: it ends with the service, or when the
+    // task is aborted.
     let serving = tokio::spawn(async move {
-        let served = create_grpc_server(&GrpcServerConfig::default())
+        let serve = create_grpc_server(&GrpcServerConfig::default())
             .add_service(service)
-            .serve_with_incoming(TcpListenerStream::new(listener))
-            .await;
-        if let Err(e) = served {
-            log::error!("scheduler stopped: {e}");
-        }
-        if let Some(reviving) = reviving {
-            reviving.abort();
+            .serve_with_incoming(TcpListenerStream::new(listener));
+        let revive = async move {
+            match scheduling {
+                Scheduling::Push => offer_slots_again(reviver, executors).await,
+                Scheduling::Pull => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            served = serve => if let Err(e) = served {
+                log::error!("scheduler stopped: {e}");
+            },
+            () = revive => {}
         }
     });
     Ok(RunningScheduler { address, serving })
@@ -232,7 +245,8 @@ pub async fn start_scheduler_with(
 /// How often a pushing scheduler with running jobs offers its free slots again.
 const REVIVE_EVERY: Duration = Duration::from_secs(1);
 
-/// Offers the free task slots to the running jobs every [`REVIVE_EVERY`] while any runs.
+/// Offers the free task slots to the running jobs every [`REVIVE_EVERY`] while any runs;
+/// never returns.
 ///
 /// Ballista 54.1's pushing scheduler binds tasks to free slots when an executor registers,
 /// a job is submitted, a task reports its status or a launch fails — not after it declares
@@ -241,33 +255,31 @@ const REVIVE_EVERY: Duration = Duration::from_secs(1);
 /// has no other task running and no other job comes. The only public way to make it bind
 /// again is a status report: an empty one, in the name of a live executor, which returns
 /// no slot (it reports no task) and binds what can be bound.
-fn offer_slots_again(
+async fn offer_slots_again(
     server: SchedulerServer<LogicalPlanNode, PhysicalPlanNode>,
     executors: Arc<InMemoryClusterState>,
-) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(REVIVE_EVERY);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticks.tick().await;
-            if server.running_job_number() == 0 {
-                continue;
-            }
-            let heartbeats = executors.executor_heartbeats();
-            let alive = heartbeats.into_values().find(|h| {
-                let status = h.status.as_ref().and_then(|s| s.status.as_ref());
-                matches!(status, Some(executor_status::Status::Active(_)))
-            });
-            let Some(alive) = alive else { continue };
-            let report = tonic::Request::new(UpdateTaskStatusParams {
-                executor_id: alive.executor_id,
-                task_status: vec![],
-            });
-            if let Err(e) = SchedulerGrpc::update_task_status(&server, report).await {
-                log::debug!("cannot offer the free task slots again: {e}");
-            }
+) {
+    let mut ticks = tokio::time::interval(REVIVE_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if server.running_job_number() == 0 {
+            continue;
         }
-    })
+        let heartbeats = executors.executor_heartbeats();
+        let alive = heartbeats.into_values().find(|h| {
+            let status = h.status.as_ref().and_then(|s| s.status.as_ref());
+            matches!(status, Some(executor_status::Status::Active(_)))
+        });
+        let Some(alive) = alive else { continue };
+        let report = tonic::Request::new(UpdateTaskStatusParams {
+            executor_id: alive.executor_id,
+            task_status: vec![],
+        });
+        if let Err(e) = SchedulerGrpc::update_task_status(&server, report).await {
+            log::debug!("cannot offer the free task slots again: {e}");
+        }
+    }
 }
 
 /// How an executor runs: its task slots, where its shuffle files go, how it gets tasks.

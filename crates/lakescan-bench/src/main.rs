@@ -417,10 +417,7 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
         .arg("--consume-on")
         .arg(consume_on_name(args.consume_on))
         .arg("--ballista-scheduling")
-        .arg(match args.ballista_scheduling {
-            Scheduling::Push => "push",
-            Scheduling::Pull => "pull",
-        })
+        .arg(args.ballista_scheduling.to_string())
         .arg("--cache-dir")
         .arg(cache);
     if args.smoke {
