@@ -6,7 +6,8 @@
 //! finds its namespace. That extension stores any value without checking it, so lakescan
 //! checks the values where they are used: [`with_caller_settings`] applies the caller's
 //! `lakescan.*` values to the lakescan session a scan or a `CREATE EXTERNAL TABLE` runs in,
-//! and an unknown setting or a bad value is an error naming it then.
+//! and an unknown setting or a bad value is an error naming it then. The caller's batch
+//! size and target partitions are applied there too: they shape the scan's output.
 
 use std::collections::BTreeMap;
 
@@ -53,11 +54,17 @@ fn caller_settings(caller: &dyn Session) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A copy of `state` with the caller's `lakescan.*` settings applied (an unchanged copy
-/// when it has none); an unknown setting or a bad value is an error naming it.
+/// A copy of `state` with the caller's settings applied: its `lakescan.*` values (an
+/// unknown setting or a bad value is an error naming it) and the execution settings that
+/// shape a scan's output — the batch size and the number of partitions
+/// (`SessionConfig().with_batch_size(…)`, `SET datafusion.execution.target_partitions`).
 pub fn with_caller_settings(state: &SessionState, caller: &dyn Session) -> Result<SessionState> {
     let settings = caller_settings(caller);
     let mut state = state.clone();
+    let execution = &caller.config_options().execution;
+    let options = state.config_mut().options_mut();
+    options.execution.batch_size = execution.batch_size;
+    options.execution.target_partitions = execution.target_partitions;
     for (name, value) in settings {
         state
             .config_mut()

@@ -3,7 +3,8 @@
 //! the tests' own with datafusion-python 54.1.0, pyarrow, polars, DuckDB, pyiceberg and
 //! pytest from PyPI (and datafusion-python 55 on a path of its own, which the package must
 //! refuse), and runs `python/tests` with pytest, with an S3 server on loopback (moto,
-//! started and stopped here) for the object-store tests.
+//! started and stopped here) for the object-store tests and Iceberg tables with position
+//! deletes and deletion vectors written here (`tables`) for the delete tests.
 //!
 //! The environment is made once under the target directory
 //! (`<target>/<profile>/lakescan-python-venv`, or `LAKESCAN_PYTHON_VENV`); a marker holding
@@ -13,6 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod tables;
 
 /// What the tests install, pinned.
 const REQUIREMENTS: &str = "\
@@ -191,6 +194,9 @@ fn the_python_package_passes_its_pytest_suite() {
     let venv = environment();
     let out = tempfile::tempdir().unwrap_or_else(|e| panic!("no temporary directory: {e}"));
     install_extension(&venv, out.path());
+    let iceberg = out.path().join("iceberg");
+    let described = tables::write(&iceberg)
+        .unwrap_or_else(|e| panic!("cannot write the Iceberg test tables: {e}"));
     let repo = crate_dir().join("../..");
     let mut pytest = Command::new(venv.join("bin").join("python"));
     pytest
@@ -199,6 +205,7 @@ fn the_python_package_passes_its_pytest_suite() {
         .env("LAKESCAN_REPO", &repo)
         .env("LAKESCAN_TEST_S3", json_object(&s3.options()))
         .env("LAKESCAN_TEST_BUCKET", "lakescan-py")
+        .env("LAKESCAN_TEST_ICEBERG", described)
         .env("LAKESCAN_OTHER_DATAFUSION", venv.join(OTHER_DATAFUSION_DIR))
         .current_dir(out.path());
     run(pytest, "pytest of the Python package");

@@ -1,6 +1,7 @@
 """``SET lakescan.*`` in datafusion-python: ``lakescan.datafusion.session_context()`` and
 ``lakescan.Settings`` put lakescan's settings in the session, scans and ``CREATE EXTERNAL
-TABLE`` read them, and a bad value or an unknown setting is an error naming it."""
+TABLE`` read them, and a bad value or an unknown setting is an error naming it; the
+caller's batch size and target partitions shape the scan."""
 
 from __future__ import annotations
 
@@ -74,3 +75,26 @@ def test_settings_object(orc_table: Path) -> None:
     # Without them, datafusion-python itself refuses the namespace.
     with pytest.raises(Exception, match='namespace "lakescan"'):
         SessionContext().sql("SET lakescan.split_size = 5")
+
+
+def test_the_callers_batch_size_and_partitions_shape_the_scan(tmp_path: Path) -> None:
+    """The caller's ``datafusion.execution`` batch size and target partitions reach the scan,
+    which runs in lakescan's own session."""
+    import pyarrow.parquet as pq
+
+    for number in range(4):
+        ids = pa.array(range(number * 3000, (number + 1) * 3000), pa.int64())
+        pq.write_table(pa.table({"id": ids}), tmp_path / f"part-{number}.parquet")
+
+    def scanned(config: SessionConfig) -> tuple[list[int], int]:
+        ctx = lakescan.datafusion.session_context(config)
+        ctx.sql(f"CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '{tmp_path}/'")
+        sizes = [batch.to_pyarrow().num_rows for batch in ctx.sql("SELECT id FROM t").execute_stream()]
+        return sizes, ctx.sql("SELECT id FROM t").execution_plan().partition_count
+
+    sizes, partitions = scanned(SessionConfig().with_batch_size(1000).with_target_partitions(3))
+    assert sum(sizes) == 12000 and max(sizes) == 1000 and len(sizes) == 12
+    assert partitions == 3
+    sizes, partitions = scanned(SessionConfig().with_batch_size(8192).with_target_partitions(1))
+    assert sum(sizes) == 12000 and max(sizes) == 3000 and len(sizes) == 4
+    assert partitions == 1
