@@ -24,7 +24,9 @@ against pyiceberg's `scan().to_arrow()` and, when this Python has DuckDB's exten
 them), DuckDB's `iceberg_scan`.
 
 Every time is the median of --runs runs after one warm-up; the ratios are lakescan's time
-over the other's, measured in this run. Usage:
+over the other's, measured in this run, and for two engines of this process their CPU times'
+ratio too (every thread of the process: a figure the machine's neighbours move less than
+the time). Usage:
 
   python benchmarks/python/bench.py [--data DIR] [--runs 5] [--rust-bench target/release/lakescan-bench]
 """
@@ -64,15 +66,19 @@ ICEBERG_COLUMNS = ["l_quantity", "l_extendedprice", "l_discount", "l_orderkey", 
 ICEBERG_TABLES = {"iceberg_scan": "lineitem", "iceberg_pos": "lineitem_pos", "iceberg_dv": "lineitem_dv"}
 
 
-def median_seconds(run, runs: int) -> tuple[float, int]:
-    """The median time of ``runs`` calls of ``run`` after one warm-up, and the rows it gave."""
+def median_seconds(run, runs: int) -> tuple[float, int, float]:
+    """The median time of ``runs`` calls of ``run`` after one warm-up, the rows it gave, and
+    the median CPU time of a call: the process's, every thread of it (each Python engine
+    runs in this process), a figure this machine's neighbours move less than the time."""
     rows = run()
-    times = []
+    times, cpus = [], []
     for _ in range(runs):
+        cpu = time.process_time()
         start = time.perf_counter()
         rows = run()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), rows
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(times), rows, statistics.median(cpus)
 
 
 def date(text: str) -> datetime.date:
@@ -182,6 +188,7 @@ def main() -> None:
     print(f"data {args.data}, {threads} threads, {args.runs} runs (median)")
 
     results: dict[tuple[str, str], float] = {}
+    cpu: dict[tuple[str, str], float] = {}
     ctx = lakescan.datafusion.session_context()
     ctx.sql(f"CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION '{flat}/'")
     for case, sql in HIVE_SQL.items():
@@ -192,8 +199,8 @@ def main() -> None:
             "polars": polars_case(files, case),
         }
         for engine, run in engines.items():
-            results[case, engine], _ = median_seconds(run, args.runs)
-            print(f"  {case:<12} {engine:<30} {results[case, engine]:.4f} s")
+            results[case, engine], _, cpu[case, engine] = median_seconds(run, args.runs)
+            print(f"  {case:<12} {engine:<30} {results[case, engine]:.4f} s  (cpu {cpu[case, engine]:.3f} s)")
         # Right after the same case from Python: this machine's speed drifts over minutes.
         if args.rust_bench:
             for consume_on, engine in (("partitions", "lakescan (Rust)"), ("caller", "lakescan (Rust, streamed)")):
@@ -225,13 +232,23 @@ def main() -> None:
         counts = {}
         for engine, run in engines.items():
             try:
-                results[case, engine], counts[engine] = median_seconds(run, args.runs)
+                results[case, engine], counts[engine], cpu[case, engine] = median_seconds(run, args.runs)
             except Exception as e:  # a peer that cannot read the table is not measured
                 print(f"  {case:<12} {engine:<30} not measured: {str(e).splitlines()[0][:120]}")
                 continue
-            print(f"  {case:<12} {engine:<30} {results[case, engine]:.4f} s  ({counts[engine]} rows)")
+            print(
+                f"  {case:<12} {engine:<30} {results[case, engine]:.4f} s  (cpu {cpu[case, engine]:.3f} s,"
+                f" {counts[engine]} rows)"
+            )
         if len(set(counts.values())) != 1:
             raise SystemExit(f"{case}: the engines disagree on the row count: {counts}")
+
+    def ratios(case: str, ours: str, other: str) -> str:
+        """Time over time, and CPU over CPU when both ran in this process."""
+        text = f"{results[case, ours] / results[case, other]:.2f}"
+        if (case, ours) in cpu and (case, other) in cpu:
+            text += f"  cpu {cpu[case, ours] / cpu[case, other]:.2f}"
+        return text
 
     print("\nratios (lakescan / other, same run; below 1 is faster):")
     for case in HIVE_SQL:
@@ -239,15 +256,14 @@ def main() -> None:
         if (case, "lakescan (Rust, streamed)") in results:
             ratio = streamed / results[case, "lakescan (Rust, streamed)"]
             print(f"  {case:<12} streamed vs Rust streamed   {ratio:.2f}  (the FFI's cost; target <= 1.10)")
-        ours = results[case, "lakescan (datafusion-python)"]
         for other, target in (("lakescan (Rust)", "none"), ("pyarrow.dataset", "< 1"), ("polars", "< 1")):
             if (case, other) in results:
-                print(f"  {case:<12} table vs {other:<22} {ours / results[case, other]:.2f}  (target {target})")
+                ratio = ratios(case, "lakescan (datafusion-python)", other)
+                print(f"  {case:<12} table vs {other:<22} {ratio}  (target {target})")
     for case in ICEBERG_TABLES:
-        ours = results[case, "lakescan (scan)"]
         for other in ("pyiceberg", "duckdb iceberg_scan"):
             if (case, other) in results:
-                print(f"  {case:<12} vs {other:<22} {ours / results[case, other]:.2f}  (target < 1)")
+                print(f"  {case:<12} vs {other:<22} {ratios(case, 'lakescan (scan)', other)}  (target < 1)")
 
 
 if __name__ == "__main__":
