@@ -97,6 +97,16 @@ impl Job {
         graph.status().status.clone()
     }
 
+    /// The job succeeded, each output listed once.
+    async fn succeeded(&self) {
+        let status = self.status().await;
+        assert!(
+            matches!(status, Some(job_status::Status::Successful(_))),
+            "the job did not succeed: {status:?}"
+        );
+        self.each_output_listed_once().await;
+    }
+
     /// The job is failed with the guard's message and handed over to be cancelled.
     async fn failed_with(&mut self, message: &str) {
         match self.status().await {
@@ -230,11 +240,7 @@ async fn a_lost_executors_tasks_run_again_while_their_stage_runs() {
     let last = job.bind("b", 4).await;
     assert_eq!(stages(&last), [2, 2, 2, 2]);
     job.finish(&last).await;
-    assert!(matches!(
-        job.status().await,
-        Some(job_status::Status::Successful(_))
-    ));
-    job.each_output_listed_once().await;
+    job.succeeded().await;
 }
 
 #[tokio::test]
@@ -270,11 +276,7 @@ async fn the_final_stage_runs_again_the_tasks_a_lost_executor_had_not_finished()
     assert_eq!(got, want);
     job.finish(&on_b).await;
     job.finish(&again).await;
-    assert!(matches!(
-        job.status().await,
-        Some(job_status::Status::Successful(_))
-    ));
-    job.each_output_listed_once().await;
+    job.succeeded().await;
 }
 
 #[tokio::test]

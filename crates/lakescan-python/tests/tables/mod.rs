@@ -82,14 +82,15 @@ impl Table {
         ))
     }
 
-    /// Records that `positions` of `file` are deleted by the next commit.
-    fn deleting(&mut self, file: &Written, positions: &[u64]) -> Vec<(String, i64)> {
+    /// Records that `positions` of `file` are deleted by the next commit; returns them as
+    /// `(data file path, position)` rows.
+    fn deleting<'f>(&mut self, file: &'f Written, positions: &[u64]) -> Vec<(&'f str, i64)> {
         for p in positions {
             self.live.remove(&(file.first + *p as i64));
         }
         positions
             .iter()
-            .map(|p| (file.path.clone(), *p as i64))
+            .map(|p| (file.path.as_str(), *p as i64))
             .collect()
     }
 
@@ -158,8 +159,6 @@ async fn positions(root: &Path) -> Result<Value> {
 
     let of_eu = t.deleting(&eu, &[0, 5, 10, 15, 20, 25, 30, 35]);
     let of_us = t.deleting(&us, &[1, 8, 15, 22, 29, 36, 43, 50, 57]);
-    let of_eu = borrowed(&of_eu);
-    let of_us = borrowed(&of_us);
     let d_eu = t.writer.position_delete_file_in(partition("eu"), of_eu)?;
     let d_us = t.writer.position_delete_file_in(partition("us"), of_us)?;
     t.commit(vec![], vec![d_eu, d_us]).await?;
@@ -169,9 +168,7 @@ async fn positions(root: &Path) -> Result<Value> {
 
     let mut rows = t.deleting(&eu2, &[2, 29]);
     rows.extend(t.deleting(&eu, &[1]));
-    let d_eu = t
-        .writer
-        .position_delete_file_in(partition("eu"), borrowed(&rows))?;
+    let d_eu = t.writer.position_delete_file_in(partition("eu"), rows)?;
     t.commit(vec![], vec![d_eu]).await?;
     Ok(t.described())
 }
@@ -202,10 +199,6 @@ async fn vectors(root: &Path) -> Result<Value> {
     let dv = t.writer.deletion_vector(&file_c.path, &file_c.path, &[3])?;
     t.commit(vec![], vec![dv]).await?;
     Ok(t.described())
-}
-
-fn borrowed(rows: &[(String, i64)]) -> Vec<(&str, i64)> {
-    rows.iter().map(|(path, p)| (path.as_str(), *p)).collect()
 }
 
 /// Writes the tables under `dir`; returns their description (JSON): for each table its
