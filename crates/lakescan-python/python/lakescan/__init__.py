@@ -10,10 +10,15 @@ table)``, or add ``CREATE EXTERNAL TABLE … STORED AS HIVE|ICEBERG`` to one wit
 context that has both and accepts ``SET lakescan.*``. An Iceberg catalog's tables:
 ``lakescan.IcebergCatalog(uri).table("ns.t")``, or ``ctx.register_catalog_provider("lake",
 lakescan.IcebergCatalog(uri))``.
+
+On glibc, importing lakescan asks ``malloc`` to keep 16 MiB of freed memory per heap for
+reuse (``MALLOC_POLICY`` says what it did); setting ``MALLOC_TOP_PAD_`` or
+``MALLOC_MMAP_THRESHOLD_`` (or their ``GLIBC_TUNABLES``) leaves the choice to the environment.
 """
 
 from ._lakescan import (
     DATAFUSION_REQUIREMENT,
+    MALLOC_POLICY,
     ArrowStream,
     HiveTable,
     IcebergCatalog,
@@ -26,6 +31,7 @@ from ._lakescan import (
 
 __all__ = [
     "DATAFUSION_REQUIREMENT",
+    "MALLOC_POLICY",
     "ArrowStream",
     "HiveTable",
     "IcebergCatalog",
