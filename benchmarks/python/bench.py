@@ -165,10 +165,9 @@ def same_malloc_policy() -> dict[str, str]:
     package told it when it loaded (`lakescan.MALLOC_POLICY`), so that the FFI's ratio
     compares the two sides with the same allocator policy."""
     env = dict(os.environ)
-    chosen = dict(re.findall(r"(M_TOP_PAD|M_MMAP_THRESHOLD)=(\d+)", lakescan.MALLOC_POLICY))
-    if lakescan.MALLOC_POLICY.startswith("set by lakescan"):
-        env["MALLOC_TOP_PAD_"] = chosen["M_TOP_PAD"]
-        env["MALLOC_MMAP_THRESHOLD_"] = chosen["M_MMAP_THRESHOLD"]
+    # The policy names its values only when the package set them (M_TOP_PAD → MALLOC_TOP_PAD_).
+    for name, value in re.findall(r"M_(TOP_PAD|MMAP_THRESHOLD)=(\d+)", lakescan.MALLOC_POLICY):
+        env[f"MALLOC_{name}_"] = value
     return env
 
 
