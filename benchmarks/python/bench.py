@@ -14,9 +14,8 @@ partitions merged, one stream drained by the calling thread, as datafusion-pytho
 query): their ratio is what crossing into Python costs. The table is measured against
 pyarrow.dataset and polars over the same files, which build a table too (and against the
 Rust benchmark's own figure, its partitions drained where they are made). Run with
---rust-bench naming the `lakescan-bench` binary for the Rust figures; it runs with the
-allocator policy the package set when it loaded (`lakescan.MALLOC_POLICY`, passed as
-`MALLOC_TOP_PAD_` and `MALLOC_MMAP_THRESHOLD_`), so that both sides allocate alike.
+--rust-bench naming the `lakescan-bench` binary for the Rust figures; it allocates with
+mimalloc, as the package does (`lakescan.ALLOCATOR`), so that both sides allocate alike.
 
 Iceberg cases (the tables of `lakescan-bench`'s Iceberg copies of lineitem): the scan of
 `iceberg_scan` (5 columns, l_shipdate <= 1998-09-02) of the table without deletes, with
@@ -145,7 +144,6 @@ def rust_medians(binary: str, data: Path, runs: int, consume_on: str, cases: lis
     which = ["--cases", ",".join(cases), "--engines", "lakescan", "--consume-on", consume_on]
     out = subprocess.run(
         [binary, *size, *cache, "--runs", str(runs), *which],
-        env=same_malloc_policy(),
         capture_output=True,
         text=True,
         check=True,
@@ -158,17 +156,6 @@ def rust_medians(binary: str, data: Path, runs: int, consume_on: str, cases: lis
         if match:
             medians[match.group(1)] = float(match.group(2))
     return medians
-
-
-def same_malloc_policy() -> dict[str, str]:
-    """The environment for `lakescan-bench`, with glibc's malloc told what the Python
-    package told it when it loaded (`lakescan.MALLOC_POLICY`), so that the FFI's ratio
-    compares the two sides with the same allocator policy."""
-    env = dict(os.environ)
-    # The policy names its values only when the package set them (M_TOP_PAD → MALLOC_TOP_PAD_).
-    for name, value in re.findall(r"M_(TOP_PAD|MMAP_THRESHOLD)=(\d+)", lakescan.MALLOC_POLICY):
-        env[f"MALLOC_{name}_"] = value
-    return env
 
 
 def duckdb_iceberg(threads: int):
@@ -199,7 +186,7 @@ def main() -> None:
     flat = args.data / "flat" / "lineitem"
     files = sorted(glob.glob(str(flat / "*.parquet")))
     threads = os.cpu_count() or 1
-    print(f"data {args.data}, {threads} threads, {args.runs} runs (median); malloc: {lakescan.MALLOC_POLICY}")
+    print(f"data {args.data}, {threads} threads, {args.runs} runs (median); allocator: {lakescan.ALLOCATOR}")
 
     results: dict[tuple[str, str], float] = {}
     cpu: dict[tuple[str, str], float] = {}

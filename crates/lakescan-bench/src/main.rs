@@ -27,6 +27,11 @@ mod rss;
 mod s3;
 mod tpch;
 
+/// mimalloc, as the Python package uses (and DataFusion's own CLI and benchmarks): `bench.py`
+/// compares a scan from Python with the same scan here, and both allocate alike.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

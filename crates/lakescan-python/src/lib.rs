@@ -15,8 +15,8 @@
 //! are planned and run there, with its object stores and settings. Every
 //! `__datafusion_*__` method first checks the installed datafusion-python (the FFI has no
 //! stable ABI across DataFusion majors): a mismatch is an `ImportError`, never a crash.
-//! Loading the module sets what glibc's `malloc` does with freed memory (`allocator.rs`,
-//! `MALLOC_POLICY` in Python).
+//! The module's allocations come from its own allocator, mimalloc (`allocator.rs`,
+//! `ALLOCATOR` in Python).
 
 mod allocator;
 mod bound;
@@ -31,7 +31,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _lakescan(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("MALLOC_POLICY", allocator::keep_freed_memory().describe())?;
+    m.add("ALLOCATOR", allocator::describe())?;
     m.add_class::<tables::HiveTable>()?;
     m.add_class::<tables::IcebergTable>()?;
     m.add_class::<tables::Table>()?;

@@ -11,14 +11,13 @@ context that has both and accepts ``SET lakescan.*``. An Iceberg catalog's table
 ``lakescan.IcebergCatalog(uri).table("ns.t")``, or ``ctx.register_catalog_provider("lake",
 lakescan.IcebergCatalog(uri))``.
 
-On glibc, importing lakescan asks ``malloc`` to keep 16 MiB of freed memory per heap for
-reuse (``MALLOC_POLICY`` says what it did); setting ``MALLOC_TOP_PAD_`` or
-``MALLOC_MMAP_THRESHOLD_`` (or their ``GLIBC_TUNABLES``) leaves the choice to the environment.
+lakescan's native code allocates with its own allocator, mimalloc (``ALLOCATOR`` names it
+and its version), as datafusion-python does; Python and other libraries keep theirs.
 """
 
 from ._lakescan import (
+    ALLOCATOR,
     DATAFUSION_REQUIREMENT,
-    MALLOC_POLICY,
     ArrowStream,
     HiveTable,
     IcebergCatalog,
@@ -30,8 +29,8 @@ from ._lakescan import (
 )
 
 __all__ = [
+    "ALLOCATOR",
     "DATAFUSION_REQUIREMENT",
-    "MALLOC_POLICY",
     "ArrowStream",
     "HiveTable",
     "IcebergCatalog",
