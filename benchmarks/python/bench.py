@@ -15,7 +15,8 @@ query): their ratio is what crossing into Python costs. The table is measured ag
 pyarrow.dataset and polars over the same files, which build a table too (and against the
 Rust benchmark's own figure, its partitions drained where they are made). Run with
 --rust-bench naming the `lakescan-bench` binary for the Rust figures; it allocates with
-mimalloc, as the package does (`lakescan.ALLOCATOR`), so that both sides allocate alike.
+mimalloc, as the package does, and runs with the package's purge delay
+(`lakescan.ALLOCATOR`, passed as `MIMALLOC_PURGE_DELAY`), so that both sides allocate alike.
 
 Iceberg cases (the tables of `lakescan-bench`'s Iceberg copies of lineitem): the scan of
 `iceberg_scan` (5 columns, l_shipdate <= 1998-09-02) of the table without deletes, with
@@ -144,6 +145,7 @@ def rust_medians(binary: str, data: Path, runs: int, consume_on: str, cases: lis
     which = ["--cases", ",".join(cases), "--engines", "lakescan", "--consume-on", consume_on]
     out = subprocess.run(
         [binary, *size, *cache, "--runs", str(runs), *which],
+        env=same_allocator_settings(),
         capture_output=True,
         text=True,
         check=True,
@@ -156,6 +158,16 @@ def rust_medians(binary: str, data: Path, runs: int, consume_on: str, cases: lis
         if match:
             medians[match.group(1)] = float(match.group(2))
     return medians
+
+
+def same_allocator_settings() -> dict[str, str]:
+    """The environment for `lakescan-bench`, with mimalloc's purge delay set to the package's
+    (`lakescan.ALLOCATOR` ends with it), so that both sides keep freed memory alike."""
+    env = dict(os.environ)
+    match = re.search(r"purge delay (-?\d+) ms", lakescan.ALLOCATOR)
+    if match:
+        env["MIMALLOC_PURGE_DELAY"] = match.group(1)
+    return env
 
 
 def duckdb_iceberg(threads: int):

@@ -31,6 +31,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _lakescan(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    allocator::keep_freed_memory();
     m.add("ALLOCATOR", allocator::describe())?;
     m.add_class::<tables::HiveTable>()?;
     m.add_class::<tables::IcebergTable>()?;

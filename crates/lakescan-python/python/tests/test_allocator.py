@@ -1,10 +1,14 @@
 """lakescan's native code allocates with its own allocator (mimalloc), not the C library's
-``malloc``: a table read through lakescan holds memory glibc's heaps never gave out."""
+``malloc``: a table read through lakescan holds memory glibc's heaps never gave out; freed
+memory stays with it for reuse for a second unless the environment chose otherwise."""
 
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,8 +37,30 @@ def glibc_bytes_in_use() -> int:
     return info.uordblks + info.hblkhd
 
 
-def test_the_allocator_is_named() -> None:
-    assert lakescan.ALLOCATOR.startswith("mimalloc 2."), lakescan.ALLOCATOR
+def allocator(**environment: str) -> str:
+    """``lakescan.ALLOCATOR`` in a fresh interpreter with ``environment`` (mimalloc reads its
+    options once per process)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
+    env.update(environment)
+    result = subprocess.run(
+        [sys.executable, "-c", "import lakescan; print(lakescan.ALLOCATOR)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+def test_the_allocator_keeps_freed_memory_for_a_second() -> None:
+    described = allocator()
+    assert described.startswith("mimalloc 2."), described
+    assert described.endswith(", purge delay 1000 ms"), described
+
+
+def test_the_environments_purge_delay_stands() -> None:
+    # Read back from mimalloc itself: the option lakescan sets is the one the variable sets.
+    assert allocator(MIMALLOC_PURGE_DELAY="50").endswith(", purge delay 50 ms")
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc statistics")
