@@ -18,7 +18,6 @@
 //! are released through the callback of the library that made them (the Arrow C data
 //! interface), so each block is freed by the allocator that gave it.
 //!
-//!
 //! One setting differs from mimalloc's defaults: freed memory is kept for reuse for
 //! [`PURGE_DELAY_MS`] before it goes back to the kernel (mimalloc's `purge_delay`, 10 ms by
 //! default). A query that builds a table of a gigabyte frees it when the caller drops the
