@@ -11,7 +11,8 @@ ways: into a pyarrow table (`to_arrow_table()`), and streamed (`execute_stream()
 batch dropped as it comes). The stream is measured against lakescan in Rust consuming the
 same query the same way (`lakescan-bench --engines lakescan --consume-on caller`: the
 partitions merged, one stream drained by the calling thread, as datafusion-python runs a
-query): their ratio is what crossing into Python costs. The table is measured against
+query), in batches of the same size (`session_context()`'s, `lakescan.BATCH_SIZE`): their
+ratio is what crossing into Python costs. The table is measured against
 pyarrow.dataset and polars over the same files, which build a table too (and against the
 Rust benchmark's own figure, its partitions drained where they are made). Run with
 --rust-bench naming the `lakescan-bench` binary for the Rust figures; it allocates with
@@ -137,12 +138,15 @@ def polars_case(files: list[str], case: str):
     return lambda: query.collect().height
 
 
-def rust_medians(binary: str, data: Path, runs: int, consume_on: str, cases: list[str]) -> dict[str, float]:
+def rust_medians(
+    binary: str, data: Path, runs: int, consume_on: str, batch_size: int, cases: list[str]
+) -> dict[str, float]:
     """lakescan in Rust: `lakescan-bench`'s medians of Hive `cases`, on the same data, its
-    results consumed as `--consume-on` says."""
+    results consumed as `--consume-on` says, in batches of `batch_size` rows."""
     size = ["--smoke"] if data.name.startswith("smoke-") else ["--scale", re.sub(r"^sf", "", data.name)]
     cache = ["--cache-dir", str(data.parent)]
     which = ["--cases", ",".join(cases), "--engines", "lakescan", "--consume-on", consume_on]
+    which += ["--batch-size", str(batch_size)]
     out = subprocess.run(
         [binary, *size, *cache, "--runs", str(runs), *which],
         env=same_allocator_settings(),
@@ -204,6 +208,9 @@ def main() -> None:
     cpu: dict[tuple[str, str], float] = {}
     ctx = lakescan.datafusion.session_context()
     ctx.sql(f"CREATE EXTERNAL TABLE lineitem STORED AS HIVE LOCATION '{flat}/'")
+    # session_context() without a config reads batches of this many rows.
+    batch_size = lakescan.BATCH_SIZE
+    print(f"batches of {batch_size} rows (lakescan.BATCH_SIZE)")
     for case, sql in HIVE_SQL.items():
         engines = {
             "lakescan (datafusion-python)": lambda sql=sql: ctx.sql(sql).to_arrow_table().num_rows,
@@ -217,7 +224,8 @@ def main() -> None:
         # Right after the same case from Python: this machine's speed drifts over minutes.
         if args.rust_bench:
             for consume_on, engine in (("partitions", "lakescan (Rust)"), ("caller", "lakescan (Rust, streamed)")):
-                for name, seconds in rust_medians(args.rust_bench, args.data, args.runs, consume_on, [case]).items():
+                medians = rust_medians(args.rust_bench, args.data, args.runs, consume_on, batch_size, [case])
+                for name, seconds in medians.items():
                     results[name, engine] = seconds
                     print(f"  {name:<12} {engine:<30} {seconds:.4f} s")
 

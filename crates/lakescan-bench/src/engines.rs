@@ -168,10 +168,21 @@ pub enum LakescanVariant {
     ListingCache,
 }
 
-/// The session configuration shared by lakescan and DataFusion: `threads` target partitions,
-/// default batch size, and (DataFusion only) `pushdown_filters`.
-fn config(threads: usize, pushdown_filters: bool) -> SessionConfig {
-    let mut config = SessionConfig::new().with_target_partitions(threads);
+/// What every lakescan and DataFusion session of a run shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Target partitions.
+    pub threads: usize,
+    /// Rows per batch (DataFusion's default is 8 192).
+    pub batch_size: usize,
+}
+
+/// The session configuration shared by lakescan and DataFusion: `shape`, and (DataFusion
+/// only) `pushdown_filters`.
+fn config(shape: Shape, pushdown_filters: bool) -> SessionConfig {
+    let mut config = SessionConfig::new()
+        .with_target_partitions(shape.threads)
+        .with_batch_size(shape.batch_size);
     config.options_mut().execution.parquet.pushdown_filters = pushdown_filters;
     config
 }
@@ -187,10 +198,10 @@ fn dir_url(path: &std::path::Path) -> String {
 /// A session with the tables as lakescan (`STORED AS HIVE`) tables.
 pub async fn lakescan_session(
     dataset: &Dataset,
-    threads: usize,
+    shape: Shape,
     variant: LakescanVariant,
 ) -> Result<SessionContext> {
-    let mut config = config(threads, false);
+    let mut config = config(shape, false);
     if variant == LakescanVariant::NoDynamicFilters {
         // Through `set`: it turns off the TopK, join and aggregate flags with it.
         config.options_mut().set(
@@ -213,9 +224,9 @@ pub async fn lakescan_session(
 
 /// A session with `lineitem_orc` as a `datafusion-orc` listing table (DataFusion's ORC
 /// reader: `orc-rust`'s, with projection but no filter pushdown or pruning).
-pub async fn datafusion_orc_session(dataset: &Dataset, threads: usize) -> Result<SessionContext> {
+pub async fn datafusion_orc_session(dataset: &Dataset, shape: Shape) -> Result<SessionContext> {
     use datafusion_orc::{OrcReadOptions, SessionContextOrcExt};
-    let ctx = SessionContext::new_with_config(config(threads, false));
+    let ctx = SessionContext::new_with_config(config(shape, false));
     let dir = dir_url(&dataset.orc_lineitem());
     ctx.register_orc("lineitem_orc", &dir, OrcReadOptions::default())
         .await?;
@@ -266,11 +277,11 @@ pub enum Peers {
 /// [`lakescan_session`] or of [`datafusion_session`].
 pub async fn ballista_session(
     dataset: &Dataset,
-    threads: usize,
+    shape: Shape,
     scheduling: Scheduling,
     tables: Peers,
 ) -> Result<SessionContext> {
-    let state = lakescan_ballista::session::state(config(threads, false))?;
+    let state = lakescan_ballista::session::state(config(shape, false))?;
     let ctx = lakescan_ballista::cluster::standalone_with(state, 2, scheduling).await?;
     match tables {
         Peers::Lakescan => create_lakescan_tables(&ctx, dataset).await?,
@@ -282,10 +293,10 @@ pub async fn ballista_session(
 /// A session with the tables as DataFusion `ListingTable`s.
 pub async fn datafusion_session(
     dataset: &Dataset,
-    threads: usize,
+    shape: Shape,
     pushdown_filters: bool,
 ) -> Result<SessionContext> {
-    let ctx = SessionContext::new_with_config(config(threads, pushdown_filters));
+    let ctx = SessionContext::new_with_config(config(shape, pushdown_filters));
     create_listing_tables(&ctx, dataset).await?;
     Ok(ctx)
 }

@@ -41,7 +41,7 @@ use clap::{Parser, ValueEnum};
 use crate::cases::Case;
 use crate::data::Layout;
 use crate::dataset::Dataset;
-use crate::engines::{ConsumeOn, Engine, LakescanVariant};
+use crate::engines::{ConsumeOn, Engine, LakescanVariant, Shape};
 use crate::floor::FloorPlan;
 use crate::measure::{CaseBench, Sessions};
 use crate::peer::Peer;
@@ -80,6 +80,10 @@ struct Args {
     /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Rows per batch of the lakescan and DataFusion sessions (DataFusion's default; the
+    /// Python package's own sessions read 131072).
+    #[arg(long, default_value_t = 8192)]
+    batch_size: usize,
     /// How lakescan and DataFusion results are consumed: each output partition by its own
     /// runtime task, the partitions merged and consumed by one runtime task, or merged and
     /// consumed by the main thread blocking on the runtime (figures before 2026-12-02 15:00
@@ -135,6 +139,16 @@ struct Args {
     prepare_orc: bool,
 }
 
+impl Args {
+    /// What every lakescan and DataFusion session of the run shares.
+    fn shape(&self) -> Shape {
+        Shape {
+            threads: self.threads,
+            batch_size: self.batch_size,
+        }
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -186,7 +200,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             Engine::parse(engine)?,
             case,
             &dataset,
-            args.threads,
+            args.shape(),
             args.consume_on,
             args.ballista_scheduling,
         )
@@ -273,9 +287,9 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
         };
         peers.push((engine, peer));
     }
-    let variant = |v| engines::lakescan_session(&dataset, args.threads, v);
+    let variant = |v| engines::lakescan_session(&dataset, args.shape(), v);
     let ballista = |tables| {
-        engines::ballista_session(&dataset, args.threads, args.ballista_scheduling, tables)
+        engines::ballista_session(&dataset, args.shape(), args.ballista_scheduling, tables)
     };
     let sessions = Sessions {
         lakescan: variant(LakescanVariant::Default).await?,
@@ -286,16 +300,16 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
             true => Some(ballista(engines::Peers::Lakescan).await?),
             false => None,
         },
-        datafusion: engines::datafusion_session(&dataset, args.threads, false).await?,
+        datafusion: engines::datafusion_session(&dataset, args.shape(), false).await?,
         datafusion_ballista: match engines.contains(&Engine::DataFusionBallista) {
             true => Some(ballista(engines::Peers::DataFusion).await?),
             false => None,
         },
-        datafusion_pushdown: engines::datafusion_session(&dataset, args.threads, true).await?,
+        datafusion_pushdown: engines::datafusion_session(&dataset, args.shape(), true).await?,
         datafusion_orc: match engines.contains(&Engine::DataFusionOrc)
             && cases.iter().any(|c| c.orc)
         {
-            true => Some(engines::datafusion_orc_session(&dataset, args.threads).await?),
+            true => Some(engines::datafusion_orc_session(&dataset, args.shape()).await?),
             false => None,
         },
     };
@@ -317,11 +331,12 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
 
     println!(
         "lakescan-bench: TPC-H SF{} in {}, {} timed run(s) after 1 warm-up, {} thread(s), \
-         {} core(s), results consumed on the {}, engines: {}{}",
+         batches of {} rows, {} core(s), results consumed on the {}, engines: {}{}",
         dataset.scale,
         dataset.root.display(),
         args.runs,
         args.threads,
+        args.batch_size,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         consume_on_name(args.consume_on),
         engines
@@ -398,7 +413,7 @@ async fn run(args: Args, cache: PathBuf, layout: Layout) -> Result<()> {
     print!("{}", planning::table(&planning::run(args.runs)?));
     println!("total {:.1} s", started.elapsed().as_secs_f64());
     if let Some(path) = &args.json {
-        let json = report::json(&all, dataset.scale, args.threads);
+        let json = report::json(&all, dataset.scale, args.shape());
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .with_context(|| path.display().to_string())?;
     }
@@ -419,6 +434,8 @@ fn isolated_peak_rss(args: &Args, cache: &Path, case: &Case, engine: Engine) -> 
         .arg(args.scale.to_string())
         .arg("--threads")
         .arg(args.threads.to_string())
+        .arg("--batch-size")
+        .arg(args.batch_size.to_string())
         .arg("--consume-on")
         .arg(consume_on_name(args.consume_on))
         .arg("--ballista-scheduling")
@@ -449,7 +466,7 @@ async fn rss_probe(
     engine: Engine,
     case: &Case,
     dataset: &Dataset,
-    threads: usize,
+    shape: Shape,
     on: ConsumeOn,
     scheduling: Scheduling,
 ) -> Result<u64> {
@@ -459,7 +476,7 @@ async fn rss_probe(
         | Engine::LakescanNoDynamicFilters
         | Engine::LakescanListingCache => {
             let variant = engine.lakescan_variant().context("a lakescan engine")?;
-            let ctx = engines::lakescan_session(dataset, threads, variant).await?;
+            let ctx = engines::lakescan_session(dataset, shape, variant).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::LakescanBallista | Engine::DataFusionBallista => {
@@ -467,20 +484,22 @@ async fn rss_probe(
                 Engine::LakescanBallista => engines::Peers::Lakescan,
                 _ => engines::Peers::DataFusion,
             };
-            let ctx = engines::ballista_session(dataset, threads, scheduling, tables).await?;
+            let ctx = engines::ballista_session(dataset, shape, scheduling, tables).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::DataFusion | Engine::DataFusionPushdown => {
             let pushdown = engine == Engine::DataFusionPushdown;
-            let ctx = engines::datafusion_session(dataset, threads, pushdown).await?;
+            let ctx = engines::datafusion_session(dataset, shape, pushdown).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::DataFusionOrc => {
-            let ctx = engines::datafusion_orc_session(dataset, threads).await?;
+            let ctx = engines::datafusion_orc_session(dataset, shape).await?;
             engines::run_sql_on(&ctx, &case.sql, on).await?;
         }
         Engine::ParquetFloor => {
-            FloorPlan::new(dataset, &case.floor).await?.run(threads)?;
+            FloorPlan::new(dataset, &case.floor)
+                .await?
+                .run(shape.threads)?;
         }
         Engine::DuckDb | Engine::DuckDbIceberg | Engine::IcebergDataFusion => {
             bail!("a peer's peak RSS is measured in its own process")

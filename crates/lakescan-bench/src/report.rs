@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::engines::Engine;
+use crate::engines::{Engine, Shape};
 
 /// The measurements of one engine on one case.
 #[derive(Debug, Clone)]
@@ -149,7 +149,7 @@ pub fn table(all: &[Measurement]) -> String {
 }
 
 /// The JSON list written by `--json`.
-pub fn json(all: &[Measurement], scale: f64, threads: usize) -> Value {
+pub fn json(all: &[Measurement], scale: f64, shape: Shape) -> Value {
     let rows: Vec<Value> = all
         .iter()
         .map(|m| {
@@ -157,7 +157,8 @@ pub fn json(all: &[Measurement], scale: f64, threads: usize) -> Value {
                 "case": m.case,
                 "engine": m.engine.name(),
                 "scale": scale,
-                "threads": threads,
+                "threads": shape.threads,
+                "batch_size": shape.batch_size,
                 "runs": m.times.len(),
                 "median_s": m.median(),
                 "min_s": m.min(),
@@ -531,8 +532,13 @@ mod tests {
             table.contains("| full_scan | datafusion | 4.000 | 3.000–5.000 |"),
             "{table}"
         );
-        let j = json(&all, 1.0, 2);
+        let shape = Shape {
+            threads: 2,
+            batch_size: 8192,
+        };
+        let j = json(&all, 1.0, shape);
         assert_eq!(j[1]["median_s"], 4.0);
+        assert_eq!(j[1]["batch_size"], 8192);
         assert_eq!(j[1]["engine"], "datafusion");
     }
 }

@@ -15,8 +15,9 @@
 //! are planned and run there, with its object stores and settings. Every
 //! `__datafusion_*__` method first checks the installed datafusion-python (the FFI has no
 //! stable ABI across DataFusion majors): a mismatch is an `ImportError`, never a crash.
-//! The module's allocations come from its own allocator, mimalloc (`allocator.rs`,
-//! `ALLOCATOR` in Python).
+//! The sessions it makes read batches of `BATCH_SIZE` rows (`tables.rs`). The module's
+//! allocations come from its own allocator, mimalloc (`allocator.rs`, `ALLOCATOR` in
+//! Python).
 
 mod allocator;
 mod bound;
@@ -33,6 +34,7 @@ use pyo3::prelude::*;
 fn _lakescan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     allocator::keep_freed_memory();
     m.add("ALLOCATOR", allocator::describe())?;
+    m.add("BATCH_SIZE", tables::BATCH_SIZE)?;
     m.add_class::<tables::HiveTable>()?;
     m.add_class::<tables::IcebergTable>()?;
     m.add_class::<tables::Table>()?;

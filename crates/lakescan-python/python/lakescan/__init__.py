@@ -11,12 +11,17 @@ context that has both and accepts ``SET lakescan.*``. An Iceberg catalog's table
 ``lakescan.IcebergCatalog(uri).table("ns.t")``, or ``ctx.register_catalog_provider("lake",
 lakescan.IcebergCatalog(uri))``.
 
+The sessions lakescan makes (a table's own, read by ``scan``, and ``session_context()``'s
+when no config is given) read batches of ``BATCH_SIZE`` rows, ``pyarrow.dataset``'s batch
+size: each batch reaching Python is imported on its own, at a cost per batch.
+
 lakescan's native code allocates with its own allocator, mimalloc (``ALLOCATOR`` names it
 and its version), as datafusion-python does; Python and other libraries keep theirs.
 """
 
 from ._lakescan import (
     ALLOCATOR,
+    BATCH_SIZE,
     DATAFUSION_REQUIREMENT,
     ArrowStream,
     HiveTable,
@@ -30,6 +35,7 @@ from ._lakescan import (
 
 __all__ = [
     "ALLOCATOR",
+    "BATCH_SIZE",
     "DATAFUSION_REQUIREMENT",
     "ArrowStream",
     "HiveTable",

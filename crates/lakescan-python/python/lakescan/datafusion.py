@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lakescan import Settings, TableFactory
+from ._lakescan import BATCH_SIZE, Settings, TableFactory
 
 if TYPE_CHECKING:
     from datafusion import SessionConfig, SessionContext
@@ -29,14 +29,16 @@ def session_context(
     """A datafusion-python ``SessionContext`` with lakescan registered (``register``) and
     its settings in the session: ``SET lakescan.preload_splits = 2`` works there.
 
-    ``config`` is the session's ``SessionConfig`` (a new one when None); ``settings`` the
-    starting values of lakescan's settings (``lakescan.Settings(split_size=…)``, the
-    defaults when None). Scans and ``CREATE EXTERNAL TABLE`` read the ``lakescan.*`` values
+    ``config`` is the session's ``SessionConfig`` (when None, a new one reading batches of
+    ``lakescan.BATCH_SIZE`` rows, ``pyarrow.dataset``'s batch size rather than DataFusion's
+    8 192: each batch a query returns is imported into Python on its own, at a cost per
+    batch); ``settings`` the starting values of lakescan's settings
+    (``lakescan.Settings(split_size=…)``, the defaults when None). Scans and ``CREATE EXTERNAL TABLE`` read the ``lakescan.*`` values
     the session holds when they run; an unknown setting or a bad value is an error then.
     """
     from datafusion import SessionConfig, SessionContext
 
-    config = (config if config is not None else SessionConfig()).with_extension(
-        settings if settings is not None else Settings()
-    )
+    if config is None:
+        config = SessionConfig().with_batch_size(BATCH_SIZE)
+    config = config.with_extension(settings if settings is not None else Settings())
     return register(SessionContext(config))

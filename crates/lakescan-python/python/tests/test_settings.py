@@ -1,7 +1,8 @@
 """``SET lakescan.*`` in datafusion-python: ``lakescan.datafusion.session_context()`` and
 ``lakescan.Settings`` put lakescan's settings in the session, scans and ``CREATE EXTERNAL
 TABLE`` read them, and a bad value or an unknown setting is an error naming it; the
-caller's batch size and target partitions shape the scan."""
+caller's batch size and target partitions shape the scan; the sessions the package makes read
+batches of ``lakescan.BATCH_SIZE`` rows."""
 
 from __future__ import annotations
 
@@ -98,3 +99,28 @@ def test_the_callers_batch_size_and_partitions_shape_the_scan(tmp_path: Path) ->
     sizes, partitions = scanned(SessionConfig().with_batch_size(8192).with_target_partitions(1))
     assert sum(sizes) == 12000 and max(sizes) == 3000 and len(sizes) == 4
     assert partitions == 1
+
+
+def test_the_packages_own_sessions_read_batches_of_batch_size_rows(tmp_path: Path) -> None:
+    """A table's own scan and ``session_context()`` without a config read batches of
+    ``lakescan.BATCH_SIZE`` rows (``pyarrow.dataset``'s), not DataFusion's 8 192."""
+    import pyarrow.parquet as pq
+
+    assert lakescan.BATCH_SIZE == 131_072
+    rows = 300_000
+    pq.write_table(
+        pa.table({"id": pa.array(range(rows), pa.int64())}), tmp_path / "part-0.parquet", row_group_size=rows
+    )
+    expected = [131_072, 131_072, rows - 2 * 131_072]
+
+    table = lakescan.HiveTable(f"{tmp_path}/")
+    reader = pa.RecordBatchReader.from_stream(table.scan(columns=["id"]))
+    assert [batch.num_rows for batch in reader] == expected
+
+    ctx = lakescan.datafusion.session_context()
+    ctx.sql(f"CREATE EXTERNAL TABLE t STORED AS HIVE LOCATION '{tmp_path}/'")
+    sizes = [batch.to_pyarrow().num_rows for batch in ctx.sql("SELECT id FROM t").execute_stream()]
+    assert sizes == expected
+    ctx.register_table("registered", table)
+    sizes = [batch.to_pyarrow().num_rows for batch in ctx.sql("SELECT id FROM registered").execute_stream()]
+    assert sizes == expected
