@@ -80,8 +80,7 @@ struct Args {
     /// Threads for every engine: target partitions, DuckDB threads, floor decoders.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Rows per batch of the lakescan and DataFusion sessions (DataFusion's default; the
-    /// Python package's own sessions read 131072).
+    /// Rows per batch of the lakescan and DataFusion sessions (default: DataFusion's).
     #[arg(long, default_value_t = 8192)]
     batch_size: usize,
     /// How lakescan and DataFusion results are consumed: each output partition by its own

@@ -30,11 +30,10 @@ def session_context(
     its settings in the session: ``SET lakescan.preload_splits = 2`` works there.
 
     ``config`` is the session's ``SessionConfig`` (when None, a new one reading batches of
-    ``lakescan.BATCH_SIZE`` rows, ``pyarrow.dataset``'s batch size rather than DataFusion's
-    8 192: each batch a query returns is imported into Python on its own, at a cost per
-    batch); ``settings`` the starting values of lakescan's settings
-    (``lakescan.Settings(split_size=…)``, the defaults when None). Scans and ``CREATE EXTERNAL TABLE`` read the ``lakescan.*`` values
-    the session holds when they run; an unknown setting or a bad value is an error then.
+    ``lakescan.BATCH_SIZE`` rows rather than DataFusion's 8 192); ``settings`` the starting
+    values of lakescan's settings (``lakescan.Settings(split_size=…)``, the defaults when
+    None). Scans and ``CREATE EXTERNAL TABLE`` read the ``lakescan.*`` values the session
+    holds when they run; an unknown setting or a bad value is an error then.
     """
     from datafusion import SessionConfig, SessionContext
 
