@@ -239,6 +239,7 @@ const FILES: &[SltFile] = &[
     own("map_extraction.slt", SCENARIO),
     own("minmax_pruning_and_or_trees.slt", S3_ORC),
     own("missing_column_reappears.slt", SCENARIO),
+    own("narrow_decimals.slt", &[Variant::S3]), // Parquet's integer decimals
     own("nested_columns.slt", S3_ORC),
     own("nested_struct_filters.slt", S3_ORC),
     own("null_semantics.slt", S3_ORC),

@@ -7,10 +7,12 @@
 //! * [`range`] — the interval algebra behind [`ValueSet`].
 //! * [`eval`] — testing a filter against an Arrow array (vectorized), a constant, and
 //!   min/max/null-count statistics.
+//! * [`narrow`] — a decimal filter rewritten over the narrow integers a file stores.
 //!
 //! Extraction of filters from DataFusion expressions lives in [`crate::extract`].
 
 pub mod eval;
+pub mod narrow;
 pub mod range;
 
 use std::fmt;

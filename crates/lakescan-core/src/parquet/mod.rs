@@ -12,6 +12,7 @@
 //! | [`deletes`]       | deleted positions → a row selection, or the shared mask         |
 //! | [`bloom`]         | bloom-filter pruning of row groups for point filters            |
 //! | [`plan`]          | [`plan::ReadPlan`]: masks, filter placement, row selections     |
+//! | [`decoded_types`] | types decoded unlike the file schema: views, narrow decimals    |
 //! | [`page_index`]    | page-index pruning → `RowSelection`                             |
 //! | [`row_index`]     | row-index filters → `RowSelection`                              |
 //! | [`row_filter`]    | per-column filters as a parquet `RowFilter`                     |
@@ -53,6 +54,7 @@
 //!   pruned again when the filter moves.
 
 pub mod bloom;
+pub mod decoded_types;
 pub mod deletes;
 pub mod field_ids;
 pub mod footer_cache;

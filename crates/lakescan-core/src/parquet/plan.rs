@@ -30,6 +30,7 @@ use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask, RowNumber};
 use parquet::file::metadata::ParquetMetaData;
 
+use super::decoded_types::decoded_type;
 use super::deletes::DeletedApplied;
 use super::leaves::{FileLeaves, reannotate_maps};
 use super::row_filter::{self, ExprPredicate, InDecoder};
@@ -605,13 +606,15 @@ fn predicate(context: &SplitContext, c: &FilteredColumn<'_>) -> ColumnPredicate 
             adaptive: Arc::clone(spec.adaptive()),
             table_type: c.table_type.clone(),
             defaults: None,
+            narrowed: Default::default(),
         },
     }
 }
 
 /// The reader metadata: the footer's, or over `reannotated` (maps read as lists) when
-/// given; with the table's string/binary *view* types decoded directly (a cast would copy
-/// every value once more) and the row-number virtual column when `row_numbers`.
+/// given; with the columns whose decoded type is not the file schema's
+/// ([`decoded_type`]: string views, narrow decimals) and the row-number virtual column when
+/// `row_numbers`.
 fn reader_metadata(
     footer: &ArrowReaderMetadata,
     reannotated: Option<Arc<ParquetMetaData>>,
@@ -624,26 +627,25 @@ fn reader_metadata(
         None => footer.clone(),
     };
     let file_schema = plain.schema();
+    let stored = plain
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema();
     let mut fields: Vec<FieldRef> = file_schema.fields().iter().cloned().collect();
     let mut changed = false;
     for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
         let FieldSource::File { root, .. } = source else {
             continue;
         };
-        let Some(decoded) = fields.get(*root) else {
+        // The Arrow schema's roots are the Parquet schema's, in order.
+        let (Some(decoded), Some(stored)) = (fields.get(*root), stored.get_fields().get(*root))
+        else {
             continue;
         };
         let table_type = &field.handle.data_type;
-        let decodes_as_view = matches!(
-            (decoded.data_type(), table_type),
-            (DataType::Utf8 | DataType::LargeUtf8, DataType::Utf8View)
-                | (
-                    DataType::Binary | DataType::LargeBinary,
-                    DataType::BinaryView
-                )
-        );
-        if decodes_as_view {
-            fields[*root] = Arc::new(decoded.as_ref().clone().with_data_type(table_type.clone()));
+        if let Some(data_type) = decoded_type(decoded.data_type(), stored, table_type) {
+            fields[*root] = Arc::new(decoded.as_ref().clone().with_data_type(data_type));
             changed = true;
         }
     }
