@@ -48,9 +48,14 @@ pub struct ColumnStats {
 const MAX_POINT_COMPARISONS: usize = 4;
 
 impl Filter {
-    /// Tests every value of `array` (of the filter's type or a type that casts to it safely).
+    /// Tests every value of `array` (of the filter's type or a type that casts to it safely;
+    /// a narrow decimal of the filter's scale is not cast, [`Filter::narrowed_to`]).
     /// The result has no nulls: `true` keeps the row.
     pub fn evaluate(&self, array: &ArrayRef) -> Result<BooleanArray> {
+        // A decimal in the narrow width a file stores it in is compared as it is.
+        if let Some(narrow) = self.narrowed_for(array.data_type()) {
+            return narrow.evaluate(array);
+        }
         let array = if array.data_type() == &self.data_type {
             Arc::clone(array)
         } else {

@@ -79,6 +79,9 @@ pub struct Filter {
     null: NullResult,
     /// Lazily built DataFusion expression over a single column at index 0.
     expr: Arc<OnceLock<Arc<dyn PhysicalExpr>>>,
+    /// Lazily built: this filter over the first narrow decimal type it tested
+    /// ([`narrow`]), if it narrows to it.
+    narrowed: Arc<OnceLock<(DataType, Option<Filter>)>>,
 }
 
 /// What a [`Filter`] is, without its cached expression: its form on the wire.
@@ -118,6 +121,7 @@ impl Filter {
             values,
             null,
             expr: Arc::default(),
+            narrowed: Arc::default(),
         }
     }
 

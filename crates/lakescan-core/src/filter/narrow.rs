@@ -9,6 +9,8 @@
 //! so the rewrite changes no result; a bound that does not fit the narrow integer leaves
 //! the filter as it is (the column is then widened before the test, as any other cast).
 
+use std::borrow::Cow;
+
 use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 
@@ -21,28 +23,29 @@ impl Filter {
         let DataType::Decimal128(_, scale) = self.data_type else {
             return None;
         };
-        let narrow = |v: &ScalarValue| -> Option<ScalarValue> {
-            let ScalarValue::Decimal128(Some(unscaled), _, s) = v else {
-                return None;
-            };
-            match *to {
-                DataType::Decimal64(p, ts) if ts == *s => Some(ScalarValue::Decimal64(
-                    Some(i64::try_from(*unscaled).ok()?),
-                    p,
-                    ts,
-                )),
-                DataType::Decimal32(p, ts) if ts == *s => Some(ScalarValue::Decimal32(
-                    Some(i32::try_from(*unscaled).ok()?),
-                    p,
-                    ts,
-                )),
-                _ => None,
-            }
-        };
         match to {
             DataType::Decimal32(_, s) | DataType::Decimal64(_, s) if *s == scale => {}
             _ => return None,
         }
+        // Every literal has the filter's type (the `Filter` invariant), so its scale.
+        let narrow = |v: &ScalarValue| -> Option<ScalarValue> {
+            let ScalarValue::Decimal128(Some(unscaled), ..) = v else {
+                return None;
+            };
+            match *to {
+                DataType::Decimal32(p, s) => Some(ScalarValue::Decimal32(
+                    Some(i32::try_from(*unscaled).ok()?),
+                    p,
+                    s,
+                )),
+                DataType::Decimal64(p, s) => Some(ScalarValue::Decimal64(
+                    Some(i64::try_from(*unscaled).ok()?),
+                    p,
+                    s,
+                )),
+                _ => None,
+            }
+        };
         let bound = |b: &Bound| -> Option<Bound> {
             Some(match b {
                 Bound::Unbounded => Bound::Unbounded,
@@ -67,6 +70,21 @@ impl Filter {
             ValueSet::from_comparable(ranges),
             self.null,
         ))
+    }
+
+    /// [`Self::narrowed_to`] a narrow decimal column's type, built once (a filter meets one
+    /// file column type at a time).
+    pub(super) fn narrowed_for(&self, decoded: &DataType) -> Option<Cow<'_, Filter>> {
+        if !matches!(decoded, DataType::Decimal32(..) | DataType::Decimal64(..)) {
+            return None;
+        }
+        let (seen, narrowed) = self
+            .narrowed
+            .get_or_init(|| (decoded.clone(), self.narrowed_to(decoded)));
+        match seen == decoded {
+            true => narrowed.as_ref().map(Cow::Borrowed),
+            false => self.narrowed_to(decoded).map(Cow::Owned),
+        }
     }
 }
 

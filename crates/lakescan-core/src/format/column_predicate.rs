@@ -7,7 +7,7 @@
 //! narrow width the file stores it in is tested as it is ([`Filter::narrowed_to`]), not
 //! widened first.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow::array::{Array, ArrayRef, BooleanArray};
@@ -34,9 +34,6 @@ pub struct ColumnPredicate {
     pub table_type: DataType,
     /// Defaults of struct members the file may lack (filled in before a member is tested).
     pub defaults: Option<Arc<MemberDefaults>>,
-    /// The filter over the first narrow decimal type seen (`Decimal32`/`Decimal64`), if it
-    /// narrows to it.
-    pub narrowed: OnceLock<(DataType, Option<Filter>)>,
 }
 
 impl ColumnPredicate {
@@ -54,7 +51,6 @@ impl ColumnPredicate {
             adaptive: Arc::clone(adaptive),
             table_type: field.handle.data_type.clone(),
             defaults: field.handle.member_defaults.clone(),
-            narrowed: OnceLock::new(),
         }
     }
 
@@ -75,45 +71,28 @@ impl ColumnPredicate {
                 None => root,
             };
             self.subfield.extract(root).map_err(external)?
-        } else if let Some(narrow) = self.narrowed(root.data_type()) {
-            return self.test(&narrow, root, started);
+        } else if matches!(
+            (root.data_type(), &self.table_type),
+            (
+                DataType::Decimal32(..) | DataType::Decimal64(..),
+                DataType::Decimal128(..)
+            )
+        ) {
+            // Decoded as stored and tested as stored (`Filter::evaluate`); widened after.
+            Arc::clone(root)
         } else {
             // A struct that gained members, a map read as a list of its keys: adapted, not
             // cast (a cast needs the same members and cannot make a map of a list).
             adapt_with_defaults(root, &self.table_type, self.defaults.as_deref())
                 .map_err(external)?
         };
-        self.test(&self.filter, &column, started)
-    }
-
-    /// `filter` on `column`, its cost since `started` recorded.
-    fn test(
-        &self,
-        filter: &Filter,
-        column: &ArrayRef,
-        started: Instant,
-    ) -> Result<BooleanArray, ArrowError> {
-        let mask = filter
-            .evaluate(column)
+        let mask = self
+            .filter
+            .evaluate(&column)
             .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
         let (rows_in, rows_out) = (column.len() as u64, mask.true_count() as u64);
         self.adaptive
             .record(&self.column, started.elapsed(), rows_in, rows_out);
         Ok(mask)
-    }
-
-    /// The filter over a top-level column decoded as a narrow decimal, when it narrows.
-    fn narrowed(&self, decoded: &DataType) -> Option<Filter> {
-        if !matches!(decoded, DataType::Decimal32(..) | DataType::Decimal64(..))
-            || !self.subfield.path().is_empty()
-        {
-            return None;
-        }
-        let narrow = || self.filter.narrowed_to(decoded);
-        let (seen, filter) = self.narrowed.get_or_init(|| (decoded.clone(), narrow()));
-        match seen == decoded {
-            true => filter.clone(),
-            false => narrow(),
-        }
     }
 }

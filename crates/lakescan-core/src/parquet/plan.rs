@@ -606,7 +606,6 @@ fn predicate(context: &SplitContext, c: &FilteredColumn<'_>) -> ColumnPredicate 
             adaptive: Arc::clone(spec.adaptive()),
             table_type: c.table_type.clone(),
             defaults: None,
-            narrowed: Default::default(),
         },
     }
 }
