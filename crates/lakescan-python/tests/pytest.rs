@@ -24,7 +24,8 @@ datafusion==54.1.0
 pyarrow==26.0.1
 polars==2.1.0
 duckdb==1.5.5
-pyiceberg[sql-sqlite]==0.12.0
+pyiceberg[sql-sqlite,pyiceberg-core]==0.12.0
+pyiceberg-core==0.10.1
 sqlalchemy==2.1.9
 pytest==9.2.0
 ";
