@@ -7,7 +7,8 @@
 //! stores, `lakescan.*` settings and caches), and a [`BoundExec`] runs the plan with that
 //! session's task context, whatever the caller passes. The caller's `SET lakescan.*` values
 //! are applied to that session for the scan (`settings.rs`). A [`BoundCatalog`] gives its
-//! schemas' tables bound the same way.
+//! schemas' tables bound the same way. Pushed filters get this session's `get_field`, and
+//! filters with other functions of the caller stay the caller's (`functions.rs`).
 
 use std::fmt;
 use std::future::Future;
@@ -25,6 +26,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 
+use crate::functions::{calls_callers_function, with_own_get_field};
 use crate::settings::with_caller_settings;
 use crate::tables::runtime;
 
@@ -64,11 +66,19 @@ impl TableProvider for BoundTable {
         self.inner.table_type()
     }
 
+    /// The inner table's answers, except that a filter calling a function of the caller
+    /// (other than `get_field`) stays the caller's (`functions.rs`).
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        self.inner.supports_filters_pushdown(filters)
+        let mut answers = self.inner.supports_filters_pushdown(filters)?;
+        for (answer, filter) in answers.iter_mut().zip(filters) {
+            if calls_callers_function(filter) {
+                *answer = TableProviderFilterPushDown::Unsupported;
+            }
+        }
+        Ok(answers)
     }
 
     fn statistics(&self) -> Option<Statistics> {
@@ -85,7 +95,11 @@ impl TableProvider for BoundTable {
         let state = with_caller_settings(&self.state, caller)?;
         let task_ctx = state.task_ctx();
         let inner = Arc::clone(&self.inner);
-        let (projection, filters) = (projection.cloned(), filters.to_vec());
+        let filters = filters
+            .iter()
+            .map(|f| with_own_get_field(f.clone(), &state))
+            .collect::<Result<Vec<_>>>()?;
+        let projection = projection.cloned();
         let plan = on_lakescan_runtime(async move {
             inner
                 .scan(&state, projection.as_ref(), &filters, limit)

@@ -22,6 +22,7 @@
 mod allocator;
 mod bound;
 mod catalog;
+mod functions;
 mod settings;
 mod stream;
 mod tables;

@@ -14,15 +14,18 @@
 //!   dictionary encoding, `Utf8` for `Utf8View`: cast.
 //!
 //! Struct members are matched by name, so a file whose struct lacks a member (schema
-//! evolution) reads it as NULL, or as its default ([`crate::defaults`]).
+//! evolution) reads it as NULL, or as its default ([`crate::defaults`]) wherever the struct
+//! itself is not NULL.
 
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, GenericListArray, MapArray, OffsetSizeTrait, StructArray,
-    new_null_array,
+    Array, ArrayRef, AsArray, BooleanArray, GenericListArray, MapArray, OffsetSizeTrait,
+    StructArray, new_null_array,
 };
+use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
+use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{Result, ScalarValue, exec_err};
 
@@ -108,6 +111,7 @@ fn adapt_struct(
     defaults: Option<&MemberDefaults>,
 ) -> Result<ArrayRef> {
     let len = decoded.len();
+    let nulls = decoded.nulls().cloned();
     let columns = fields
         .iter()
         .map(|field| {
@@ -121,13 +125,12 @@ fn adapt_struct(
                         true => v.clone(),
                         false => v.cast_to(field.data_type())?,
                     };
-                    v.to_array_of_size(len)
+                    where_present(&v, nulls.as_ref(), len)
                 }
                 (None, _) => placeholder(field, len),
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let nulls = decoded.nulls().cloned();
     Ok(Arc::new(StructArray::try_new(
         fields.clone(),
         columns,
@@ -195,6 +198,24 @@ fn map_from_list(
 
 /// Values for a member that was not read: NULL, or a default value when the member cannot
 /// be NULL (never read: no expression of the scan uses it).
+/// `value` in each of `len` rows whose struct is present, NULL where the struct is NULL.
+/// A member of a NULL struct is NULL; DataFusion's `get_field` reads a member without its
+/// struct's nulls, so a member made here must carry them itself.
+fn where_present(
+    value: &ScalarValue,
+    present: Option<&NullBuffer>,
+    len: usize,
+) -> Result<ArrayRef> {
+    match present.filter(|p| p.null_count() > 0) {
+        None => value.to_array_of_size(len),
+        Some(present) => {
+            let mask = BooleanArray::new(present.inner().clone(), None);
+            let null = ScalarValue::try_from(value.data_type())?;
+            Ok(zip(&mask, &value.to_scalar()?, &null.to_scalar()?)?)
+        }
+    }
+}
+
 fn placeholder(field: &Field, len: usize) -> Result<ArrayRef> {
     if field.is_nullable() {
         return Ok(new_null_array(field.data_type(), len));

@@ -508,6 +508,70 @@ async fn struct_columns_with_an_empty_initial_default() {
     assert!(out.contains("| false"), "{out}");
 }
 
+/// A v3 struct member added with an `initial-default` reads that default in files written
+/// before it, but only where the struct itself is there: a NULL struct's member is NULL,
+/// as it is in Java (DataFusion's `get_field` reads a member without its struct's nulls, so
+/// the filled member must carry them).
+#[tokio::test]
+async fn a_defaulted_struct_member_is_null_where_its_struct_is() {
+    use arrow::array::StructArray;
+    use arrow::buffer::NullBuffer;
+    use arrow::datatypes::{Field, Fields};
+    use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+
+    let id = field(1, "id", PrimitiveType::Long);
+    let a = field(3, "a", PrimitiveType::Int);
+    let before = NestedField::optional(
+        2,
+        "s",
+        Type::Struct(iceberg::spec::StructType::new(vec![a.clone()])),
+    );
+    let mut t = Fixture::new(schema(vec![id.clone(), Arc::new(before)]))
+        .with_format_version(FormatVersion::V3);
+    let member = Field::new("a", arrow::datatypes::DataType::Int32, true)
+        .with_metadata([(PARQUET_FIELD_ID_META_KEY.to_string(), "3".to_string())].into());
+    let s = StructArray::new(
+        Fields::from(vec![member]),
+        vec![Arc::new(Int32Array::from(vec![Some(1), None, None])) as ArrayRef],
+        Some(NullBuffer::from(vec![true, false, true])),
+    );
+    let file = t.data_file(vec![
+        (
+            "id",
+            1,
+            Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
+        ),
+        ("s", 2, Arc::new(s) as ArrayRef),
+    ]);
+    t.commit(vec![file], vec![]).await;
+    let members = iceberg::spec::StructType::new(vec![
+        a,
+        Arc::new(
+            NestedField::optional(4, "c", Type::Primitive(PrimitiveType::Int))
+                .with_initial_default(Literal::int(7)),
+        ),
+    ]);
+    t.evolve_schema(schema(vec![
+        id,
+        Arc::new(NestedField::optional(2, "s", Type::Struct(members))),
+    ]));
+    let metadata = t.commit(vec![], vec![]).await;
+    let out = query(&metadata, "SELECT id, s, s['c'] FROM t ORDER BY id").await;
+    assert_eq!(
+        lines(&out)[3..6],
+        [
+            "| 1  | {a: 1, c: 7} | 7      |",
+            "| 2  |              |        |",
+            "| 3  | {a: , c: 7}  | 7      |",
+        ],
+        "{out}"
+    );
+    let sql = "SELECT id FROM t WHERE s['c'] = 7 ORDER BY id";
+    assert_eq!(column(&query(&metadata, sql).await), ["1", "3"]);
+    let sql = "SELECT id FROM t WHERE s['c'] IS NULL";
+    assert_eq!(column(&query(&metadata, sql).await), ["2"]);
+}
+
 /// Iceberg v3 promotes `date` to `timestamp`: files written before read midnight of their
 /// date, filters and manifest bounds (written as dates) included.
 #[tokio::test]

@@ -102,3 +102,66 @@ fn a_list_of_pruned_structs_keeps_its_offsets() {
     assert_eq!(l.value_offsets(), &[0, 1, 3]);
     assert_eq!(l.values().as_struct().column(1).null_count(), 3);
 }
+
+#[test]
+fn defaulted_members_are_null_under_a_null_struct_down_to_their_own_members() {
+    use crate::defaults::{MemberDefault, MemberDefaults};
+    // Table: s struct<a int, c int default 7, t struct<x int default 5> default {}>; the
+    // file stores only a; row 1 is a NULL struct.
+    let inner = fields(&[("x", DataType::Int32)]);
+    let table = fields(&[
+        ("a", DataType::Int32),
+        ("c", DataType::Int32),
+        ("t", DataType::Struct(inner.clone())),
+    ]);
+    let decoded: ArrayRef = Arc::new(
+        StructArray::try_new(
+            fields(&[("a", DataType::Int32)]),
+            vec![Arc::new(Int32Array::from(vec![Some(1), None, None]))],
+            Some(NullBuffer::from(vec![true, false, true])),
+        )
+        .unwrap(),
+    );
+    let empty_t = ScalarValue::Struct(Arc::new(
+        StructArray::try_new(inner, vec![Arc::new(Int32Array::from(vec![Some(5)]))], None).unwrap(),
+    ));
+    let defaults = MemberDefaults::new([
+        (
+            "c".to_string(),
+            MemberDefault {
+                value: Some(ScalarValue::Int32(Some(7))),
+                members: MemberDefaults::default(),
+            },
+        ),
+        (
+            "t".to_string(),
+            MemberDefault {
+                value: Some(empty_t),
+                members: MemberDefaults::default(),
+            },
+        ),
+    ]);
+    let out = adapt_with_defaults(&decoded, &DataType::Struct(table), Some(&defaults)).unwrap();
+    let s = out.as_struct();
+    let c = s.column(1).as_any().downcast_ref::<Int32Array>().unwrap();
+    assert_eq!(c.iter().collect::<Vec<_>>(), [Some(7), None, Some(7)]);
+    let t = s.column(2).as_struct();
+    assert_eq!(
+        (t.is_valid(0), t.is_valid(1), t.is_valid(2)),
+        (true, false, true)
+    );
+    let x = t.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+    assert_eq!(x.iter().collect::<Vec<_>>(), [Some(5), None, Some(5)]);
+    // Without a NULL struct, the default fills every row.
+    let whole: ArrayRef = Arc::new(
+        StructArray::try_new(
+            fields(&[("a", DataType::Int32)]),
+            vec![Arc::new(Int32Array::from(vec![Some(1), Some(2)]))],
+            None,
+        )
+        .unwrap(),
+    );
+    let table = fields(&[("a", DataType::Int32), ("c", DataType::Int32)]);
+    let out = adapt_with_defaults(&whole, &DataType::Struct(table), Some(&defaults)).unwrap();
+    assert_eq!(out.as_struct().column(1).null_count(), 0);
+}
