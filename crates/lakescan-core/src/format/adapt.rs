@@ -26,7 +26,10 @@ use arrow::array::{
 use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
 use arrow::compute::kernels::zip::zip;
-use arrow::datatypes::{DataType, Field, FieldRef, Fields};
+use arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Decimal32Type, Decimal64Type, Decimal128Type, Field, FieldRef,
+    Fields,
+};
 use datafusion::common::{Result, ScalarValue, exec_err};
 
 use crate::defaults::{MemberDefault, MemberDefaults};
@@ -48,6 +51,12 @@ pub fn adapt_with_defaults(
     match (decoded.data_type(), target) {
         (DataType::Struct(_), DataType::Struct(fields)) => {
             adapt_struct(decoded.as_struct(), fields, defaults)
+        }
+        (DataType::Decimal32(from, a), DataType::Decimal128(to, b)) if a == b && from <= to => {
+            widened::<Decimal32Type>(decoded, *to, *b)
+        }
+        (DataType::Decimal64(from, a), DataType::Decimal128(to, b)) if a == b && from <= to => {
+            widened::<Decimal64Type>(decoded, *to, *b)
         }
         (DataType::List(_), DataType::List(field)) => {
             adapt_list(decoded.as_list::<i32>(), field).map(|a| Arc::new(a) as ArrayRef)
@@ -103,6 +112,20 @@ pub fn adapt_with_defaults(
         }
         _ => Ok(cast(decoded, target)?),
     }
+}
+
+/// A decimal decoded in its stored integer width (`parquet::decoded_types`) as the table's
+/// `Decimal128` of the same scale and at least its precision: each value sign-extended, none
+/// can overflow (arrow's cast would also multiply each one by 10^0 in 128 bits and check it).
+fn widened<T>(decoded: &ArrayRef, precision: u8, scale: i8) -> Result<ArrayRef>
+where
+    T: ArrowPrimitiveType,
+    T::Native: Into<i128>,
+{
+    let values = decoded
+        .as_primitive::<T>()
+        .unary::<_, Decimal128Type>(Into::into);
+    Ok(Arc::new(values.with_precision_and_scale(precision, scale)?))
 }
 
 fn adapt_struct(

@@ -165,3 +165,45 @@ fn defaulted_members_are_null_under_a_null_struct_down_to_their_own_members() {
     let out = adapt_with_defaults(&whole, &DataType::Struct(table), Some(&defaults)).unwrap();
     assert_eq!(out.as_struct().column(1).null_count(), 0);
 }
+
+#[test]
+fn narrow_decimals_widen_to_the_tables_decimal128_as_arrow_casts_them() {
+    use arrow::array::{Decimal32Array, Decimal64Array};
+    let d64: ArrayRef = Arc::new(
+        Decimal64Array::from(vec![
+            Some(999_999_999_999_999_999),
+            Some(-999_999_999_999_999_999),
+            None,
+            Some(-1),
+            Some(0),
+        ])
+        .with_precision_and_scale(18, 2)
+        .unwrap(),
+    );
+    let d32: ArrayRef = Arc::new(
+        Decimal32Array::from(vec![Some(-999_999_999), None, Some(5)])
+            .with_precision_and_scale(9, 3)
+            .unwrap(),
+    );
+    for (decoded, target) in [
+        (d64, DataType::Decimal128(20, 2)),
+        (d32, DataType::Decimal128(9, 3)),
+    ] {
+        let out = adapt_array(&decoded, &target).unwrap();
+        assert_eq!(out.data_type(), &target);
+        assert_eq!(&out, &cast(&decoded, &target).unwrap());
+    }
+    // Another scale, or a narrower precision, goes through the checked cast.
+    let d64: ArrayRef = Arc::new(
+        Decimal64Array::from(vec![Some(12_345)])
+            .with_precision_and_scale(10, 2)
+            .unwrap(),
+    );
+    let out = adapt_array(&d64, &DataType::Decimal128(12, 3)).unwrap();
+    assert_eq!(out.as_primitive::<Decimal128Type>().value(0), 123_450);
+    let narrower = DataType::Decimal128(4, 2);
+    assert_eq!(
+        adapt_array(&d64, &narrower).ok(),
+        cast(&d64, &narrower).ok()
+    );
+}
