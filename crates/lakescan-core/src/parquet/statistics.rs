@@ -10,12 +10,13 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, UInt64Array};
-use arrow::compute::cast;
+use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
+use arrow::compute::{cast, nullif};
 use arrow::datatypes::{DataType, Schema};
 use datafusion::common::{Result, ScalarValue};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use parquet::file::metadata::ParquetMetaData;
+use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::leaves::FileLeaves;
 use crate::binding::{FieldSource, SplitBinding};
@@ -72,9 +73,20 @@ impl<'a> RowGroupStatistics<'a> {
                     self.metadata.file_metadata().schema_descr(),
                 )?;
                 let groups = self.row_groups.iter().map(|&i| self.metadata.row_group(i));
-                let mins = converter.row_group_mins(groups.clone())?;
-                let maxes = converter.row_group_maxes(groups.clone())?;
+                let mut mins = converter.row_group_mins(groups.clone())?;
+                let mut maxes = converter.row_group_maxes(groups.clone())?;
                 let null_counts = converter.row_group_null_counts(groups)?;
+                if let Some(leaf) = converter.parquet_column_index() {
+                    let distrusted: BooleanArray = self
+                        .row_groups
+                        .iter()
+                        .map(|&i| Some(!min_max_trusted(self.metadata.row_group(i).column(leaf))))
+                        .collect();
+                    if distrusted.true_count() > 0 {
+                        mins = nullif(&mins, &distrusted)?;
+                        maxes = nullif(&maxes, &distrusted)?;
+                    }
+                }
                 let (Ok(mins), Ok(maxes)) = (cast(&mins, table_type), cast(&maxes, table_type))
                 else {
                     return Ok(None);
@@ -108,8 +120,10 @@ impl<'a> RowGroupStatistics<'a> {
         };
         let (mut mins, mut maxes, mut nulls) = (vec![], vec![], vec![]);
         for &rg in self.row_groups {
-            let stats = self.metadata.row_group(rg).column(*leaf).statistics();
+            let chunk = self.metadata.row_group(rg).column(*leaf);
+            let stats = chunk.statistics();
             let (min, max) = stats
+                .filter(|_| min_max_trusted(chunk))
                 .and_then(|s| leaf_min_max(s, &file_member_type))
                 .unwrap_or((None, None));
             mins.push(min.unwrap_or(ScalarValue::try_from(&file_member_type)?));
@@ -194,6 +208,46 @@ pub fn constant_stats(value: &ScalarValue, row_counts: UInt64Array) -> Result<St
         null_counts,
         row_counts,
     })
+}
+
+/// Whether the min and max of `chunk`'s statistics are in the order of its values.
+/// Writers before parquet-format 2.4 (parquet-mr before 1.10: Hive, Spark 2) kept only the
+/// deprecated `min`/`max`, found by signed comparison: wrong for byte arrays (strings,
+/// binary, decimals as bytes; a string starting with `é` sorted before `a`), INT96 and
+/// unsigned integers. parquet-java ignores those unless min equals max; so does this, so
+/// they never prune.
+pub fn min_max_trusted(chunk: &ColumnChunkMetaData) -> bool {
+    let Some(stats) = chunk.statistics() else {
+        return true;
+    };
+    if !stats.is_min_max_deprecated() {
+        return true;
+    }
+    let column = chunk.column_descr();
+    let signed = match column.physical_type() {
+        PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY | PhysicalType::INT96 => {
+            false
+        }
+        PhysicalType::INT32 | PhysicalType::INT64 => {
+            let unsigned_logical = matches!(
+                column.logical_type_ref(),
+                Some(LogicalType::Integer {
+                    is_signed: false,
+                    ..
+                })
+            );
+            let unsigned_converted = matches!(
+                column.converted_type(),
+                ConvertedType::UINT_8
+                    | ConvertedType::UINT_16
+                    | ConvertedType::UINT_32
+                    | ConvertedType::UINT_64
+            );
+            !(unsigned_logical || unsigned_converted)
+        }
+        PhysicalType::BOOLEAN | PhysicalType::FLOAT | PhysicalType::DOUBLE => true,
+    };
+    signed || (stats.min_bytes_opt().is_some() && stats.min_bytes_opt() == stats.max_bytes_opt())
 }
 
 /// Min and max of one leaf's column-chunk statistics as values of `t` (the leaf's Arrow
