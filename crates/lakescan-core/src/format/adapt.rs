@@ -32,15 +32,26 @@ use arrow::datatypes::{
 };
 use datafusion::common::{Result, ScalarValue, exec_err};
 
+use super::member_nulls::members_null_where_structs_are;
 use crate::defaults::{MemberDefault, MemberDefaults};
 
 /// `decoded` in the table type `target` (see the module docs).
+#[cfg(test)]
 pub fn adapt_array(decoded: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
     adapt_with_defaults(decoded, target, None)
 }
 
 /// [`adapt_array`], where struct members the file does not store read their `defaults`.
+/// Members are NULL wherever their struct is ([`members_null_where_structs_are`]).
 pub fn adapt_with_defaults(
+    decoded: &ArrayRef,
+    target: &DataType,
+    defaults: Option<&MemberDefaults>,
+) -> Result<ArrayRef> {
+    adapt(&members_null_where_structs_are(decoded)?, target, defaults)
+}
+
+fn adapt(
     decoded: &ArrayRef,
     target: &DataType,
     defaults: Option<&MemberDefaults>,
@@ -73,7 +84,7 @@ pub fn adapt_with_defaults(
                 DataType::List(_) => DataType::List(Arc::clone(field)),
                 _ => DataType::LargeList(Arc::clone(field)),
             };
-            Ok(cast(&adapt_array(decoded, &same_kind)?, target)?)
+            Ok(cast(&adapt(decoded, &same_kind, None)?, target)?)
         }
         (DataType::Map(_, _), DataType::Map(entries, ordered)) => {
             let map = decoded.as_map();
@@ -97,7 +108,7 @@ pub fn adapt_with_defaults(
                 }
                 _ => Arc::new(stored.clone()),
             };
-            let adapted = adapt_array(&entries_array, entries.data_type())?;
+            let adapted = adapt(&entries_array, entries.data_type(), None)?;
             let map = MapArray::try_new(
                 Arc::clone(entries),
                 map.offsets().clone(),
@@ -140,9 +151,7 @@ fn adapt_struct(
         .map(|field| {
             let default = defaults.and_then(|d| d.get(field.name()));
             match (decoded.column_by_name(field.name()), default) {
-                (Some(child), _) => {
-                    adapt_with_defaults(child, field.data_type(), default.map(|d| &d.members))
-                }
+                (Some(child), _) => adapt(child, field.data_type(), default.map(|d| &d.members)),
                 (None, Some(MemberDefault { value: Some(v), .. })) => {
                     let v = match &v.data_type() == field.data_type() {
                         true => v.clone(),
@@ -165,7 +174,7 @@ fn adapt_list<O: OffsetSizeTrait>(
     decoded: &GenericListArray<O>,
     field: &FieldRef,
 ) -> Result<GenericListArray<O>> {
-    let values = adapt_array(decoded.values(), field.data_type())?;
+    let values = adapt(decoded.values(), field.data_type(), None)?;
     Ok(GenericListArray::try_new(
         Arc::clone(field),
         decoded.offsets().clone(),
@@ -204,7 +213,7 @@ fn map_from_list(
             .column_by_name(field.name())
             .or_else(|| names.iter().find_map(|n| key_value.column_by_name(n)));
         columns.push(match child {
-            Some(child) => adapt_array(child, field.data_type())?,
+            Some(child) => adapt(child, field.data_type(), None)?,
             None => placeholder(field, len)?,
         });
     }

@@ -17,6 +17,7 @@ use arrow::error::ArrowError;
 use crate::defaults::MemberDefaults;
 use crate::filter::Filter;
 use crate::format::adapt::adapt_with_defaults;
+use crate::format::member_nulls::members_null_where_structs_are;
 use crate::scan_spec::{AdaptiveState, FieldSpec};
 use crate::subfield::Subfield;
 
@@ -61,16 +62,13 @@ impl ColumnPredicate {
         let external =
             |e: datafusion::error::DataFusionError| ArrowError::ExternalError(Box::new(e));
         let column = if !self.subfield.path().is_empty() {
-            let filled;
+            // A member of a NULL struct is NULL, whatever the file holds in its slot.
             let root = match &self.defaults {
-                Some(defaults) => {
-                    filled = adapt_with_defaults(root, &self.table_type, Some(defaults))
-                        .map_err(external)?;
-                    &filled
-                }
-                None => root,
-            };
-            self.subfield.extract(root).map_err(external)?
+                Some(defaults) => adapt_with_defaults(root, &self.table_type, Some(defaults)),
+                None => members_null_where_structs_are(root),
+            }
+            .map_err(external)?;
+            self.subfield.extract(&root).map_err(external)?
         } else if matches!(
             (root.data_type(), &self.table_type),
             (

@@ -43,6 +43,7 @@ pub mod adapt;
 pub mod assemble;
 pub mod column_predicate;
 pub mod lifecycle;
+pub mod member_nulls;
 pub mod seam;
 
 pub use crate::split::FileFormat;
