@@ -20,12 +20,10 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, GenericListArray, MapArray, OffsetSizeTrait,
-    StructArray, new_null_array,
+    Array, ArrayRef, AsArray, GenericListArray, MapArray, OffsetSizeTrait, StructArray,
+    new_null_array,
 };
-use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
-use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Decimal32Type, Decimal64Type, Decimal128Type, Field, FieldRef,
     Fields,
@@ -42,13 +40,14 @@ pub fn adapt_array(decoded: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
 }
 
 /// [`adapt_array`], where struct members the file does not store read their `defaults`.
-/// Members are NULL wherever their struct is ([`members_null_where_structs_are`]).
+/// Members, read or filled, are NULL wherever their struct is
+/// ([`members_null_where_structs_are`]).
 pub fn adapt_with_defaults(
     decoded: &ArrayRef,
     target: &DataType,
     defaults: Option<&MemberDefaults>,
 ) -> Result<ArrayRef> {
-    adapt(&members_null_where_structs_are(decoded)?, target, defaults)
+    members_null_where_structs_are(&adapt(decoded, target, defaults)?)
 }
 
 fn adapt(
@@ -145,7 +144,6 @@ fn adapt_struct(
     defaults: Option<&MemberDefaults>,
 ) -> Result<ArrayRef> {
     let len = decoded.len();
-    let nulls = decoded.nulls().cloned();
     let columns = fields
         .iter()
         .map(|field| {
@@ -157,7 +155,7 @@ fn adapt_struct(
                         true => v.clone(),
                         false => v.cast_to(field.data_type())?,
                     };
-                    where_present(&v, nulls.as_ref(), len)
+                    v.to_array_of_size(len)
                 }
                 (None, _) => placeholder(field, len),
             }
@@ -166,7 +164,7 @@ fn adapt_struct(
     Ok(Arc::new(StructArray::try_new(
         fields.clone(),
         columns,
-        nulls,
+        decoded.nulls().cloned(),
     )?))
 }
 
@@ -230,24 +228,6 @@ fn map_from_list(
 
 /// Values for a member that was not read: NULL, or a default value when the member cannot
 /// be NULL (never read: no expression of the scan uses it).
-/// `value` in each of `len` rows whose struct is present, NULL where the struct is NULL.
-/// A member of a NULL struct is NULL; DataFusion's `get_field` reads a member without its
-/// struct's nulls, so a member made here must carry them itself.
-fn where_present(
-    value: &ScalarValue,
-    present: Option<&NullBuffer>,
-    len: usize,
-) -> Result<ArrayRef> {
-    match present.filter(|p| p.null_count() > 0) {
-        None => value.to_array_of_size(len),
-        Some(present) => {
-            let mask = BooleanArray::new(present.inner().clone(), None);
-            let null = ScalarValue::try_from(value.data_type())?;
-            Ok(zip(&mask, &value.to_scalar()?, &null.to_scalar()?)?)
-        }
-    }
-}
-
 fn placeholder(field: &Field, len: usize) -> Result<ArrayRef> {
     if field.is_nullable() {
         return Ok(new_null_array(field.data_type(), len));
