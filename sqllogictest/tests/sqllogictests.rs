@@ -225,6 +225,7 @@ const FILES: &[SltFile] = &[
         "hive_buckets.slt",
         &[Variant::S3, Variant::Ballista, Variant::Orc],
     ),
+    own("hive_avro.slt", &[Variant::S3, Variant::Ballista]), // testdata/hive_avro: Avro files
     own("hive_hidden_columns.slt", S3_ORC),
     own("hive_row_id.slt", SCENARIO),
     iceberg("iceberg_duckdb_deletes.slt", ICEBERG_BALLISTA),

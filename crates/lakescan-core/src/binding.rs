@@ -413,6 +413,8 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
                     (Timestamp(..), Timestamp(..))
                         | (Date32, Date64)
                         | (Date32, Timestamp(_, None))
+                        // Avro's `fixed` read as the binary Hive reads it as.
+                        | (FixedSizeBinary(_), Binary | LargeBinary | BinaryView)
                 )
                 || matches!(file, Dictionary(_, v) if can_adapt(v, table))
         }

@@ -263,14 +263,15 @@ impl HiveTableBuilder {
                 ),
                 InferError::Failed(e) => e,
             })?;
-            if state
+            let views = state
                 .config_options()
                 .execution
                 .parquet
-                .schema_force_view_types
-            {
-                data_columns = data_columns.into_iter().map(as_view_type).collect();
-            }
+                .schema_force_view_types;
+            data_columns = data_columns
+                .into_iter()
+                .map(|f| inferred_type(f, views))
+                .collect();
         } else {
             check_not_an_object(&store, &location, &self.location).await?;
         }
@@ -472,21 +473,28 @@ fn unreadable(first: &ObjectMeta, format: FileFormat, e: DataFusionError) -> Inf
     }
 }
 
-/// Strings and binaries as view types, as DataFusion's own Parquet tables do by default
-/// (`datafusion.execution.parquet.schema_force_view_types`); the reader decodes into them
-/// directly.
-fn as_view_type(field: Field) -> Field {
-    let view = match field.data_type() {
-        DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
-        DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
+/// The table type of an inferred column: strings and binaries as view types when `views`
+/// (DataFusion's `datafusion.execution.parquet.schema_force_view_types`, as its own Parquet
+/// tables do by default; the reader decodes into them directly); an Avro `enum` (decoded as
+/// a dictionary of its symbols) as the string of its symbol, as Hive reads it.
+fn inferred_type(field: Field, views: bool) -> Field {
+    let string = match views {
+        true => DataType::Utf8View,
+        false => DataType::Utf8,
+    };
+    let inferred = match field.data_type() {
+        DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8 | DataType::LargeUtf8) => string,
+        DataType::Utf8 | DataType::LargeUtf8 if views => string,
+        DataType::Binary | DataType::LargeBinary if views => DataType::BinaryView,
         _ => return field,
     };
-    field.with_data_type(view)
+    field.with_data_type(inferred)
 }
 
-/// The format of the data file `meta` by its magic bytes (`PAR1` at both ends, `ORC` at the
-/// start): a table that does not declare its format reads its files as this one's. A file of
-/// neither reads as Parquet, whose reader then names what is wrong with it.
+/// The format of the data file `meta` by its magic bytes (`PAR1` at both ends, `ORC` or
+/// Avro's `Obj\x01` at the start): a table that does not declare its format reads its files
+/// as this one's. A file of none reads as Parquet, whose reader then names what is wrong
+/// with it.
 async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<FileFormat> {
     let size = meta.size;
     if size < 4 {
@@ -494,14 +502,7 @@ async fn detect_format(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Resul
     }
     let ranges = [0..4, size - 4..size];
     let parts = store.get_ranges(&meta.location, &ranges).await?;
-    match FileFormat::from_magic(&parts[0], &parts[1]) {
-        Some(FileFormat::Avro) => plan_err!(
-            "data file '{}' is an Avro file: Hive tables of Avro files are not supported",
-            meta.location
-        ),
-        Some(format) => Ok(format),
-        None => Ok(FileFormat::Parquet),
-    }
+    Ok(FileFormat::from_magic(&parts[0], &parts[1]).unwrap_or(FileFormat::Parquet))
 }
 
 fn is_visible(location: &Path, under: &Path) -> bool {

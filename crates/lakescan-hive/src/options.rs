@@ -2,7 +2,7 @@
 //!
 //! | key                                | value                                                     |
 //! |------------------------------------|-----------------------------------------------------------|
-//! | `format`                           | `parquet` or `orc`: the format of every data file (default: the first file's, by its magic bytes; Parquet when the table has none) |
+//! | `format`                           | `parquet`, `orc` or `avro`: the format of every data file (default: the first file's, by its magic bytes; Parquet when the table has none) |
 //! | `transactional`                    | `true` marks a Hive ACID table, which lakescan does not read (`NotImplemented`) |
 //! | `split_size`                       | bytes per split (files larger are read as byte ranges)    |
 //! | `bucketed_by`                      | bucketing columns, comma-separated, in bucketing order    |
@@ -121,18 +121,9 @@ impl HiveOptions {
             }
         }
         let get = |k: &str| values.get(k).copied();
-        let format = match get("format") {
-            Some(f) => match f.trim().to_ascii_lowercase().as_str() {
-                "avro" => {
-                    return plan_err!(
-                        "option format 'avro': Hive tables of Avro files are not supported; \
-                         accepted formats: parquet, orc"
-                    );
-                }
-                _ => Some(f.trim().parse::<FileFormat>()?),
-            },
-            None => None,
-        };
+        let format = get("format")
+            .map(|f| f.trim().parse::<FileFormat>())
+            .transpose()?;
         if let Some(t) = get("transactional")
             && !matches!(t.trim().to_ascii_lowercase().as_str(), "false")
         {

@@ -268,7 +268,12 @@ impl HiveTable {
                 if let Some(conversion) = read.and_then(|r| r.conversion) {
                     split = split.adapter(planned.adapter.conversion_key(conversion)?);
                 }
-                planned.splits.extend(split.build()?.ranges(split_size));
+                let split = split.build()?;
+                match self.format().seam().splittable() {
+                    true => planned.splits.extend(split.ranges(split_size)),
+                    // An Avro file is read whole, by one split.
+                    false => planned.splits.push(split),
+                }
                 // A file read for several buckets is in consecutive reads.
                 if planned
                     .files

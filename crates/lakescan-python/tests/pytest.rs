@@ -1,10 +1,10 @@
 //! The Python package's tests, run by `cargo test`: builds the extension (debug profile,
 //! into the same target directory) as a wheel, installs it into a virtual environment of
-//! the tests' own with datafusion-python 54.1.0, pyarrow, polars, DuckDB, pyiceberg and
-//! pytest from PyPI (and datafusion-python 55 on a path of its own, which the package must
-//! refuse), and runs `python/tests` with pytest, with an S3 server on loopback (moto,
-//! started and stopped here) for the object-store tests and Iceberg tables with position
-//! deletes and deletion vectors written here (`tables`) for the delete tests.
+//! the tests' own with datafusion-python 54.1.0, pyarrow, polars, DuckDB, pyiceberg,
+//! fastavro and pytest from PyPI (and datafusion-python 55 on a path of its own, which the
+//! package must refuse), and runs `python/tests` with pytest, with an S3 server on loopback
+//! (moto, started and stopped here) for the object-store tests and Iceberg tables with
+//! position deletes and deletion vectors written here (`tables`) for the delete tests.
 //!
 //! The environment is made once under the target directory
 //! (`<target>/<profile>/lakescan-python-venv`, or `LAKESCAN_PYTHON_VENV`); a marker holding
@@ -26,6 +26,8 @@ polars==2.1.0
 duckdb==1.5.5
 pyiceberg[sql-sqlite,pyiceberg-core]==0.12.0
 pyiceberg-core==0.10.1
+fastavro==1.13.1
+cramjam==2.14.0
 sqlalchemy==2.1.9
 pytest==9.2.0
 ";

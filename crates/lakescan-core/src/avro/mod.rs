@@ -1,5 +1,5 @@
-//! The Avro split reader: Iceberg data files stored as Avro object container files, read
-//! with `arrow-avro` 58.
+//! The Avro split reader: Avro object container files (Iceberg data files, Hive tables of
+//! Avro files), read with `arrow-avro` 58.
 //!
 //! ```text
 //!  file:  "Obj\x01" | metadata (avro.schema, avro.codec) | sync | block: count, size, data, sync | …
@@ -15,6 +15,8 @@
 //!
 //! What `arrow-avro` does not do, done here:
 //!
+//! * **full names** — it cannot resolve a reference to a named type written with its full
+//!   name in `name`; [`names`] respells the header first;
 //! * **field ids** — it drops a record field's `field-id`; the ids of the columns and of the
 //!   members, elements, keys and values below them are read from the header's `avro.schema`
 //!   and the file schema is renamed by them (`field_ids::rename_fields_by_id`);
@@ -32,6 +34,7 @@
 //! statistics, whole columns of delete files).
 
 pub mod header;
+pub mod names;
 pub mod seam;
 
 use std::collections::BTreeSet;
@@ -54,6 +57,7 @@ use crate::deleted_rows::{DeletedMask, DeletedPositions, DeletedRows};
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
 use crate::format::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::format::column_predicate::ColumnPredicate;
+use crate::format::{FileFormat, wrong_format};
 use crate::format::{FileFormatReader, FormatSplitReader};
 use crate::format::{constants_rejected, member_missing_in_type};
 use crate::io::counting_reader;
@@ -310,11 +314,7 @@ fn open_projected(
 async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroFile> {
     let path = split.display_path();
     let mut reader = counting_reader(&context, &split, split.file_size());
-    let size = split.file_size();
-    let bytes = reader
-        .get_bytes(0..size)
-        .await
-        .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
+    let bytes = fetch_whole(&mut reader, path).await?;
     let rows = blocks(path, &bytes)?;
     let decoder = open(path, &bytes, 1, None)?;
     let decoded = decoder.schema();
@@ -335,6 +335,16 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
         schema: Arc::new(Schema::new(fields)),
         rows,
     })
+}
+
+/// The whole file `reader` reads (`path` in errors), its named types spelled as
+/// `arrow-avro` reads them ([`names`]).
+async fn fetch_whole(reader: &mut crate::io::CountingReader, path: &str) -> Result<Bytes> {
+    let bytes = reader
+        .get_bytes(0..reader.file_size())
+        .await
+        .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
+    names::with_namespaces(bytes).map_err(|e| avro_error(path, e))
 }
 
 /// An `arrow-avro` reader over the file's bytes (of the top-level columns of `projection`
@@ -362,6 +372,9 @@ fn open(
 fn blocks(path: &str, bytes: &[u8]) -> Result<u64> {
     let corrupt = |why: &str| avro_error(path, format!("{why} (the file is truncated or corrupt)"));
     if !bytes.starts_with(b"Obj\x01") {
+        if let Some(found) = FileFormat::from_magic(bytes, bytes) {
+            return Err(wrong_format(path, FileFormat::Avro, found));
+        }
         return Err(avro_error(path, "it is not an Avro object container file"));
     }
     let mut at = header::AvroHeader::parse(bytes)
@@ -694,10 +707,7 @@ pub(crate) async fn read_columns_by_id(
     counters: &crate::metrics::ReadCounters,
 ) -> Result<std::result::Result<Vec<RecordBatch>, i32>> {
     let mut reader = crate::io::CountingReader::counted(store, location, size, counters);
-    let bytes = reader
-        .get_bytes(0..size)
-        .await
-        .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
+    let bytes = fetch_whole(&mut reader, path).await?;
     let rows = blocks(path, &bytes)?;
     let mut decoder = open(path, &bytes, 8192, None)?;
     let json = decoder

@@ -8,9 +8,8 @@ use async_trait::async_trait;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics};
 use object_store::ObjectMeta;
-use parquet::arrow::async_reader::AsyncFileReader;
 
-use super::{AvroFormat, AvroSplitReader, avro_error, open, read_columns_by_id};
+use super::{AvroFormat, AvroSplitReader, fetch_whole, open, read_columns_by_id};
 use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeFile};
 use crate::io::CountingReader;
 use crate::reader::{DeleteSource, SplitContext, SplitReader};
@@ -36,10 +35,7 @@ impl FormatSeam for AvroFormat {
         let counted = datafusion::physical_plan::metrics::Count::new();
         let mut reader = CountingReader::open(&access.store, &meta.location, meta.size, counted)
             .listed_at(Some(meta.last_modified));
-        let bytes = reader
-            .get_bytes(0..meta.size)
-            .await
-            .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
+        let bytes = fetch_whole(&mut reader, path).await?;
         Ok(open(path, &bytes, 1, None)?.schema())
     }
 

@@ -170,6 +170,27 @@ pub fn format_of_tail(tail: &[u8]) -> Option<FileFormat> {
     }
 }
 
+/// The format of the file `reader` reads, by its magic bytes, when it is not `expected`:
+/// first by its tail ([`format_of_tail`], which readers fetch anyway), then, for a file
+/// whose tail shows no format, by its first bytes (Avro's `Obj\x01`: Avro files have no
+/// trailer). Called only when a file failed to read as `expected`, to name what it is.
+pub async fn other_format(
+    reader: &mut crate::io::CountingReader,
+    expected: FileFormat,
+) -> Option<FileFormat> {
+    use parquet::arrow::async_reader::AsyncFileReader;
+    let (start, tail) = reader.fetch_tail().await.ok()?;
+    let found = match format_of_tail(&tail) {
+        Some(found) => found,
+        None if start == 0 => FileFormat::from_magic(&tail, &tail)?,
+        None => {
+            let head = reader.get_bytes(0..4).await.ok()?;
+            FileFormat::from_magic(&head, &tail)?
+        }
+    };
+    (found != expected).then_some(found)
+}
+
 /// The error of a file of `found` format read as `expected`: tables whose files are of
 /// several formats are not read.
 pub fn wrong_format(path: &str, expected: FileFormat, found: FileFormat) -> DataFusionError {

@@ -44,7 +44,7 @@ use super::tail_check::{
     TailLayout, check_postscript, check_stripes, check_types, compression_of, decode_section,
 };
 use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
-use crate::format::{FileFormat, format_of_tail, wrong_format};
+use crate::format::{FileFormat, format_of_tail, other_format, wrong_format};
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
 
@@ -272,7 +272,9 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
         .fetch_tail()
         .await
         .map_err(|e| orc_error(path, format!("reading its tail failed: {e}")))?;
-    if let Some(found @ FileFormat::Parquet) = format_of_tail(&tail) {
+    if format_of_tail(&tail) != Some(FileFormat::Orc)
+        && let Some(found) = other_format(&mut reader, FileFormat::Orc).await
+    {
         return Err(wrong_format(path, FileFormat::Orc, found));
     }
     let layout = check_postscript(path, file_size, start, &tail)?;

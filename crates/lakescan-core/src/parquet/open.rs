@@ -18,7 +18,7 @@ use super::Opened;
 use super::field_ids::rename_by_field_id;
 use super::footer_cache::FooterCache;
 use crate::format::PageIndex;
-use crate::format::{FileFormat, format_of_tail, wrong_format};
+use crate::format::{FileFormat, other_format, wrong_format};
 use crate::io::counting_reader::ObjectChanged;
 use crate::io::{CountingReader, counting_reader};
 use crate::reader::SplitContext;
@@ -107,9 +107,7 @@ async fn read_footer(
         Err(e) => e,
     };
     // Another format's file in a Parquet table: say so rather than "corrupt footer".
-    if let Ok((_, tail)) = reader.fetch_tail().await
-        && let Some(found @ FileFormat::Orc) = format_of_tail(&tail)
-    {
+    if let Some(found) = other_format(reader, FileFormat::Parquet).await {
         return Err(wrong_format(
             split.display_path(),
             FileFormat::Parquet,
