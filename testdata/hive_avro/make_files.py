@@ -1,7 +1,7 @@
 """Writes the Hive tables of Avro files in this folder with fastavro, the way Hive's
 AvroSerDe, Spark's `spark-avro` and a hand-written reader schema lay them out.
 
-    pip install fastavro==1.9.7 && python make_files.py
+    pip install fastavro==1.13.1 cramjam && python make_files.py
 
 Table `events/` (partitioned by `ds`), the same columns written by two writers:
 
@@ -19,6 +19,12 @@ Table `events/` (partitioned by `ds`), the same columns written by two writers:
 
 Table `enums/` — one file of a record with an Avro `enum` and a `fixed(4)` column, as a
 schema written by hand (Hive reads an enum as its symbol's string).
+
+Table `hive_zone/` — one file as Hive 3.1.2 and later write it in a JVM whose zone is
+America/Los_Angeles: each `timestamp` wall clock stored as the `timestamp-millis` instant of
+that wall clock there, and the zone named in the file's metadata (`writer.time.zone`).
+`2024-01-15 10:00:00` (PST, UTC-8) is stored as 18:00 UTC, `2024-07-15 10:00:00.250`
+(PDT, UTC-7) as 17:00:00.250 UTC.
 
 The rows are listed in this script; the tests state the values they expect.
 """
@@ -162,6 +168,23 @@ ENUM_ROWS = [
 ]
 
 
+ZONE_SCHEMA = {
+    "type": "record",
+    "name": "baseRecord",
+    "namespace": "org.apache.hadoop.hive.ql.io.avro",
+    "fields": [
+        {"name": "id", "type": ["null", "int"], "default": None},
+        {"name": "ts", "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}], "default": None},
+    ],
+}
+
+ZONE_ROWS = [
+    dict(id=1, ts=ts("2024-01-15 18:00:00")),
+    dict(id=2, ts=ts("2024-07-15 17:00:00.250")),
+    dict(id=3, ts=None),
+]
+
+
 def write(path, schema, rows, codec, **kwargs):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as out:
@@ -169,7 +192,7 @@ def write(path, schema, rows, codec, **kwargs):
 
 
 def main():
-    for table in ("events", "enums"):
+    for table in ("events", "enums", "hive_zone"):
         shutil.rmtree(os.path.join(HERE, table), ignore_errors=True)
     events = os.path.join(HERE, "events")
     write(os.path.join(events, "ds=2024-01-01", "000000_0"), hive_schema(), HIVE_ROWS, "deflate")
@@ -177,6 +200,13 @@ def main():
     many = [dict(id=i, big=i * 3, name=f"n{i}") for i in range(1000, 2000)]
     write(os.path.join(events, "ds=2024-01-03", "000000_0"), hive_schema(), many, "null", sync_interval=400)
     write(os.path.join(HERE, "enums", "000000_0"), ENUM_SCHEMA, ENUM_ROWS, "null")
+    write(
+        os.path.join(HERE, "hive_zone", "000000_0"),
+        ZONE_SCHEMA,
+        ZONE_ROWS,
+        "deflate",
+        metadata={"writer.time.zone": "America/Los_Angeles"},
+    )
 
 
 if __name__ == "__main__":

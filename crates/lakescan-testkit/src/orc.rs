@@ -36,6 +36,10 @@ use prost013::Message;
 use statistics::{Kind, Stats};
 
 mod statistics;
+mod tail;
+
+pub use orc_rust::proto as orc_proto;
+pub use tail::{metadata_section, with_tail};
 
 /// Seconds from the UNIX epoch to ORC's timestamp base, 2015-01-01 00:00:00 UTC.
 const ORC_EPOCH: i64 = 1_420_070_400;
@@ -151,20 +155,6 @@ pub fn write_orc(
     file.extend_from_slice(&postscript);
     file.push(postscript.len() as u8);
     Ok(file)
-}
-
-/// Where the metadata section (stripe statistics) of an uncompressed ORC `file` lies, from
-/// its postscript: for tests that damage it.
-pub fn metadata_section(file: &[u8]) -> Result<std::ops::Range<usize>> {
-    let bad = || WriteError("not an ORC file this writer wrote".into());
-    let ps_len = usize::from(*file.last().ok_or_else(bad)?);
-    let ps_start = file.len().checked_sub(1 + ps_len).ok_or_else(bad)?;
-    let postscript =
-        proto::PostScript::decode(&file[ps_start..file.len() - 1]).map_err(|_| bad())?;
-    let footer = postscript.footer_length.ok_or_else(bad)? as usize;
-    let metadata = postscript.metadata_length.ok_or_else(bad)? as usize;
-    let end = ps_start.checked_sub(footer).ok_or_else(bad)?;
-    Ok(end.checked_sub(metadata).ok_or_else(bad)?..end)
 }
 
 /// One column of the type tree, with its ORC column id.

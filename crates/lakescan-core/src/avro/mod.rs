@@ -35,17 +35,15 @@
 
 pub mod header;
 pub mod names;
+pub mod schema;
 pub mod seam;
 
 use std::collections::BTreeSet;
 use std::io::Cursor;
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray, MapArray, RecordBatch,
-    RecordBatchOptions, StructArray,
-};
-use arrow::compute::{and, cast, filter_record_batch};
+use arrow::array::{BooleanArray, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow::compute::{and, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -54,7 +52,7 @@ use parquet::arrow::async_reader::AsyncFileReader;
 
 use crate::binding::{FieldSource, SplitBinding};
 use crate::deleted_rows::{DeletedMask, DeletedPositions, DeletedRows};
-use crate::field_ids::{FIELD_ID_KEY, rename_fields_by_id};
+use crate::field_ids::rename_fields_by_id;
 use crate::format::assemble::{Assembler, ROW_NUMBER_COLUMN};
 use crate::format::column_predicate::ColumnPredicate;
 use crate::format::{FileFormat, wrong_format};
@@ -63,6 +61,7 @@ use crate::format::{constants_rejected, member_missing_in_type};
 use crate::io::counting_reader;
 use crate::reader::{ReaderBatch, SplitContext};
 use crate::split::FileSplit;
+use schema::{WRITER_TIME_ZONE_KEY, WriterZone, annotate_record, json_id, retype, writer_zone};
 
 /// Reads the one split of an Avro data file into batches of the reader schema `R`: the
 /// shared split lifecycle over [`AvroFormat`].
@@ -87,6 +86,8 @@ struct AvroFile {
     schema: SchemaRef,
     /// Rows the file's blocks hold.
     rows: u64,
+    /// The zone Hive's writer converted its timestamps from, when it names one.
+    writer_zone: Option<WriterZone>,
 }
 
 /// The file being decoded.
@@ -94,6 +95,8 @@ pub struct Reading {
     path: String,
     schema: SchemaRef,
     reader: arrow_avro::reader::Reader<Cursor<Bytes>>,
+    /// The zone Hive's writer converted its timestamps from ([`schema::WriterZone`]).
+    writer_zone: Option<WriterZone>,
     filters: Vec<(usize, ColumnPredicate)>,
     /// Rows deleted by position, as a mask over the file's rows (decoded in order).
     deleted: Option<DeletedMask>,
@@ -223,6 +226,7 @@ fn start_reading(
         path: split.display_path().to_string(),
         schema: Arc::clone(&schema),
         reader,
+        writer_zone: file.writer_zone,
         filters,
         deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
             let decoded = std::iter::once(0..file.rows).collect();
@@ -317,15 +321,7 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
     let bytes = fetch_whole(&mut reader, path).await?;
     let rows = blocks(path, &bytes)?;
     let decoder = open(path, &bytes, 1, None)?;
-    let decoded = decoder.schema();
-    let json = decoder
-        .avro_header()
-        .get("avro.schema")
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .ok_or_else(|| avro_error(path, "its header has no avro.schema"))?;
-    let json: serde_json::Value = serde_json::from_str(&json)
-        .map_err(|e| avro_error(path, format!("its avro.schema is not JSON: {e}")))?;
-    let annotated = annotate_record(decoded.fields(), &json);
+    let (annotated, writer_zone) = annotated_schema(path, &decoder)?;
     let fields = match context.spec.field_ids() {
         Some(matching) => rename_fields_by_id(&annotated, matching),
         None => annotated,
@@ -334,7 +330,28 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
         bytes,
         schema: Arc::new(Schema::new(fields)),
         rows,
+        writer_zone,
     })
+}
+
+/// The columns of the file `decoder` reads as lakescan reads them ([`schema`]: ids,
+/// timestamps without zone, maps), and the zone its writer names.
+fn annotated_schema(
+    path: &str,
+    decoder: &arrow_avro::reader::Reader<Cursor<Bytes>>,
+) -> Result<(Fields, Option<WriterZone>)> {
+    let header = decoder.avro_header();
+    let json = header
+        .get("avro.schema")
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .ok_or_else(|| avro_error(path, "its header has no avro.schema"))?;
+    let json: serde_json::Value = serde_json::from_str(&json)
+        .map_err(|e| avro_error(path, format!("its avro.schema is not JSON: {e}")))?;
+    let zone = writer_zone(header.get(WRITER_TIME_ZONE_KEY)).map_err(|e| avro_error(path, e))?;
+    Ok((
+        annotate_record(decoder.schema().fields(), &json, zone),
+        zone,
+    ))
 }
 
 /// The whole file `reader` reads (`path` in errors), its named types spelled as
@@ -419,167 +436,6 @@ fn varint(bytes: &[u8], at: &mut usize) -> Option<i64> {
     None
 }
 
-/// `fields` (decoded from the record schema `record`) with their Avro ids as
-/// [`FIELD_ID_KEY`] metadata, and Iceberg's `timestamp` (`adjust-to-utc: false`) without
-/// zone.
-fn annotate_record(fields: &Fields, record: &serde_json::Value) -> Fields {
-    let members = record.get("fields").and_then(|f| f.as_array());
-    fields
-        .iter()
-        .enumerate()
-        .map(|(k, field)| {
-            let member = members.and_then(|m| {
-                m.iter()
-                    .find(|m| m.get("name").and_then(|n| n.as_str()) == Some(field.name()))
-                    .or_else(|| m.get(k))
-            });
-            let id = member.and_then(|m| m.get("field-id")).and_then(json_id);
-            let schema = member.and_then(|m| m.get("type"));
-            Arc::new(annotate(field, id, schema))
-        })
-        .collect()
-}
-
-fn json_id(v: &serde_json::Value) -> Option<i64> {
-    v.as_i64().or_else(|| v.as_str()?.parse().ok())
-}
-
-/// `field` with `id`, its type annotated from `schema` (its Avro type).
-fn annotate(field: &Field, id: Option<i64>, schema: Option<&serde_json::Value>) -> Field {
-    let schema = schema.map(non_null);
-    let data_type = match (field.data_type(), schema) {
-        (DataType::Struct(children), Some(s)) => DataType::Struct(annotate_record(children, s)),
-        (DataType::List(item), Some(s)) if is_array_map(s) => match item.data_type() {
-            DataType::Struct(kv) if kv.len() == 2 => {
-                let kv = annotate_record(kv, s.get("items").map_or(s, non_null));
-                let key = kv[0].as_ref().clone().with_nullable(false);
-                let entries = Field::new(
-                    "key_value",
-                    DataType::Struct(vec![key, kv[1].as_ref().clone()].into()),
-                    false,
-                );
-                DataType::Map(Arc::new(entries), false)
-            }
-            _ => field.data_type().clone(),
-        },
-        (DataType::List(item), Some(s)) => {
-            let item_id = s.get("element-id").and_then(json_id);
-            DataType::List(Arc::new(annotate(item, item_id, s.get("items"))))
-        }
-        (DataType::Map(entries, sorted), Some(s)) => match entries.data_type() {
-            DataType::Struct(kv) if kv.len() == 2 => {
-                let key = annotate(&kv[0], s.get("key-id").and_then(json_id), None);
-                let value = annotate(&kv[1], s.get("value-id").and_then(json_id), s.get("values"));
-                let entries = entries
-                    .as_ref()
-                    .clone()
-                    .with_data_type(DataType::Struct(vec![key, value].into()));
-                DataType::Map(Arc::new(entries), *sorted)
-            }
-            _ => field.data_type().clone(),
-        },
-        (DataType::Timestamp(unit, Some(_)), Some(s))
-            if s.get("adjust-to-utc").and_then(|v| v.as_bool()) == Some(false) =>
-        {
-            DataType::Timestamp(*unit, None)
-        }
-        (other, _) => other.clone(),
-    };
-    let mut metadata = field.metadata().clone();
-    if let Some(id) = id {
-        metadata.insert(FIELD_ID_KEY.to_string(), id.to_string());
-    }
-    field
-        .clone()
-        .with_data_type(data_type)
-        .with_metadata(metadata)
-}
-
-/// Whether `schema` is an array Iceberg wrote for a map with non-string keys (an array of
-/// key/value records marked `"logicalType": "map"`).
-fn is_array_map(schema: &serde_json::Value) -> bool {
-    schema.get("type").and_then(|t| t.as_str()) == Some("array")
-        && schema.get("logicalType").and_then(|t| t.as_str()) == Some("map")
-}
-
-/// The non-null branch of a `["null", T]` union.
-fn non_null(schema: &serde_json::Value) -> &serde_json::Value {
-    match schema.as_array() {
-        Some(branches) => branches
-            .iter()
-            .find(|b| b.as_str() != Some("null"))
-            .unwrap_or(schema),
-        None => schema,
-    }
-}
-
-/// `array` as `target`: the same values under the renamed names of `target` (struct
-/// members, list items, map entries), timestamps in `target`'s zone.
-fn retype(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
-    if array.data_type() == target {
-        return Ok(Arc::clone(array));
-    }
-    Ok(match (array.data_type(), target) {
-        (DataType::Struct(_), DataType::Struct(fields)) => {
-            let s = array.as_struct();
-            if s.num_columns() != fields.len() {
-                return internal_err!("a decoded Avro struct lost members");
-            }
-            let columns = s
-                .columns()
-                .iter()
-                .zip(fields.iter())
-                .map(|(c, f)| retype(c, f.data_type()))
-                .collect::<Result<Vec<_>>>()?;
-            Arc::new(StructArray::try_new(
-                fields.clone(),
-                columns,
-                s.nulls().cloned(),
-            )?)
-        }
-        (DataType::List(_), DataType::List(item)) => {
-            let l = array.as_list::<i32>();
-            let values = retype(l.values(), item.data_type())?;
-            Arc::new(ListArray::try_new(
-                Arc::clone(item),
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?)
-        }
-        (DataType::List(_), DataType::Map(entries, sorted)) => {
-            // A map with non-string keys, decoded as its array of key/value records.
-            let l = array.as_list::<i32>();
-            let kv = retype(l.values(), entries.data_type())?;
-            if kv.null_count() > 0 || kv.as_struct().column(0).null_count() > 0 {
-                return Err(exec_datafusion_err!(
-                    "a map written as an array of key/value records holds a null entry or key"
-                ));
-            }
-            Arc::new(MapArray::try_new(
-                Arc::clone(entries),
-                l.offsets().clone(),
-                kv.as_struct().clone(),
-                l.nulls().cloned(),
-                *sorted,
-            )?)
-        }
-        (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
-            let m = array.as_map();
-            let kv: ArrayRef = Arc::new(m.entries().clone());
-            let kv = retype(&kv, entries.data_type())?;
-            Arc::new(MapArray::try_new(
-                Arc::clone(entries),
-                m.offsets().clone(),
-                kv.as_struct().clone(),
-                m.nulls().cloned(),
-                *sorted,
-            )?)
-        }
-        _ => cast(array, target)?,
-    })
-}
-
 impl Reading {
     /// The next batch of `R`; `None` at the end.
     fn next(&mut self) -> Result<Option<ReaderBatch>> {
@@ -629,7 +485,7 @@ impl Reading {
                 .columns()
                 .iter()
                 .zip(self.schema.fields())
-                .map(|(c, f)| retype(c, f.data_type()))
+                .map(|(c, f)| retype(c, f.data_type(), self.writer_zone))
                 .collect::<Result<Vec<_>>>()
                 .map_err(|e| avro_error(&path, e))?;
             let mut keep: Option<BooleanArray> = None;

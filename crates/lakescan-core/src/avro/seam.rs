@@ -9,7 +9,7 @@ use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics};
 use object_store::ObjectMeta;
 
-use super::{AvroFormat, AvroSplitReader, fetch_whole, open, read_columns_by_id};
+use super::{AvroFormat, AvroSplitReader, annotated_schema, fetch_whole, open, read_columns_by_id};
 use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeFile};
 use crate::io::CountingReader;
 use crate::reader::{DeleteSource, SplitContext, SplitReader};
@@ -36,7 +36,8 @@ impl FormatSeam for AvroFormat {
         let mut reader = CountingReader::open(&access.store, &meta.location, meta.size, counted)
             .listed_at(Some(meta.last_modified));
         let bytes = fetch_whole(&mut reader, path).await?;
-        Ok(open(path, &bytes, 1, None)?.schema())
+        let (fields, _) = annotated_schema(path, &open(path, &bytes, 1, None)?)?;
+        Ok(Arc::new(arrow::datatypes::Schema::new(fields)))
     }
 
     async fn file_statistics(

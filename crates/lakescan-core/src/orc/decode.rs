@@ -361,7 +361,7 @@ impl Reading {
             &self.binding,
             root_type.children(),
             units,
-            DayCalendar::of(&self.file.footer),
+            (DayCalendar::of(&self.file.footer), self.file.writer_fixes),
         );
         prune_units(&self.context, &self.split, &stats, all)
     }

@@ -8,6 +8,7 @@ use orc_rust::compression::Compression;
 use orc_rust::proto;
 use orc_rust::reader::metadata::FileMetadata;
 
+use super::statistics::WriterFixes;
 use crate::io::CountingReader;
 
 /// An ORC file whose tail was read and checked.
@@ -22,6 +23,8 @@ pub struct OrcFile {
     /// Per stripe, per ORC column id, the stripe's column statistics (empty when the file
     /// has none).
     pub stripe_statistics: Arc<Vec<proto::StripeStatistics>>,
+    /// The statistics its writer wrote soundly (by the postscript's writer version).
+    pub writer_fixes: WriterFixes,
     /// The file's columns as Arrow fields (timestamps in microseconds), by the names the
     /// scan binds.
     pub schema: SchemaRef,

@@ -139,7 +139,10 @@ impl FileFormatReader for OrcFormat {
             &bound.binding,
             bound.file.metadata.root_data_type().children(),
             &units,
-            calendar::DayCalendar::of(&bound.file.footer),
+            (
+                calendar::DayCalendar::of(&bound.file.footer),
+                bound.file.writer_fixes,
+            ),
         );
         let positions: Vec<usize> = (0..units.len()).collect();
         let kept = prune_units(context, split, &stats, &positions)?;

@@ -38,6 +38,7 @@ use crate::io::{CountingReader, counting_reader};
 
 use super::errors::{decoder_panic, orc_error};
 use super::file::OrcFile;
+use super::statistics::WriterFixes;
 use super::synthetic_tail::{TailChunks, original_chunks};
 use super::tail_cache::TailCache;
 use super::tail_check::{
@@ -348,11 +349,13 @@ async fn read_tail(path: &str, mut reader: CountingReader) -> Result<OrcFile> {
     let schema = file_metadata
         .root_data_type()
         .create_arrow_schema_with_options(&HashMap::new(), options);
+    let writer_fixes = WriterFixes::of(layout.postscript.writer_version, footer.writer);
     Ok(OrcFile {
         reader,
         metadata: Arc::new(file_metadata),
         footer: Arc::new(footer),
         stripe_statistics: Arc::new(stripe_stats),
+        writer_fixes,
         schema: Arc::new(schema),
     })
 }

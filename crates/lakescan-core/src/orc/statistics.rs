@@ -7,7 +7,9 @@
 //! both valid bounds), decimals (written as text), dates, booleans (true count). Unknown
 //! (never prune): binary, timestamps (their statistics are milliseconds in the writer's
 //! zone, or UTC since ORC-135, which old writers' files do not say reliably), unions and
-//! collections. A top-level column's null count is rows − values; a member's is unknown.
+//! collections, and the bounds a file's writer is known to have written wrong
+//! ([`WriterFixes`]). A top-level column's null count is rows − values; a member's is
+//! unknown.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,6 +26,47 @@ use crate::binding::{FieldSource, SplitBinding};
 use crate::format::{StatsArrays, UnitStatistics};
 use crate::parquet::statistics::constant_stats;
 use crate::scan_spec::ScanSpec;
+
+/// Which of a file's statistics its writer wrote soundly, by the postscript's writer
+/// version and the footer's writer, as ORC's Java reader and Trino's decide:
+///
+/// * **strings** — writers before HIVE-8732 (writer version 0, `ORIGINAL`: Hive 0.11 and
+///   0.12) ordered string bounds by Java's UTF-16 `compareTo`, in which a character outside
+///   the Basic Multilingual Plane sorts below U+E000…U+FFFF, unlike its UTF-8 bytes: such
+///   bounds are not bounds in the order filters compare in. Not used (Trino drops them);
+/// * **decimals** — ORC's Java writer 1.5.0 to 1.5.5 (writer version 6, `ORC_135`) wrote
+///   wrong bounds for decimals of precision 18 or less (ORC-517). Not used, as Java's reader
+///   does.
+///
+/// Other writers (C++, Presto, Trino, …) count as having every Java fix, as in Java's
+/// `WriterVersion.includes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterFixes {
+    /// String bounds are ordered as their UTF-8 bytes are.
+    pub utf8_string_bounds: bool,
+    /// Bounds of decimals of precision 18 or less are sound.
+    pub decimal64_bounds: bool,
+}
+
+impl WriterFixes {
+    /// The footer's id of ORC's Java writer (files of writers before ORC 1.5 have none).
+    const JAVA_WRITER: u32 = 0;
+    /// The writer version of HIVE-8732 (string statistics in UTF-8 order).
+    const HIVE_8732: u32 = 1;
+    /// The writer version of ORC-135, which ORC 1.5.0 to 1.5.5 wrote.
+    const ORC_135: u32 = 6;
+
+    /// The fixes of the writer of a file whose postscript says `writer_version` and whose
+    /// footer says `writer`.
+    pub fn of(writer_version: Option<u32>, writer: Option<u32>) -> Self {
+        let version = writer_version.unwrap_or(0);
+        let java = writer.unwrap_or(Self::JAVA_WRITER) == Self::JAVA_WRITER;
+        Self {
+            utf8_string_bounds: !java || version >= Self::HIVE_8732,
+            decimal64_bounds: !(java && version == Self::ORC_135),
+        }
+    }
+}
 
 /// One unit (a stripe or a row group) with its rows and its columns' statistics by ORC
 /// column id.
@@ -46,6 +89,8 @@ pub struct OrcStatistics<'a> {
     units: &'a [OrcUnit],
     /// The calendar of the file's dates.
     calendar: DayCalendar,
+    /// The statistics the file's writer wrote soundly.
+    fixes: WriterFixes,
 }
 
 impl<'a> OrcStatistics<'a> {
@@ -55,7 +100,7 @@ impl<'a> OrcStatistics<'a> {
         binding: &'a SplitBinding,
         roots: &'a [orc_rust::schema::NamedColumn],
         units: &'a [OrcUnit],
-        calendar: DayCalendar,
+        (calendar, fixes): (DayCalendar, WriterFixes),
     ) -> Self {
         Self {
             spec,
@@ -63,6 +108,7 @@ impl<'a> OrcStatistics<'a> {
             roots,
             units,
             calendar,
+            fixes,
         }
     }
 
@@ -85,7 +131,7 @@ impl<'a> OrcStatistics<'a> {
             let (min, max) = unit
                 .columns
                 .get(&id)
-                .map(|s| bounds(s, orc, arrow, self.calendar))
+                .map(|s| bounds(s, orc, arrow, (self.calendar, self.fixes)))
                 .unwrap_or((None, None));
             mins.push(min.unwrap_or_else(|| unknown.clone()));
             maxes.push(max.unwrap_or_else(|| unknown.clone()));
@@ -194,12 +240,13 @@ impl UnitStatistics for OrcStatistics<'_> {
 }
 
 /// Min and max of one column's statistics as values of `arrow` (the column's Arrow type in
-/// the file), dates in the proleptic calendar; `None` when unknown.
+/// the file), dates in the proleptic calendar; `None` when unknown, or when the file's
+/// writer wrote them wrong (`fixes`).
 fn bounds(
     s: &proto::ColumnStatistics,
     orc: &OrcType,
     arrow: &DataType,
-    calendar: DayCalendar,
+    (calendar, fixes): (DayCalendar, WriterFixes),
 ) -> (Option<ScalarValue>, Option<ScalarValue>) {
     if s.number_of_values() == 0 {
         return (None, None);
@@ -231,7 +278,11 @@ fn bounds(
             (min.and_then(|v| of(ScalarValue::Float64(Some(v)))), None)
         }
         OrcType::String { .. } | OrcType::Varchar { .. } | OrcType::Char { .. } => {
-            let Some(t) = &s.string_statistics else {
+            let Some(t) = s
+                .string_statistics
+                .as_ref()
+                .filter(|_| fixes.utf8_string_bounds)
+            else {
                 return (None, None);
             };
             let text = |v: &Option<String>| v.clone().and_then(|v| of(ScalarValue::Utf8(Some(v))));
@@ -244,8 +295,9 @@ fn bounds(
                 _ => (min, max),
             }
         }
-        OrcType::Decimal { .. } => {
-            let Some(d) = &s.decimal_statistics else {
+        OrcType::Decimal { precision, .. } => {
+            let sound = fixes.decimal64_bounds || *precision > 18;
+            let Some(d) = s.decimal_statistics.as_ref().filter(|_| sound) else {
                 return (None, None);
             };
             let text = |v: &Option<String>| {
@@ -297,7 +349,7 @@ pub fn file_statistics(
             .enumerate()
             .all(|(k, c)| c.name() == format!("_col{k}"));
     let rows = file.footer.number_of_rows;
-    let calendar = DayCalendar::of(&file.footer);
+    let facts = (DayCalendar::of(&file.footer), file.writer_fixes);
     let columns = file_schema
         .fields()
         .iter()
@@ -329,7 +381,7 @@ pub fn file_statistics(
                 Some(values) if values <= rows => Precision::Exact((rows - values) as usize),
                 _ => Precision::Absent,
             };
-            let (min, max) = bounds(s, orc, arrow.data_type(), calendar);
+            let (min, max) = bounds(s, orc, arrow.data_type(), facts);
             let in_table_type =
                 |v: Option<ScalarValue>| match v.and_then(|v| v.cast_to(field.data_type()).ok()) {
                     Some(v) if !v.is_null() => Precision::Inexact(v),

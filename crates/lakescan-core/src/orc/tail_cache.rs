@@ -20,6 +20,7 @@ use orc_rust::reader::metadata::FileMetadata as OrcMetadata;
 use prost013::Message;
 
 use super::file::OrcFile;
+use super::statistics::WriterFixes;
 use crate::io::CountingReader;
 
 /// The session's file metadata cache, as the ORC reader uses it.
@@ -31,6 +32,7 @@ struct CachedTail {
     metadata: Arc<OrcMetadata>,
     footer: Arc<proto::Footer>,
     stripe_statistics: Arc<Vec<proto::StripeStatistics>>,
+    writer_fixes: WriterFixes,
     schema: SchemaRef,
     /// Bytes it holds, about.
     size: usize,
@@ -75,6 +77,7 @@ impl TailCache {
             metadata: Arc::clone(&kept.metadata),
             footer: Arc::clone(&kept.footer),
             stripe_statistics: Arc::clone(&kept.stripe_statistics),
+            writer_fixes: kept.writer_fixes,
             schema: Arc::clone(&kept.schema),
         })
     }
@@ -94,6 +97,7 @@ impl TailCache {
             metadata: Arc::clone(&file.metadata),
             footer: Arc::clone(&file.footer),
             stripe_statistics: Arc::clone(&file.stripe_statistics),
+            writer_fixes: file.writer_fixes,
             schema: Arc::clone(&file.schema),
             size: 2 * file.footer.encoded_len() + stats,
         };

@@ -19,6 +19,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use lakescan_testkit::orc::{OrcWriteOptions, write_orc};
 
 mod examples;
+mod old_writers;
 
 fn testdata(rel: &str) -> String {
     format!("{}/../../testdata/{rel}", env!("CARGO_MANIFEST_DIR"))
