@@ -8,8 +8,8 @@
 //! (never prune): binary, timestamps (their statistics are milliseconds in the writer's
 //! zone, or UTC since ORC-135, which old writers' files do not say reliably), unions and
 //! collections, and the bounds a file's writer is known to have written wrong
-//! ([`WriterFixes`]). A top-level column's null count is rows − values; a member's is
-//! unknown.
+//! ([`WriterFixes`]). A top-level column's null count is rows − values (unknown when the
+//! statistics contradict themselves); a member's is unknown.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -178,13 +178,10 @@ impl UnitStatistics for OrcStatistics<'_> {
                 let Some((mins, maxes)) = self.min_max(id, orc, file_type, table_type)? else {
                     return Ok(None);
                 };
-                let nulls = self.units.iter().map(|u| {
-                    let s = u.columns.get(&id)?;
-                    match s.has_null {
-                        Some(false) => Some(0),
-                        _ => u.rows.checked_sub(s.number_of_values?),
-                    }
-                });
+                let nulls = self
+                    .units
+                    .iter()
+                    .map(|u| null_count(u.columns.get(&id)?, u.rows));
                 Ok(Some(StatsArrays {
                     mins,
                     maxes,
@@ -236,6 +233,18 @@ impl UnitStatistics for OrcStatistics<'_> {
 
     fn row_counts(&self) -> UInt64Array {
         OrcStatistics::row_counts(self)
+    }
+}
+
+/// The nulls among the `rows` rows a top-level column's statistics `s` cover: none when
+/// they say so, else rows − values; unknown when they contradict themselves, saying there
+/// is no null but counting fewer values than rows (Hive's minor compaction of ACID tables
+/// wrote statistics of zero values without nulls, HIVE-20604; Trino drops them).
+fn null_count(s: &proto::ColumnStatistics, rows: u64) -> Option<u64> {
+    match (s.has_null, s.number_of_values) {
+        (Some(false), Some(values)) if values != rows => None,
+        (Some(false), _) => Some(0),
+        (_, values) => rows.checked_sub(values?),
     }
 }
 
@@ -377,9 +386,9 @@ pub fn file_statistics(
             let Some(s) = file.footer.statistics.get(orc.column_index()) else {
                 return ColumnStatistics::new_unknown();
             };
-            let null_count = match s.number_of_values {
-                Some(values) if values <= rows => Precision::Exact((rows - values) as usize),
-                _ => Precision::Absent,
+            let null_count = match null_count(s, rows) {
+                Some(nulls) => Precision::Exact(nulls as usize),
+                None => Precision::Absent,
             };
             let (min, max) = bounds(s, orc, arrow.data_type(), facts);
             let in_table_type =

@@ -102,6 +102,8 @@ FILES = [
     ("p=1", "part-00000-a.avro", False, True, "null", 500),
     ("p=2", "000000_0", True, False, "null", 700),
     ("p=2", "000001_0", True, False, "snappy", 16000),
+    ("p=3", "part-00000-b.avro", False, True, "bzip2", 3000),
+    ("p=3", "part-00001-b.avro", False, True, "xz", 3000),
 ]
 
 FILTERS = [

@@ -1,7 +1,8 @@
 //! Statistics that old ORC writers wrote wrong are not used to prune, as ORC's Java reader
 //! (and Trino's) leave them: string bounds of writers before HIVE-8732 (ordered as Java's
-//! UTF-16 strings), and decimal bounds of ORC's Java writer 1.5.0–1.5.5 (ORC-517). The files
-//! are written here and their tails rewritten as those writers left them.
+//! UTF-16 strings), decimal bounds of ORC's Java writer 1.5.0–1.5.5 (ORC-517), and the
+//! contradictory counts of Hive's minor compaction (HIVE-20604). The files are written here
+//! and their tails rewritten as those writers left them.
 
 use std::sync::Arc;
 
@@ -143,4 +144,43 @@ async fn decimal64_bounds_of_orc_1_5_java_writers_do_not_prune() {
     }
     let sql = "SELECT id FROM cpp WHERE d > 100";
     assert_eq!(pruned(&ctx, sql).await, 1, "{sql}");
+}
+
+/// Hive's minor compaction of ACID tables wrote statistics of zero values and no nulls
+/// whatever the rows held (HIVE-20604). Taken at their word they say a column of three rows
+/// has neither values nor nulls: `x IS NULL` would prune the stripe, and `count(x)` would
+/// be answered from the footer's null count (3) as 0. Such statistics are unknown.
+#[tokio::test]
+async fn statistics_of_no_values_and_no_nulls_are_unknown() {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Int64, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![1, 2, 3])),
+        Arc::new(Int64Array::from(vec![None, Some(5), None])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns).unwrap();
+    let compacted = as_written_by(&one_stripe(&batch), Some(6), None, |stats| {
+        if stats.int_statistics.is_some() {
+            *stats = ColumnStatistics {
+                number_of_values: Some(0),
+                has_null: Some(false),
+                ..Default::default()
+            };
+        }
+    });
+    let dir = table_dir(&[("000000_0", compacted)]);
+    let ctx = session();
+    create(&ctx, "t", dir.path(), "OPTIONS ('format' 'orc')").await;
+    let got = rows(&ctx, "SELECT id FROM t WHERE x IS NULL")
+        .await
+        .unwrap();
+    assert!(got.contains("| 1  |") && got.contains("| 3  |"), "{got}");
+    let got = rows(&ctx, "SELECT count(x) AS n, count(*) AS m FROM t")
+        .await
+        .unwrap();
+    assert!(got.contains("| 1 | 3 |"), "{got}");
+    let got = rows(&ctx, "SELECT id FROM t WHERE x = 5").await.unwrap();
+    assert!(got.contains("| 2  |"), "{got}");
 }
