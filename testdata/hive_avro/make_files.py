@@ -17,8 +17,9 @@ Table `events/` (partitioned by `ds`), the same columns written by two writers:
   bytes), uncompressed: `id` 1000..1999, `big` = id * 3, `name` = `n<id>`, everything else
   NULL.
 
-Table `enums/` — one file of a record with an Avro `enum` and a `fixed(4)` column, as a
-schema written by hand (Hive reads an enum as its symbol's string).
+Table `enums/` — one file of a record with an Avro `enum`, a `fixed(4)` and a `string`
+marked `uuid` (one value in upper case: Java, Hive and Trino read the text as written), as
+a schema written by hand (Hive reads an enum as its symbol's string).
 
 Table `hive_zone/` — one file as Hive 3.1.2 and later write it in a JVM whose zone is
 America/Los_Angeles: each `timestamp` wall clock stored as the `timestamp-millis` instant of
@@ -158,13 +159,14 @@ ENUM_SCHEMA = {
         {"name": "suit", "type": {"type": "enum", "name": "Suit", "symbols": ["SPADES", "HEARTS", "DIAMONDS", "CLUBS"]}},
         {"name": "maybe_suit", "type": ["null", "Suit"], "default": None},
         {"name": "mac", "type": {"type": "fixed", "name": "Mac", "size": 4}},
+        {"name": "ref", "type": {"type": "string", "logicalType": "uuid"}},
     ],
 }
 
 ENUM_ROWS = [
-    dict(id=1, suit="HEARTS", maybe_suit=None, mac=b"\x01\x02\x03\x04"),
-    dict(id=2, suit="CLUBS", maybe_suit="SPADES", mac=b"\xff\x00\xff\x00"),
-    dict(id=3, suit="HEARTS", maybe_suit="DIAMONDS", mac=b"abcd"),
+    dict(id=1, suit="HEARTS", maybe_suit=None, mac=b"\x01\x02\x03\x04", ref="6f1b4c1e-8a6e-4b0c-9a51-3d2f3b8a9c10"),
+    dict(id=2, suit="CLUBS", maybe_suit="SPADES", mac=b"\xff\x00\xff\x00", ref="6F1B4C1E-8A6E-4B0C-9A51-3D2F3B8A9C11"),
+    dict(id=3, suit="HEARTS", maybe_suit="DIAMONDS", mac=b"abcd", ref="00000000-0000-0000-0000-000000000000"),
 ]
 
 

@@ -16,7 +16,8 @@
 //! What `arrow-avro` does not do, done here:
 //!
 //! * **full names** — it cannot resolve a reference to a named type written with its full
-//!   name in `name`; [`names`] respells the header first;
+//!   name in `name`, and it parses strings marked `uuid` into bytes; [`respell`] respells
+//!   the header first;
 //! * **field ids** — it drops a record field's `field-id`; the ids of the columns and of the
 //!   members, elements, keys and values below them are read from the header's `avro.schema`
 //!   and the file schema is renamed by them (`field_ids::rename_fields_by_id`);
@@ -34,7 +35,7 @@
 //! statistics, whole columns of delete files).
 
 pub mod header;
-pub mod names;
+pub mod respell;
 pub mod schema;
 pub mod seam;
 
@@ -354,14 +355,14 @@ fn annotated_schema(
     ))
 }
 
-/// The whole file `reader` reads (`path` in errors), its named types spelled as
-/// `arrow-avro` reads them ([`names`]).
+/// The whole file `reader` reads (`path` in errors), its schema respelled as `arrow-avro`
+/// reads it as Java does ([`respell`]).
 async fn fetch_whole(reader: &mut crate::io::CountingReader, path: &str) -> Result<Bytes> {
     let bytes = reader
         .get_bytes(0..reader.file_size())
         .await
         .map_err(|e| avro_error(path, format!("reading it failed: {e}")))?;
-    names::with_namespaces(bytes).map_err(|e| avro_error(path, e))
+    respell::respelled(bytes).map_err(|e| avro_error(path, e))
 }
 
 /// An `arrow-avro` reader over the file's bytes (of the top-level columns of `projection`

@@ -1,25 +1,29 @@
-//! Named types written with their full name in `name` (`"name": "com.example.Suit"`), as
-//! fastavro and other non-Java writers write them, made readable by `arrow-avro` 58.
+//! The header's `avro.schema` respelled where `arrow-avro` 58 would read a file otherwise
+//! than Java does; the data blocks are kept byte for byte
+//! ([`super::header::AvroHeader::rewrite`]), and a file needing neither rule is returned as
+//! it is.
 //!
-//! The Avro specification allows both spellings of a named type (record, enum, fixed): a
-//! `name` with a separate `namespace`, or a full name with dots in `name` (the namespace
-//! then ignored). `arrow-avro` 58 registers a dotted `name` under the enclosing namespace
-//! and resolves a reference by splitting it at its last dot, so a file whose schema refers
-//! back to such a type (`["null", "com.example.Suit"]`) does not open ("Failed to resolve
-//! com.example.Suit"). Java writes `name` and `namespace` apart; this rewrites other
-//! writers' headers the same way before `arrow-avro` parses them: every dotted `name` of a
-//! named type becomes its last part, with the rest as `namespace`. The data blocks are kept
-//! byte for byte ([`super::header::AvroHeader::rewrite`]); a file whose schema has no
-//! dotted name is returned as it is.
+//! * **Full names.** The Avro specification allows both spellings of a named type (record,
+//!   enum, fixed): a `name` with a separate `namespace`, or a full name with dots in `name`
+//!   (the namespace then ignored). `arrow-avro` registers a dotted `name` under the
+//!   enclosing namespace and resolves a reference by splitting it at its last dot, so a
+//!   file whose schema refers back to such a type (`["null", "com.example.Suit"]`), as
+//!   fastavro and other non-Java writers write them, does not open ("Failed to resolve
+//!   com.example.Suit"). Every dotted `name` becomes its last part, with the rest as
+//!   `namespace`, as Java writes them.
+//! * **Strings marked `uuid`.** `arrow-avro` parses a `string` with `"logicalType": "uuid"`
+//!   into 16 bytes (a `FixedSizeBinary(16)` column); Java, Hive and Trino read the string as
+//!   written. The mark is dropped: the column reads as the strings.
+//!   (Iceberg's `uuid` is a `fixed(16)`, which keeps its mark.)
 
 use bytes::Bytes;
 use serde_json::Value;
 
 use super::header::AvroHeader;
 
-/// `file` with every named type of its `avro.schema` spelled as `name` and `namespace`; the
-/// error says what is malformed in its header.
-pub fn with_namespaces(file: Bytes) -> Result<Bytes, String> {
+/// `file` with its `avro.schema` respelled (see the module docs); the error says what is
+/// malformed in its header.
+pub fn respelled(file: Bytes) -> Result<Bytes, String> {
     let Ok(mut header) = AvroHeader::parse(&file) else {
         // The reader names what is wrong with the header.
         return Ok(file);
@@ -30,7 +34,9 @@ pub fn with_namespaces(file: Bytes) -> Result<Bytes, String> {
     let Ok(mut schema) = serde_json::from_slice::<Value>(schema) else {
         return Ok(file);
     };
-    if !split_full_names(&mut schema) {
+    let split = split_full_names(&mut schema);
+    let unmarked = unmark_string_uuids(&mut schema);
+    if !split && !unmarked {
         return Ok(file);
     }
     let json = serde_json::to_vec(&schema).map_err(|e| e.to_string())?;
@@ -69,6 +75,26 @@ fn split_full_names(schema: &mut Value) -> bool {
     }
 }
 
+/// Drops `"logicalType": "uuid"` from every `string` type of `schema`; whether any had it.
+fn unmark_string_uuids(schema: &mut Value) -> bool {
+    match schema {
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, item| unmark_string_uuids(item) | changed),
+        Value::Object(object) => {
+            let uuid_string = object.get("type").and_then(Value::as_str) == Some("string")
+                && object.get("logicalType").and_then(Value::as_str) == Some("uuid");
+            if uuid_string {
+                object.remove("logicalType");
+            }
+            object.values_mut().fold(uuid_string, |changed, value| {
+                unmark_string_uuids(value) | changed
+            })
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +120,23 @@ mod tests {
         assert_eq!(schema["fields"][0]["name"], "suit");
         assert_eq!(schema["fields"][1]["type"][1], "com.example.Suit");
         assert!(schema["fields"][2]["type"].get("namespace").is_none());
+    }
+
+    #[test]
+    fn string_uuids_lose_their_mark_and_fixed_ones_keep_it() {
+        let mut schema = serde_json::json!({
+            "type": "record", "name": "r", "fields": [
+                {"name": "a", "type": ["null", {"type": "string", "logicalType": "uuid"}]},
+                {"name": "b", "type": {"type": "fixed", "name": "u", "size": 16, "logicalType": "uuid"}}
+            ]
+        });
+        assert!(unmark_string_uuids(&mut schema));
+        assert_eq!(
+            schema["fields"][0]["type"][1],
+            serde_json::json!({"type": "string"})
+        );
+        assert_eq!(schema["fields"][1]["type"]["logicalType"], "uuid");
+        assert!(!unmark_string_uuids(&mut schema));
     }
 
     #[test]
