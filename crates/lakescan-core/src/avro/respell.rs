@@ -17,7 +17,7 @@
 //!   (Iceberg's `uuid` is a `fixed(16)`, which keeps its mark.)
 
 use bytes::Bytes;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::header::AvroHeader;
 
@@ -44,55 +44,57 @@ pub fn respelled(file: Bytes) -> Result<Bytes, String> {
     header.rewrite(&file).map(Bytes::from)
 }
 
-/// Splits every dotted `name` of a record, enum or fixed in `schema` into `name` and
-/// `namespace`; whether any was.
-fn split_full_names(schema: &mut Value) -> bool {
+/// Applies `edit` to every object of `schema` (each object before what it holds); whether
+/// any edit changed one.
+fn edit_objects(schema: &mut Value, edit: &impl Fn(&mut Map<String, Value>) -> bool) -> bool {
     match schema {
         Value::Array(items) => items
             .iter_mut()
-            .fold(false, |changed, item| split_full_names(item) | changed),
+            .fold(false, |changed, item| edit_objects(item, edit) | changed),
         Value::Object(object) => {
-            let named = matches!(
-                object.get("type").and_then(Value::as_str),
-                Some("record" | "enum" | "fixed" | "error")
-            );
-            let dotted = object
-                .get("name")
-                .and_then(Value::as_str)
-                .and_then(|full| full.rsplit_once('.'))
-                .map(|(namespace, name)| (namespace.to_string(), name.to_string()));
-            let mut changed = false;
-            if named && let Some((namespace, name)) = dotted {
-                object.insert("name".into(), Value::String(name));
-                object.insert("namespace".into(), Value::String(namespace));
-                changed = true;
-            }
-            object
-                .values_mut()
-                .fold(changed, |changed, value| split_full_names(value) | changed)
+            let changed = edit(object);
+            object.values_mut().fold(changed, |changed, value| {
+                edit_objects(value, edit) | changed
+            })
         }
         _ => false,
     }
 }
 
+/// Splits every dotted `name` of a record, enum or fixed in `schema` into `name` and
+/// `namespace`; whether any was.
+fn split_full_names(schema: &mut Value) -> bool {
+    edit_objects(schema, &|object| {
+        let named = matches!(
+            object.get("type").and_then(Value::as_str),
+            Some("record" | "enum" | "fixed" | "error")
+        );
+        let dotted = object
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|full| full.rsplit_once('.'))
+            .map(|(namespace, name)| (namespace.to_string(), name.to_string()));
+        match dotted.filter(|_| named) {
+            Some((namespace, name)) => {
+                object.insert("name".into(), Value::String(name));
+                object.insert("namespace".into(), Value::String(namespace));
+                true
+            }
+            None => false,
+        }
+    })
+}
+
 /// Drops `"logicalType": "uuid"` from every `string` type of `schema`; whether any had it.
 fn unmark_string_uuids(schema: &mut Value) -> bool {
-    match schema {
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |changed, item| unmark_string_uuids(item) | changed),
-        Value::Object(object) => {
-            let uuid_string = object.get("type").and_then(Value::as_str) == Some("string")
-                && object.get("logicalType").and_then(Value::as_str) == Some("uuid");
-            if uuid_string {
-                object.remove("logicalType");
-            }
-            object.values_mut().fold(uuid_string, |changed, value| {
-                unmark_string_uuids(value) | changed
-            })
+    edit_objects(schema, &|object| {
+        let uuid_string = object.get("type").and_then(Value::as_str) == Some("string")
+            && object.get("logicalType").and_then(Value::as_str) == Some("uuid");
+        if uuid_string {
+            object.remove("logicalType");
         }
-        _ => false,
-    }
+        uuid_string
+    })
 }
 
 #[cfg(test)]

@@ -356,13 +356,7 @@ impl Reading {
                 }
             }
         }
-        let stats = OrcStatistics::new(
-            &self.context.spec,
-            &self.binding,
-            root_type.children(),
-            units,
-            (DayCalendar::of(&self.file.footer), self.file.writer_fixes),
-        );
+        let stats = OrcStatistics::new(&self.context.spec, &self.binding, &self.file, units);
         prune_units(&self.context, &self.split, &stats, all)
     }
 }

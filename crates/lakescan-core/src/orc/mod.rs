@@ -134,16 +134,7 @@ impl FileFormatReader for OrcFormat {
                     .unwrap_or_default(),
             })
             .collect();
-        let stats = OrcStatistics::new(
-            &context.spec,
-            &bound.binding,
-            bound.file.metadata.root_data_type().children(),
-            &units,
-            (
-                calendar::DayCalendar::of(&bound.file.footer),
-                bound.file.writer_fixes,
-            ),
-        );
+        let stats = OrcStatistics::new(&context.spec, &bound.binding, &bound.file, &units);
         let positions: Vec<usize> = (0..units.len()).collect();
         let kept = prune_units(context, split, &stats, &positions)?;
         Ok(kept.into_iter().map(|k| stripes[k]).collect())

@@ -22,6 +22,7 @@ use orc_rust::proto;
 use orc_rust::schema::DataType as OrcType;
 
 use super::calendar::DayCalendar;
+use super::file::OrcFile;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::format::{StatsArrays, UnitStatistics};
 use crate::parquet::statistics::constant_stats;
@@ -94,21 +95,20 @@ pub struct OrcStatistics<'a> {
 }
 
 impl<'a> OrcStatistics<'a> {
-    /// Statistics of `units`.
+    /// Statistics of `units` of `file`.
     pub fn new(
         spec: &'a ScanSpec,
         binding: &'a SplitBinding,
-        roots: &'a [orc_rust::schema::NamedColumn],
+        file: &'a OrcFile,
         units: &'a [OrcUnit],
-        (calendar, fixes): (DayCalendar, WriterFixes),
     ) -> Self {
         Self {
             spec,
             binding,
-            roots,
+            roots: file.metadata.root_data_type().children(),
             units,
-            calendar,
-            fixes,
+            calendar: DayCalendar::of(&file.footer),
+            fixes: file.writer_fixes,
         }
     }
 
@@ -131,7 +131,7 @@ impl<'a> OrcStatistics<'a> {
             let (min, max) = unit
                 .columns
                 .get(&id)
-                .map(|s| bounds(s, orc, arrow, (self.calendar, self.fixes)))
+                .map(|s| bounds(s, orc, arrow, self.calendar, self.fixes))
                 .unwrap_or((None, None));
             mins.push(min.unwrap_or_else(|| unknown.clone()));
             maxes.push(max.unwrap_or_else(|| unknown.clone()));
@@ -255,7 +255,8 @@ fn bounds(
     s: &proto::ColumnStatistics,
     orc: &OrcType,
     arrow: &DataType,
-    (calendar, fixes): (DayCalendar, WriterFixes),
+    calendar: DayCalendar,
+    fixes: WriterFixes,
 ) -> (Option<ScalarValue>, Option<ScalarValue>) {
     if s.number_of_values() == 0 {
         return (None, None);
@@ -358,7 +359,7 @@ pub fn file_statistics(
             .enumerate()
             .all(|(k, c)| c.name() == format!("_col{k}"));
     let rows = file.footer.number_of_rows;
-    let facts = (DayCalendar::of(&file.footer), file.writer_fixes);
+    let calendar = DayCalendar::of(&file.footer);
     let columns = file_schema
         .fields()
         .iter()
@@ -390,7 +391,7 @@ pub fn file_statistics(
                 Some(nulls) => Precision::Exact(nulls as usize),
                 None => Precision::Absent,
             };
-            let (min, max) = bounds(s, orc, arrow.data_type(), facts);
+            let (min, max) = bounds(s, orc, arrow.data_type(), calendar, file.writer_fixes);
             let in_table_type =
                 |v: Option<ScalarValue>| match v.and_then(|v| v.cast_to(field.data_type()).ok()) {
                     Some(v) if !v.is_null() => Precision::Inexact(v),
