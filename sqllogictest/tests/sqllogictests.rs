@@ -245,6 +245,7 @@ const FILES: &[SltFile] = &[
     own("nested_struct_filters.slt", S3_ORC),
     own("null_semantics.slt", S3_ORC),
     own("orc_calendars.slt", S3_ORC),
+    own("orc_cpp_writer.slt", &[Variant::S3]), // testdata/orc_cpp: ORC files already
     own("output_alias.slt", SCENARIO),
     own("partition_and_generated_columns_only.slt", SCENARIO),
     own("partition_pruning.slt", S3_ORC),

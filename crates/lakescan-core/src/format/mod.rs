@@ -194,11 +194,15 @@ pub async fn other_format(
 /// The error of a file of `found` format read as `expected`: tables whose files are of
 /// several formats are not read.
 pub fn wrong_format(path: &str, expected: FileFormat, found: FileFormat) -> DataFusionError {
+    let found = found.name().to_uppercase();
+    let article = match found.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        true => "an",
+        false => "a",
+    };
     exec_datafusion_err!(
-        "cannot read {} file '{path}': it is a {} file (all data files of a table must be of \
-         one format; a Hive table declares it with OPTIONS ('format' '{}'))",
+        "cannot read {} file '{path}': it is {article} {found} file (all data files of a \
+         table must be of one format; a Hive table declares it with OPTIONS ('format' '{}'))",
         expected.name().to_uppercase(),
-        found.name().to_uppercase(),
         expected.name()
     )
 }

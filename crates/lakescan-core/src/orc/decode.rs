@@ -29,7 +29,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow::compute::{and, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use datafusion::common::Result;
+use datafusion::common::{DataFusionError, Result};
 use orc_rust::schema::RootDataType;
 
 use super::calendar::DayCalendar;
@@ -236,14 +236,18 @@ impl Reading {
                     format!("stripe {index} lacks column '{}'", root.name),
                 ));
             };
-            decoders.push(built.map_err(|e| {
-                orc_error(
+            decoders.push(built.map_err(|e| match e {
+                DecodeError::NotRead(why) => DataFusionError::NotImplemented(format!(
+                    "ORC file '{path}': column '{}' of stripe {index} is not read: {why}",
+                    root.name
+                )),
+                e => orc_error(
                     &path,
                     format!(
                         "column '{}' of stripe {index} does not decode: {e}",
                         root.name
                     ),
-                )
+                ),
             })?);
         }
         Ok(StripeReading {

@@ -20,6 +20,7 @@
 //! | [`primitive`]   | a stripe's column decoders: lakescan's for primitive columns      |
 //! | [`seam`]        | `FormatSeam`: schema, statistics and whole columns of a file      |
 //! | [`rle`]         | integer RLE v1/v2, byte RLE, booleans, varints over stream bytes  |
+//! | [`timestamp`]   | timestamp values as ORC's C++ reader decodes them (negative nanos) |
 //!
 //! The lifecycle is every format's ([`crate::format::lifecycle`]), with stripes for units:
 //!
@@ -49,6 +50,7 @@ pub mod stripes;
 pub mod synthetic_tail;
 pub mod tail_cache;
 pub mod tail_check;
+pub mod timestamp;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

@@ -1,14 +1,15 @@
 //! A stripe's column decoders: [`PrimitiveColumn`] for top-level booleans, integers,
 //! dates, floating point numbers, decimals, strings (direct and dictionary) and binaries
-//! (over their streams' bytes, with [`super::rle`]), `orc-rust`'s decoders for every other
-//! column: timestamps, `char`, nested columns ([`ColumnDecoder`]).
+//! (over their streams' bytes, with [`super::rle`]) and timestamps ([`super::timestamp`]),
+//! `orc-rust`'s decoders for every other column: `char`, nested columns ([`ColumnDecoder`]).
 //!
 //! A primitive column's streams are taken whole when its stripe is loaded (decompressed
 //! once); a window then decodes its present bits, counts the values they hold and decodes
 //! that many. Skipping steps over the same bits and values, whole runs at a time where the
 //! encoding allows. A column is decoded here only where `orc-rust` would decode it to the
 //! same Arrow type (a decimal of the file's precision and scale, …), so both give the same
-//! arrays: the choice is speed only.
+//! arrays wherever `orc-rust` decodes right: the choice is speed, and for timestamps the
+//! values `orc-rust` misreads.
 
 use std::io::Read;
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use orc_rust::schema::DataType as OrcType;
 use orc_rust::stripe::Stripe;
 
 use super::rle::{BoolRle, ByteRle, Corrupt, Cursor, Decoded, IntRle, RleVersion, Sign};
+use super::timestamp::{TimestampType, TimestampValues};
 
 /// The most lengths decoded at once when string values are skipped.
 const SKIP_CHUNK: usize = 1 << 16;
@@ -45,13 +47,21 @@ pub enum DecodeError {
     Stream(Corrupt),
     /// `orc-rust`'s decoder.
     Orc(orc_rust::error::OrcError),
+    /// Values lakescan does not read yet.
+    NotRead(&'static str),
 }
+
+/// Why a column with timestamps of negative nanoseconds that `orc-rust` decodes is not read.
+const NESTED_NEGATIVE_NANOS: &str = "it holds timestamps before 1970 with a fraction of a \
+     second stored as negative nanoseconds (ORC's C++ writer, as pyarrow drives it) inside a \
+     struct, list or map; such values are read only in top-level columns";
 
 impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Stream(corrupt) => write!(f, "{corrupt}"),
             Self::Orc(e) => write!(f, "{e}"),
+            Self::NotRead(why) => f.write_str(why),
         }
     }
 }
@@ -68,11 +78,15 @@ impl ColumnDecoder {
         Some(
             match PrimitiveColumn::try_new(stripe, position, decode_as) {
                 Ok(Some(primitive)) => Ok(Self::Primitive(Box::new(primitive))),
-                Ok(None) => {
-                    orc_rust::array_decoder::array_decoder_factory(column, decode_as, stripe)
-                        .map(Self::Orc)
-                        .map_err(DecodeError::Orc)
-                }
+                Ok(None) => match super::timestamp::negative_nanos(stripe, position) {
+                    Ok(false) => {
+                        orc_rust::array_decoder::array_decoder_factory(column, decode_as, stripe)
+                            .map(Self::Orc)
+                            .map_err(DecodeError::Orc)
+                    }
+                    Ok(true) => Err(DecodeError::NotRead(NESTED_NEGATIVE_NANOS)),
+                    Err(corrupt) => Err(DecodeError::Stream(corrupt)),
+                },
                 Err(corrupt) => Err(DecodeError::Stream(corrupt)),
             },
         )
@@ -116,6 +130,8 @@ enum Values {
     },
     /// `string`, `varchar` (dictionary): ids into the stripe's dictionary.
     Dictionary { ids: IntRle, dictionary: Dictionary },
+    /// `timestamp`, `timestamp with local time zone`, in the Arrow type given.
+    Timestamp(Box<TimestampValues>),
     /// `decimal`: unbounded zigzag varints, each with its scale in the secondary stream,
     /// rescaled to `scale`.
     Decimal {
@@ -234,12 +250,9 @@ impl PrimitiveColumn {
             }
             Ok(bytes)
         };
-        let (version, dictionary) = match column.encoding().kind() {
-            EncodingKind::Direct => (RleVersion::V1, false),
-            EncodingKind::DirectV2 => (RleVersion::V2, false),
-            EncodingKind::Dictionary => (RleVersion::V1, true),
-            EncodingKind::DictionaryV2 => (RleVersion::V2, true),
-        };
+        let kind = column.encoding().kind();
+        let version = RleVersion::of(kind);
+        let dictionary = matches!(kind, EncodingKind::Dictionary | EncodingKind::DictionaryV2);
         let values = match (column.data_type(), decode_as) {
             (OrcType::String { .. } | OrcType::Varchar { .. }, DataType::Utf8) if dictionary => {
                 // A stripe's dictionary holds at most one string per row: a larger size is
@@ -301,7 +314,15 @@ impl PrimitiveColumn {
                     scale: *s,
                 }
             }
-            _ => return Ok(None),
+            (orc, _) => match TimestampType::of(orc, decode_as) {
+                Some(decoded) => Values::Timestamp(Box::new(TimestampValues::new(
+                    (stream(Kind::Data)?, stream(Kind::Secondary)?),
+                    version,
+                    decoded,
+                    stripe.writer_tz(),
+                ))),
+                None => return Ok(None),
+            },
         };
         let present = match stripe.stream_map().get_opt(column, Kind::Present) {
             Some(_) => Some(BoolRle::new(stream(Kind::Present)?)),
@@ -405,6 +426,13 @@ impl PrimitiveColumn {
                 ids.decode(held, &mut self.ints)?;
                 dictionary.take(&self.ints, nulls, n)?
             }
+            Values::Timestamp(values) => {
+                values.decode(held, &mut self.ints)?;
+                // The scratch goes into the array (no copy); the next window allocates.
+                let at_rows =
+                    spread::<arrow::datatypes::Int64Type>(std::mem::take(&mut self.ints), nulls, n);
+                timestamps(at_rows, nulls, values.decoded())
+            }
             Values::Decimal {
                 digits,
                 scales,
@@ -465,6 +493,7 @@ impl PrimitiveColumn {
                 bytes.take(total)?;
             }
             Values::Dictionary { ids, .. } => ids.skip(held)?,
+            Values::Timestamp(values) => values.skip(held)?,
             Values::Decimal { digits, scales, .. } => {
                 digits.skip_varints(held)?;
                 scales.skip(held)?;
@@ -508,6 +537,34 @@ fn primitive<T: ArrowPrimitiveType>(
         spread::<T>(values, nulls, n),
         nulls.cloned(),
     ))
+}
+
+/// Timestamps of type `decoded` with `values` at their rows.
+fn timestamps(
+    values: ScalarBuffer<i64>,
+    nulls: Option<&NullBuffer>,
+    decoded: TimestampType,
+) -> ArrayRef {
+    use arrow::array::{
+        TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+        TimestampSecondArray,
+    };
+    use arrow::datatypes::TimeUnit;
+    let (nulls, zone) = (nulls.cloned(), decoded.zone());
+    match decoded.unit {
+        TimeUnit::Second => {
+            Arc::new(TimestampSecondArray::new(values, nulls).with_timezone_opt(zone))
+        }
+        TimeUnit::Millisecond => {
+            Arc::new(TimestampMillisecondArray::new(values, nulls).with_timezone_opt(zone))
+        }
+        TimeUnit::Microsecond => {
+            Arc::new(TimestampMicrosecondArray::new(values, nulls).with_timezone_opt(zone))
+        }
+        TimeUnit::Nanosecond => {
+            Arc::new(TimestampNanosecondArray::new(values, nulls).with_timezone_opt(zone))
+        }
+    }
 }
 
 /// Boolean `values` of the present rows placed at their rows.

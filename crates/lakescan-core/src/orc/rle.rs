@@ -54,6 +54,17 @@ pub enum RleVersion {
     V2,
 }
 
+impl RleVersion {
+    /// The encoding of a column's integer streams, by the column's encoding.
+    pub fn of(kind: orc_rust::proto::column_encoding::Kind) -> Self {
+        use orc_rust::proto::column_encoding::Kind;
+        match kind {
+            Kind::Direct | Kind::Dictionary => Self::V1,
+            Kind::DirectV2 | Kind::DictionaryV2 => Self::V2,
+        }
+    }
+}
+
 /// A stream's bytes and the position read to.
 #[derive(Debug, Default)]
 pub struct Cursor {

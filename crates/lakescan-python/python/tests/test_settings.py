@@ -40,7 +40,7 @@ def test_set_reaches_create_external_table(orc_table: Path) -> None:
     ctx = lakescan.datafusion.session_context()
     create(ctx, orc_table)
     # The default format is Parquet: the ORC files are refused by name.
-    with pytest.raises(Exception, match="part-0.orc': it is a ORC file"):
+    with pytest.raises(Exception, match="part-0.orc': it is an ORC file"):
         ctx.sql("SELECT * FROM t").collect()
     ctx.sql("SET lakescan.hive_default_format = 'orc'")
     ctx.deregister_table("t")

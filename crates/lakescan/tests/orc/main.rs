@@ -606,7 +606,7 @@ async fn orc_file_in_a_parquet_table_is_named() {
     create(&ctx, "t", dir.path(), "").await;
     let err = rows(&ctx, "SELECT * FROM t").await.unwrap_err().to_string();
     assert!(
-        err.contains("b.orc") && err.contains("it is a ORC file"),
+        err.contains("b.orc") && err.contains("it is an ORC file"),
         "{err}"
     );
 }

@@ -8,7 +8,7 @@ use arrow::array::{
     ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int8Array, Int16Array,
     Int32Array, Int64Array, RecordBatch, StringArray,
 };
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{Field, Schema, TimeUnit};
 use bytes::Bytes;
 use orc_rust::stripe::Stripe;
 use rand::rngs::StdRng;
@@ -231,19 +231,24 @@ fn primitive_arrow_type(orc: &OrcType) -> Option<DataType> {
         OrcType::Decimal {
             precision, scale, ..
         } if *precision > 0 => DataType::Decimal128(*precision as u8, *scale as i8),
+        OrcType::Timestamp { .. } => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        OrcType::TimestampWithLocalTimezone { .. } => {
+            DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
+        }
         _ => return None,
     })
 }
 
 /// Every top-level primitive column of Apache ORC's example files in `testdata/orc/` (Java,
-/// C++ and Hive writers; zlib, snappy, LZ4, zstd and no compression; RLE v1 and v2) decodes
-/// as `orc-rust` decodes it, in random windows and skips.
+/// C++ and Hive writers; zlib, snappy, LZ4, zstd and no compression; RLE v1 and v2;
+/// timestamps in UTC and in a zone with daylight saving time) decodes as `orc-rust` decodes
+/// it, in random windows and skips.
 #[test]
 fn apache_files_decode_as_orc_rust_decodes_them() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/orc");
     let mut rng = StdRng::seed_from_u64(11);
     let steps = [1, 5, 100, 513, 1024, 5000];
-    let (mut files, mut columns, mut values) = (Vec::new(), 0, 0);
+    let (mut files, mut columns, mut values, mut timestamps) = (Vec::new(), 0, 0, 0);
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -299,6 +304,7 @@ fn apache_files_decode_as_orc_rust_decodes_them() {
                     at += n;
                 }
                 columns += 1;
+                timestamps += usize::from(matches!(as_type, DataType::Timestamp(..)));
             }
         }
         files.push(name);
@@ -312,12 +318,13 @@ fn apache_files_decode_as_orc_rust_decodes_them() {
         "nulls-at-end-snappy.orc",
         "over1k_bloom.orc",
         "decimal.orc",
+        "TestOrcFile.testDate2038.orc",
     ] {
         assert!(files.iter().any(|f| f == name), "{name} read: {files:?}");
     }
     assert!(
-        columns > 40 && values > 1_000_000,
-        "{columns} columns, {values} values"
+        columns > 40 && values > 1_000_000 && timestamps > 1,
+        "{columns} columns ({timestamps} of timestamps), {values} values"
     );
 }
 
