@@ -2,7 +2,7 @@
 //!
 //! | URI                                             | catalog                                   |
 //! |-------------------------------------------------|-------------------------------------------|
-//! | `sqlite:///abs/catalog.db[?warehouse=/abs/wh]`  | the SQL catalog on an embedded SQLite file (created if missing; the warehouse defaults to the file's directory) — no server needed |
+//! | `sqlite:///abs/catalog.db[?warehouse=/abs/wh]`  | the SQL catalog on an embedded SQLite file (created if missing; the warehouse defaults to the file's directory) — no server needed; SQLAlchemy's `sqlite:////abs/catalog.db` (PyIceberg's spelling) is the same file |
 //! | `memory://?warehouse=/abs/wh`                   | an in-memory catalog (tables registered from Rust live as long as the session) |
 //! | `http://host:port/prefix[?warehouse=…&token=…&credential=…]`, `https://…` | a REST catalog; query parameters are passed as catalog properties |
 //!
@@ -109,6 +109,10 @@ pub async fn connect(name: &str, uri: &str, runtime: &RuntimeEnv) -> Result<Arc<
                 "Iceberg catalog URI '{uri}': a SQLite catalog is sqlite:///absolute/path.db"
             );
         }
+        // SQLAlchemy spells an absolute path with a fourth slash (`sqlite:////abs/c.db`, as
+        // PyIceberg's SQL catalog is configured): the same file.
+        let file = format!("/{}", file.trim_start_matches('/'));
+        let file = file.as_str();
         let warehouse = props.remove("warehouse").unwrap_or_else(|| {
             std::path::Path::new(file)
                 .parent()

@@ -100,6 +100,32 @@ pub(crate) fn column_list(value: Option<Bound<'_, PyAny>>) -> PyResult<Option<St
     }
 }
 
+/// An `as_of_timestamp` argument as the text the SQL option takes: a string as given, an
+/// `int` as milliseconds since the epoch (PyIceberg's `Snapshot.timestamp_ms`), a
+/// `datetime.datetime` in ISO format (UTC when it has no zone).
+pub(crate) fn timestamp_text(value: Option<Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    if let Ok(text) = value.extract::<String>() {
+        return Ok(Some(text));
+    }
+    // `bool` is an `int` to Python: `True` is no time.
+    if !value.is_instance_of::<pyo3::types::PyBool>()
+        && let Ok(millis) = value.extract::<i64>()
+    {
+        return Ok(Some(millis.to_string()));
+    }
+    if value.is_instance_of::<pyo3::types::PyDateTime>() {
+        return Ok(Some(value.call_method1("isoformat", (" ",))?.extract()?));
+    }
+    Err(PyValueError::new_err(format!(
+        "as_of_timestamp is a string, milliseconds since the epoch (an int) or a \
+         datetime.datetime, not {}",
+        value.get_type().name()?
+    )))
+}
+
 /// The name a table has in its own session.
 const NAME: &str = "t";
 
@@ -356,7 +382,8 @@ pub struct IcebergTable {
 impl IcebergTable {
     /// `IcebergTable(location, snapshot_id=None, as_of_timestamp=None, ref=None,
     /// metadata_columns=None, options=None)`: at most one of `snapshot_id`,
-    /// `as_of_timestamp` (`"2024-01-31 12:00:00"`) and `ref` chooses the snapshot;
+    /// `as_of_timestamp` (`"2024-01-31 12:00:00"`, milliseconds since the epoch, or a
+    /// `datetime`; UTC unless it names an offset) and `ref` chooses the snapshot;
     /// `metadata_columns` is `"all"` or a list (`["_file", "_pos"]`); `options` are
     /// `CREATE EXTERNAL TABLE`'s (`aws.*`, `relative_path_base`, …).
     #[new]
@@ -372,7 +399,7 @@ impl IcebergTable {
         py: Python<'_>,
         location: String,
         snapshot_id: Option<i64>,
-        as_of_timestamp: Option<String>,
+        as_of_timestamp: Option<Bound<'_, PyAny>>,
         r#ref: Option<String>,
         metadata_columns: Option<Bound<'_, PyAny>>,
         options: Option<BTreeMap<String, String>>,
@@ -390,7 +417,7 @@ impl IcebergTable {
             Ok(())
         };
         set("snapshot_id", snapshot_id.map(|id| id.to_string()))?;
-        set("as_of_timestamp", as_of_timestamp)?;
+        set("as_of_timestamp", timestamp_text(as_of_timestamp)?)?;
         set("ref", r#ref)?;
         set("metadata_columns", column_list(metadata_columns)?)?;
         let table = LakeTable::create(py, "ICEBERG", &location, None, &[], &options)?;

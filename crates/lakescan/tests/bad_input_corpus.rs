@@ -430,6 +430,16 @@ async fn good_files_read() {
             ),
             8,
         ),
+        // The same positions out of order (2, 0): the spec sorts them, but readers index
+        // them in bitmaps, and the same rows are deleted.
+        (
+            good(
+                "position_deletes_unsorted.parquet",
+                "position_deletes",
+                &[("deletes", "referenced")],
+            ),
+            8,
+        ),
         (good("equality_deletes.parquet", "equality_deletes", &[]), 9),
     ];
     let expected: BTreeMap<String, usize> =

@@ -4,7 +4,10 @@
 //!
 //! * A **position-delete file** (Parquet: `file_path` id 2147483546, `pos` id 2147483545) is
 //!   read once per scan and indexed by data file; its paths are compared after resolving
-//!   them like every metadata path (`file:/x`, `file:///x` and `/x` are one file).
+//!   them like every metadata path (`file:/x`, `file:///x` and `/x` are one file). Its rows
+//!   are a set: the spec sorts them by `file_path`, then `pos`, and the reading is fastest
+//!   so, but rows out of order delete the same rows (as Java's, Trino's and PyIceberg's
+//!   readers, which index positions in bitmaps, read them).
 //! * A **deletion vector** is a `deletion-vector-v1` blob in a Puffin file, read at the
 //!   manifest's `content_offset` / `content_size_in_bytes` and checked before use: the file
 //!   is a Puffin file (`PFA1` magic), the blob is the one its footer lists there, of type
@@ -15,7 +18,7 @@
 //! Hand-written: the `iceberg` crate (0.10.1) has no deletion-vector decoder and keeps its
 //! position-delete loader private; the bitmaps are the `roaring` crate's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Read;
 use std::sync::{Arc, Mutex};
 
@@ -186,11 +189,10 @@ async fn read_position_deletes(
     };
     let mut referenced_positions = SortedPositions::default();
     let mut by_file: PositionsByFile = HashMap::new();
-    // The rows of one data file are consecutive (the spec sorts by file_path, then pos):
-    // they go into one bitmap, resolved and merged once per run of equal paths. A path
-    // whose run ended before is an unsorted file.
+    // The rows of one data file are consecutive when the file is sorted: they go into one
+    // bitmap, resolved and merged once per run of equal paths (a path whose rows appear
+    // again after another's merges its runs).
     let mut run: Option<(String, SortedPositions)> = None;
-    let mut ended: HashSet<String> = HashSet::new();
     let mut flush = |run: Option<(String, SortedPositions)>| -> Result<()> {
         if let Some((path, positions)) = run {
             *by_file.entry(paths.resolve(&path)?).or_default() |= positions.finish();
@@ -201,7 +203,7 @@ async fn read_position_deletes(
         let positions = positions_of(file, batch.column(pos_at))?;
         let Some(path_at) = path_at else {
             for pos in positions {
-                add(file, &mut referenced_positions, pos?)?;
+                referenced_positions.push(pos?);
             }
             continue;
         };
@@ -221,24 +223,11 @@ async fn read_position_deletes(
         for (path, pos) in written.iter().flatten().zip(positions) {
             let pos = pos?;
             match &mut run {
-                Some((p, positions)) if p == path => add(file, positions, pos)?,
+                Some((p, positions)) if p == path => positions.push(pos),
                 _ => {
-                    if let Some((ending, _)) = &run {
-                        ended.insert(ending.clone());
-                    }
                     flush(run.take())?;
-                    if ended.contains(path) {
-                        return Err(bad(
-                            file,
-                            format!(
-                                "its file paths are not sorted: rows of '{path}' appear again \
-                                 after rows of another file (the spec sorts position deletes by \
-                                 file_path, then pos)"
-                            ),
-                        ));
-                    }
                     let mut positions = SortedPositions::default();
-                    add(file, &mut positions, pos)?;
+                    positions.push(pos);
                     run = Some((path.to_string(), positions));
                 }
             }
@@ -251,29 +240,16 @@ async fn read_position_deletes(
     Ok(by_file)
 }
 
-/// Adds `pos` to `positions`, those of one data file so far, as the spec sorts them (a
-/// position repeated is kept once; one below the last is an error).
-fn add(file: &DeleteFile, positions: &mut SortedPositions, pos: u64) -> Result<()> {
-    positions.push(pos).map_err(|last| {
-        bad(
-            file,
-            format!(
-                "its positions are not sorted: {pos} follows {last} (the spec sorts position \
-                 deletes by file_path, then pos)"
-            ),
-        )
-    })
-}
-
 /// Rows in one block of [`SortedPositions`] (a Roaring container's range).
 const BLOCK_ROWS: u64 = 1 << 16;
 /// Above this many positions, a block is built from a bitset rather than one by one.
 const BITSET_FROM: usize = 64;
 
-/// The positions of one data file, pushed in ascending order and built into a bitmap one
-/// block of [`BLOCK_ROWS`] rows at a time: a block's positions are gathered, then become one
-/// bitset at once (pushing each into the bitmap costs several times its decoding, and a
-/// position-delete file of a large data file lists hundreds of thousands).
+/// The positions of one data file, built into a bitmap one block of [`BLOCK_ROWS`] rows at a
+/// time as they come in ascending order (the spec's): a block's positions are gathered, then
+/// become one bitset at once (pushing each into the bitmap costs several times its decoding,
+/// and a position-delete file of a large data file lists hundreds of thousands). A position
+/// below the one before it goes into a bitmap of its own.
 #[derive(Debug, Default)]
 struct SortedPositions {
     /// The finished blocks, merged by the high 32 bits of their positions.
@@ -282,17 +258,21 @@ struct SortedPositions {
     block: u64,
     /// The low 16 bits of its positions, ascending.
     lows: Vec<u16>,
-    /// The last position pushed.
+    /// The last position gathered.
     last: Option<u64>,
+    /// The positions that came below the last one gathered.
+    out_of_order: RoaringTreemap,
 }
 
 impl SortedPositions {
-    /// Appends `pos`: a repeat of the last position is kept once, one below it is
-    /// `Err(last)`.
-    fn push(&mut self, pos: u64) -> std::result::Result<(), u64> {
+    /// Adds `pos` (a repeat is kept once).
+    fn push(&mut self, pos: u64) {
         match self.last {
-            Some(last) if pos < last => return Err(last),
-            Some(last) if pos == last => return Ok(()),
+            Some(last) if pos < last => {
+                self.out_of_order.insert(pos);
+                return;
+            }
+            Some(last) if pos == last => return,
             _ => {}
         }
         self.last = Some(pos);
@@ -303,7 +283,6 @@ impl SortedPositions {
         }
         // The remainder of a division by 2^16 fits 16 bits.
         self.lows.push((pos % BLOCK_ROWS) as u16);
-        Ok(())
     }
 
     /// Builds the gathered block into the bitmaps.
@@ -334,7 +313,9 @@ impl SortedPositions {
     /// The positions pushed.
     fn finish(mut self) -> RoaringTreemap {
         self.end_block();
-        RoaringTreemap::from_bitmaps(self.bitmaps)
+        let mut positions = RoaringTreemap::from_bitmaps(self.bitmaps);
+        positions |= self.out_of_order;
+        positions
     }
 }
 

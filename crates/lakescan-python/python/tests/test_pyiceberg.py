@@ -118,6 +118,15 @@ def test_time_travel_reads_the_snapshot_schema(events) -> None:
     assert got == by_id(table.scan(snapshot_id=first).to_arrow())
     # The first snapshot's schema: `amount`, before the rename; nothing added yet.
     assert list(got[0]) == ["id", "category", "amount"] and len(got) == 100
+    # By time: PyIceberg's `timestamp_ms` (an int), a `datetime`, its text.
+    import datetime
+
+    millis = table.snapshot_by_id(first).timestamp_ms
+    at = datetime.datetime.fromtimestamp(millis / 1000, datetime.timezone.utc)
+    for when in [millis, at, at.isoformat()]:
+        assert by_id(lakescan.IcebergTable(table.metadata_location, as_of_timestamp=when).scan()) == got
+    with pytest.raises(ValueError, match="as_of_timestamp is a string, milliseconds"):
+        lakescan.IcebergTable(table.metadata_location, as_of_timestamp=1.5)
 
 
 def test_catalog_in_datafusion_python(events) -> None:
@@ -154,6 +163,10 @@ def test_catalog_metadata_tables_and_bad_names(events) -> None:
         catalog.table("db.missing")
     # Another catalog name in the same file holds no tables.
     assert lakescan.IcebergCatalog(uri, name="other").namespaces() == []
+    # SQLAlchemy's spelling of the same file, as PyIceberg's SqlCatalog is given it.
+    sqlalchemy = "sqlite:///" + uri.removeprefix("sqlite://")
+    assert sqlalchemy.startswith("sqlite:////")
+    assert lakescan.IcebergCatalog(sqlalchemy, name=CATALOG).tables("db") == ["events"]
 
 
 class PutOnClose(io.BytesIO):

@@ -191,8 +191,8 @@ fn sorted_positions_build_the_bitmap_of_dense_sparse_and_far_blocks() {
     expected.extend((0..5_000).map(|p| (3 << 32) + p * 13));
     let mut built = SortedPositions::default();
     for p in &expected {
-        built.push(*p).unwrap();
-        built.push(*p).unwrap();
+        built.push(*p);
+        built.push(*p);
     }
     let bitmap = built.finish();
     assert_eq!(positions(&bitmap), expected);
@@ -200,10 +200,98 @@ fn sorted_positions_build_the_bitmap_of_dense_sparse_and_far_blocks() {
 }
 
 #[test]
-fn sorted_positions_refuse_a_position_below_the_last() {
+fn positions_out_of_order_are_kept_too() {
+    // Java's, Trino's and PyIceberg's readers index positions in bitmaps: order does not
+    // matter to them, nor here.
     let mut built = SortedPositions::default();
-    built.push(BLOCK_ROWS + 4).unwrap();
-    assert_eq!(built.push(BLOCK_ROWS + 3), Err(BLOCK_ROWS + 4));
-    assert_eq!(built.push(2), Err(BLOCK_ROWS + 4));
+    for p in [
+        BLOCK_ROWS + 4,
+        BLOCK_ROWS + 3,
+        2,
+        BLOCK_ROWS + 9,
+        2,
+        1 << 33,
+        5,
+    ] {
+        built.push(p);
+    }
+    let expected = [
+        2,
+        5,
+        BLOCK_ROWS + 3,
+        BLOCK_ROWS + 4,
+        BLOCK_ROWS + 9,
+        1 << 33,
+    ];
+    assert_eq!(positions(&built.finish()), expected);
     assert!(SortedPositions::default().finish().is_empty());
+}
+
+/// A position-delete Parquet file of `rows` (`file_path`, `pos`), in an in-memory store.
+async fn position_delete_file(store: &Arc<dyn ObjectStore>, rows: &[(&str, i64)]) -> DeleteFile {
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{Field, Schema};
+    let with_id = |field: Field, id: i32| {
+        field.with_metadata([("PARQUET:field_id".to_string(), id.to_string())].into())
+    };
+    let schema = Arc::new(Schema::new(vec![
+        with_id(Field::new("file_path", DataType::Utf8, false), FILE_PATH_ID),
+        with_id(Field::new("pos", DataType::Int64, false), POS_ID),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|(p, _)| *p))),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, q)| *q))),
+    ];
+    let batch = RecordBatch::try_new(Arc::clone(&schema), columns).unwrap();
+    let mut bytes = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let path = object_store::path::Path::from("deletes/pos.parquet");
+    let size = bytes.len() as u64;
+    object_store::ObjectStoreExt::put(store.as_ref(), &path, bytes.into())
+        .await
+        .unwrap();
+    DeleteFile {
+        written_path: "/deletes/pos.parquet".to_string(),
+        location: FileLocation {
+            store: datafusion::execution::object_store::ObjectStoreUrl::local_filesystem(),
+            path,
+        },
+        kind: DeleteKind::Position,
+        sequence_number: 1,
+        spec_id: 0,
+        unpartitioned: true,
+        partition: iceberg::spec::Struct::empty(),
+        referenced_data_file: None,
+        referenced_written: None,
+        record_count: rows.len() as u64,
+        file_size: size,
+        format: Default::default(),
+    }
+}
+
+#[tokio::test]
+async fn position_delete_rows_out_of_order_delete_the_same_rows() {
+    // Sorted by neither file_path nor pos, with a repeat: as Java's, Trino's and PyIceberg's
+    // readers read such a file, every listed row is deleted.
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let rows = [
+        ("/t/a.parquet", 5),
+        ("/t/a.parquet", 2),
+        ("/t/b.parquet", 0),
+        ("file:///t/a.parquet", 9),
+        ("/t/b.parquet", 7),
+        ("/t/a.parquet", 2),
+    ];
+    let file = position_delete_file(&store, &rows).await;
+    let paths = PathResolver::new(Some("/")).unwrap();
+    let by_file = read_position_deletes(&store, &paths, &file, &ReadCounters::default())
+        .await
+        .unwrap();
+    let a = paths.resolve("/t/a.parquet").unwrap();
+    let b = paths.resolve("/t/b.parquet").unwrap();
+    assert_eq!(by_file.len(), 2);
+    assert_eq!(positions(&by_file[&a]), [2, 5, 9]);
+    assert_eq!(positions(&by_file[&b]), [0, 7]);
 }
