@@ -383,8 +383,9 @@ pub fn parse_constant(
 }
 
 /// True when values stored as `file` can be read as `table` without changing them:
-/// the same type, a safe widening, a timestamp stored in another unit or zone, or nested
-/// types whose members (matched by name; missing ones read as NULL) adapt.
+/// the same type, a safe widening, a timestamp stored in another unit or zone, a column of
+/// NULLs only, or nested types whose members (matched by name; missing ones read as NULL)
+/// adapt.
 pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
     use DataType::*;
     match (file, table) {
@@ -417,6 +418,9 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
                         | (FixedSizeBinary(_), Binary | LargeBinary | BinaryView)
                 )
                 || matches!(file, Dictionary(_, v) if can_adapt(v, table))
+                // A column its writer typed as NULL only (pyarrow's and polars' all-NULL
+                // columns) reads as NULL in any type.
+                || matches!(file, Null)
         }
     }
 }

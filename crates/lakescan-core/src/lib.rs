@@ -14,6 +14,7 @@
 //! | `scan_spec` | `ScanSpec`: channels, outputs, filters, residual                      |
 //! | `adaptive`    | `AdaptiveState`: observed filter costs, shared by splits              |
 //! | `field_ids` | `FieldIdMatching`: the table's fields by id and name mapping (Iceberg) |
+//! | `column_case` | Hive's matching of file columns to table columns ignoring case      |
 //! | `binding`   | `SplitBinding`: per-split file columns, constants, generated columns |
 //! | `format`    | the format seam: `FormatSeam`, the split lifecycle, what formats share |
 //! | `formats`     | `FileFormat::seam`: the one dispatch over the formats               |
@@ -46,6 +47,7 @@ pub mod api;
 pub(crate) mod avro;
 pub(crate) mod binding;
 pub(crate) mod calendar;
+pub(crate) mod column_case;
 pub(crate) mod config;
 pub(crate) mod defaults;
 pub(crate) mod deleted_rows;

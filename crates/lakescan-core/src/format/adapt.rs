@@ -11,7 +11,10 @@
 //!   list of its key/value struct (`parquet::leaves`): it becomes a map again, the side
 //!   that was not read filled as above;
 //! * **narrower or other physical types** — safe widenings, another timestamp unit,
-//!   dictionary encoding, `Utf8` for `Utf8View`: cast.
+//!   dictionary encoding, `Utf8` for `Utf8View`: cast, and a value the table type cannot
+//!   hold (a timestamp of year 3000 stored in microseconds, read as the nanoseconds of a
+//!   table) is an error, never a NULL: a NULL where the file stores a value would be a
+//!   wrong row, and its statistics would disagree with it.
 //!
 //! Struct members are matched by name, so a file whose struct lacks a member (schema
 //! evolution) reads it as NULL, or as its default ([`crate::defaults`]) wherever the struct
@@ -23,7 +26,6 @@ use arrow::array::{
     Array, ArrayRef, AsArray, GenericListArray, MapArray, OffsetSizeTrait, StructArray,
     new_null_array,
 };
-use arrow::compute::cast;
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Decimal32Type, Decimal64Type, Decimal128Type, Field, FieldRef,
     Fields,
@@ -83,7 +85,7 @@ fn adapt(
                 DataType::List(_) => DataType::List(Arc::clone(field)),
                 _ => DataType::LargeList(Arc::clone(field)),
             };
-            Ok(cast(&adapt(decoded, &same_kind, None)?, target)?)
+            exact_cast(&adapt(decoded, &same_kind, None)?, target)
         }
         (DataType::Map(_, _), DataType::Map(entries, ordered)) => {
             let map = decoded.as_map();
@@ -120,8 +122,20 @@ fn adapt(
         (DataType::List(_), DataType::Map(entries, ordered)) => {
             map_from_list(decoded.as_list::<i32>(), entries, *ordered)
         }
-        _ => Ok(cast(decoded, target)?),
+        _ => exact_cast(decoded, target),
     }
+}
+
+/// `decoded` cast to `target`, failing where a value does not fit (arrow's default cast
+/// makes it NULL).
+pub fn exact_cast(decoded: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    let options = arrow::compute::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    Ok(arrow::compute::cast_with_options(
+        decoded, target, &options,
+    )?)
 }
 
 /// A decimal decoded in its stored integer width (`parquet::decoded_types`) as the table's

@@ -7,20 +7,64 @@
 //!   table's type is `Decimal128` of the same scale and at least the same precision. The
 //!   decoder would widen every value in a pass of its own; kept narrow, the columns are
 //!   filtered as stored ([`crate::filter::Filter::narrowed_to`]) and the assembler widens
-//!   only the rows the filters keep. The precision rule makes that widening infallible.
+//!   only the rows the filters keep. The precision rule makes that widening infallible;
+//! * `INT96` timestamps (Hive's, Impala's and Spark's legacy ones) in the table's unit, or
+//!   in microseconds for a table in nanoseconds, unless the writer's Arrow schema gives
+//!   their unit ([`int96_unit`]).
 
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, TimeUnit};
 use parquet::basic::Type as PhysicalType;
 use parquet::schema::types::Type;
 
+/// The unit `INT96` timestamps are read in when the writer's Arrow schema does not give
+/// one: microseconds, as Spark, Iceberg's Java reader and DuckDB read them. The `parquet`
+/// crate reads them as nanoseconds by default, and a time outside 1677–2262 (`0001-01-01`,
+/// `9999-12-31`, common sentinels) wraps around silently into another date; in
+/// microseconds every `INT96` time fits. Digits below a microsecond (Hive and Impala keep
+/// nanoseconds) are dropped, as those readers drop them.
+pub const INT96_UNIT: TimeUnit = TimeUnit::Microsecond;
+
+/// Whether `stored` is an `INT96` column.
+pub fn is_int96(stored: &Type) -> bool {
+    stored.is_primitive() && stored.get_physical_type() == PhysicalType::INT96
+}
+
+/// The unit to read an `INT96` column in for a table column in `table_unit`: the table's
+/// when it is no finer than [`INT96_UNIT`], else [`INT96_UNIT`] (the assembler then casts,
+/// failing on a time the table's unit cannot hold).
+pub fn int96_unit(table_unit: TimeUnit) -> TimeUnit {
+    match table_unit {
+        TimeUnit::Nanosecond => INT96_UNIT,
+        coarser => coarser,
+    }
+}
+
+/// Whether `stored` holds a Parquet `INTERVAL` (months, days, milliseconds) at any depth:
+/// the `parquet` crate reads it as Arrow's day-time interval and drops its months
+/// (`1 month 2 days` read as `2 days`), so it is not read.
+pub fn holds_interval(stored: &Type) -> bool {
+    match stored.is_primitive() {
+        true => stored.get_basic_info().converted_type() == parquet::basic::ConvertedType::INTERVAL,
+        false => stored.get_fields().iter().any(|f| holds_interval(f)),
+    }
+}
+
 /// The type to decode a top-level column as, when it is not the file schema's `file_type`:
-/// `stored` is the column in the Parquet schema, `table_type` the table's type of it.
+/// `stored` is the column in the Parquet schema, `table_type` the table's type of it;
+/// `hinted` when the file embeds its writer's Arrow schema.
 pub fn decoded_type(
     file_type: &DataType,
     stored: &Type,
     table_type: &DataType,
+    hinted: bool,
 ) -> Option<DataType> {
     match (file_type, table_type) {
+        // A writer's hint gives the unit it held the values in: they fit it.
+        (DataType::Timestamp(TimeUnit::Nanosecond, zone), DataType::Timestamp(unit, _))
+            if !hinted && is_int96(stored) =>
+        {
+            Some(DataType::Timestamp(int96_unit(*unit), zone.clone()))
+        }
         (DataType::Utf8 | DataType::LargeUtf8, DataType::Utf8View)
         | (DataType::Binary | DataType::LargeBinary, DataType::BinaryView) => {
             Some(table_type.clone())
@@ -58,32 +102,64 @@ mod tests {
         let fixed = stored("message m { required fixed_len_byte_array(7) d (DECIMAL(15, 2)); }");
         let d = |p, s| DataType::Decimal128(p, s);
         assert_eq!(
-            decoded_type(&d(15, 2), &int64, &d(15, 2)),
+            decoded_type(&d(15, 2), &int64, &d(15, 2), false),
             Some(DataType::Decimal64(15, 2))
         );
         // A table widened to more digits (an Iceberg promotion) still takes them.
         assert_eq!(
-            decoded_type(&d(15, 2), &int64, &d(38, 2)),
+            decoded_type(&d(15, 2), &int64, &d(38, 2), false),
             Some(DataType::Decimal64(15, 2))
         );
         assert_eq!(
-            decoded_type(&d(9, 2), &int32, &d(9, 2)),
+            decoded_type(&d(9, 2), &int32, &d(9, 2), false),
             Some(DataType::Decimal32(9, 2))
         );
         // Another scale, fewer digits, bytes, or another table type: the decoder's own.
-        assert_eq!(decoded_type(&d(15, 2), &int64, &d(15, 3)), None);
-        assert_eq!(decoded_type(&d(15, 2), &int64, &d(12, 2)), None);
-        assert_eq!(decoded_type(&d(15, 2), &fixed, &d(15, 2)), None);
-        assert_eq!(decoded_type(&d(15, 2), &int64, &DataType::Float64), None);
+        assert_eq!(decoded_type(&d(15, 2), &int64, &d(15, 3), false), None);
+        assert_eq!(decoded_type(&d(15, 2), &int64, &d(12, 2), false), None);
+        assert_eq!(decoded_type(&d(15, 2), &fixed, &d(15, 2), false), None);
+        assert_eq!(
+            decoded_type(&d(15, 2), &int64, &DataType::Float64, false),
+            None
+        );
     }
 
     #[test]
     fn strings_decode_as_the_tables_views() {
         let text = stored("message m { required binary s (STRING); }");
         assert_eq!(
-            decoded_type(&DataType::Utf8, &text, &DataType::Utf8View),
+            decoded_type(&DataType::Utf8, &text, &DataType::Utf8View, false),
             Some(DataType::Utf8View)
         );
-        assert_eq!(decoded_type(&DataType::Utf8, &text, &DataType::Utf8), None);
+        assert_eq!(
+            decoded_type(&DataType::Utf8, &text, &DataType::Utf8, false),
+            None
+        );
+    }
+
+    #[test]
+    fn int96_timestamps_decode_where_every_one_fits() {
+        let int96 = stored("message m { optional int96 ts; }");
+        let ns = DataType::Timestamp(TimeUnit::Nanosecond, None);
+        let t = |u| DataType::Timestamp(u, None);
+        // A nanosecond table: microseconds, cast after (an error, not a wrap, past 2262).
+        assert_eq!(
+            decoded_type(&ns, &int96, &t(TimeUnit::Nanosecond), false),
+            Some(t(TimeUnit::Microsecond))
+        );
+        assert_eq!(
+            decoded_type(&ns, &int96, &t(TimeUnit::Millisecond), false),
+            Some(t(TimeUnit::Millisecond))
+        );
+        // The writer held them in nanoseconds (its Arrow schema says so): they fit.
+        assert_eq!(
+            decoded_type(&ns, &int96, &t(TimeUnit::Nanosecond), true),
+            None
+        );
+        let int64 = stored("message m { optional int64 ts (TIMESTAMP(NANOS, false)); }");
+        assert_eq!(
+            decoded_type(&ns, &int64, &t(TimeUnit::Nanosecond), false),
+            None
+        );
     }
 }

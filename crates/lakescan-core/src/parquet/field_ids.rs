@@ -167,7 +167,7 @@ fn rename_nested(
 }
 
 /// The fields of a group; none for a primitive.
-fn children(t: &Type) -> Vec<TypePtr> {
+pub(crate) fn children(t: &Type) -> Vec<TypePtr> {
     match t.is_group() {
         true => t.get_fields().to_vec(),
         false => vec![],
@@ -175,7 +175,7 @@ fn children(t: &Type) -> Vec<TypePtr> {
 }
 
 /// A copy of `t` named `name` (with `fields` when it is a group).
-fn rebuild(t: &Type, name: &str, fields: Vec<TypePtr>) -> Result<TypePtr> {
+pub(crate) fn rebuild(t: &Type, name: &str, fields: Vec<TypePtr>) -> Result<TypePtr> {
     let info = t.get_basic_info();
     let built = match t {
         Type::PrimitiveType {

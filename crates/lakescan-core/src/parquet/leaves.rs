@@ -33,7 +33,7 @@ use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath};
 
 /// The key of the Arrow schema a Parquet writer embeds in the file metadata.
-const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
+pub(crate) const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
 
 /// The leaves of one file with their root column and logical path.
 #[derive(Debug, Clone)]
@@ -298,13 +298,24 @@ pub fn reannotate_maps(
 /// `metadata` over another schema of the same leaves (renamed or re-annotated), without the
 /// embedded Arrow schema (it describes the old one); row groups and page indexes are kept.
 pub fn with_schema(metadata: &ParquetMetaData, root: TypePtr) -> ParquetMetaData {
+    with_schema_and_hint(metadata, root, None)
+}
+
+/// [`with_schema`], with `hint` (an encoded Arrow schema of the new names) embedded in
+/// place of the old one.
+pub fn with_schema_and_hint(
+    metadata: &ParquetMetaData,
+    root: TypePtr,
+    hint: Option<String>,
+) -> ParquetMetaData {
     let file = metadata.file_metadata();
     let descr = Arc::new(SchemaDescriptor::new(root));
     let key_values: Option<Vec<KeyValue>> = file.key_value_metadata().map(|kvs| {
-        kvs.iter()
-            .filter(|kv| kv.key != ARROW_SCHEMA_KEY)
-            .cloned()
-            .collect()
+        let kept = kvs.iter().filter(|kv| kv.key != ARROW_SCHEMA_KEY).cloned();
+        let hint = hint
+            .clone()
+            .map(|h| KeyValue::new(ARROW_SCHEMA_KEY.to_string(), h));
+        kept.chain(hint).collect()
     });
     let file_metadata = FileMetaData::new(
         file.version(),

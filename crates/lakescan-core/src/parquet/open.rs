@@ -15,8 +15,10 @@ use parquet::file::metadata::ParquetMetaData;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::Opened;
-use super::field_ids::rename_by_field_id;
+use super::field_ids::{children, rebuild, rename_by_field_id};
 use super::footer_cache::FooterCache;
+use super::leaves::{ARROW_SCHEMA_KEY, with_schema_and_hint};
+use crate::column_case::table_spelling;
 use crate::format::PageIndex;
 use crate::format::{FileFormat, other_format, wrong_format};
 use crate::io::counting_reader::ObjectChanged;
@@ -55,13 +57,65 @@ pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result
             loaded
         }
     };
-    if let Some(matching) = context.spec.field_ids()
-        && let Some(renamed) = rename_by_field_id(metadata.metadata(), matching)?
-    {
+    let renamed = match context.spec.field_ids() {
+        Some(matching) => rename_by_field_id(metadata.metadata(), matching)?,
+        None => with_table_spelling(
+            metadata.metadata(),
+            Some(metadata.schema()),
+            context.spec.file_columns(),
+        )?,
+    };
+    if let Some(renamed) = renamed {
         metadata = ArrowReaderMetadata::try_new(Arc::new(renamed), options)
             .map_err(|e| footer_error(split.display_path(), e))?;
     }
     Ok(Opened { reader, metadata })
+}
+
+/// `metadata` with its top-level columns that match a table column only ignoring case
+/// renamed to the table's names (Hive's matching, [`crate::column_case`]); its embedded
+/// Arrow schema, when it has one, becomes `arrow` (the file read with it) under the new
+/// names. `None` when no column is renamed.
+pub(crate) fn with_table_spelling(
+    metadata: &ParquetMetaData,
+    arrow: Option<&arrow::datatypes::SchemaRef>,
+    table: &[String],
+) -> Result<Option<ParquetMetaData>> {
+    let root = metadata.file_metadata().schema_descr().root_schema();
+    let names: Vec<&str> = root.get_fields().iter().map(|f| f.name()).collect();
+    let Some(spelled) = table_spelling(&names, table) else {
+        return Ok(None);
+    };
+    let fields = root
+        .get_fields()
+        .iter()
+        .zip(&spelled)
+        .map(|(field, name)| match name {
+            Some(name) => rebuild(field, name, children(field)),
+            None => Ok(Arc::clone(field)),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let renamed = rebuild(root, root.name(), fields)?;
+    let had_hint = metadata
+        .file_metadata()
+        .key_value_metadata()
+        .is_some_and(|kvs| kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY));
+    // The Arrow schema read with the old hint, under the new names: the same types again.
+    let hint = arrow.filter(|_| had_hint).map(|schema| {
+        let fields: Vec<arrow::datatypes::FieldRef> = schema
+            .fields()
+            .iter()
+            .zip(spelled.iter().chain(std::iter::repeat(&None)))
+            .map(|(f, name)| match name {
+                Some(name) => Arc::new(f.as_ref().clone().with_name(name.clone())),
+                None => Arc::clone(f),
+            })
+            .collect();
+        let renamed =
+            arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone());
+        parquet::arrow::encode_arrow_schema(&renamed)
+    });
+    Ok(Some(with_schema_and_hint(metadata, renamed, hint)))
 }
 
 /// The footer of `split`'s file (with its page index when `page_index`), from `cache` or
@@ -84,6 +138,7 @@ pub async fn file_metadata(
         .get_metadata(Some(&options))
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
+    let metadata = sound_hint(metadata);
     check_footer(split.display_path(), &metadata, split.file_size())?;
     cache.put_with_file(
         split,
@@ -101,9 +156,11 @@ async fn read_footer(
     reader: &mut CountingReader,
     options: &ArrowReaderOptions,
 ) -> Result<(ArrowReaderMetadata, u64)> {
-    let loaded = ArrowReaderMetadata::load_async(reader, options.clone()).await;
+    // The footer first, its embedded Arrow schema checked apart (`sound_hint`).
+    let unhinted = options.clone().with_skip_arrow_metadata(true);
+    let loaded = ArrowReaderMetadata::load_async(reader, unhinted.clone()).await;
     let e = match loaded {
-        Ok(m) => return Ok((m, split.file_size())),
+        Ok(m) => return Ok((hinted(split, m, options)?, split.file_size())),
         Err(e) => e,
     };
     // Another format's file in a Parquet table: say so rather than "corrupt footer".
@@ -125,10 +182,44 @@ async fn read_footer(
         _ => return Err(footer_error(split.display_path(), e)),
     };
     *reader = counting_reader(context, split, real);
-    let loaded = ArrowReaderMetadata::load_async(reader, options.clone())
+    let loaded = ArrowReaderMetadata::load_async(reader, unhinted)
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
-    Ok((loaded, real))
+    Ok((hinted(split, loaded, options)?, real))
+}
+
+/// `loaded` (read without its embedded Arrow schema) read with it, when it is sound.
+fn hinted(
+    split: &FileSplit,
+    loaded: ArrowReaderMetadata,
+    options: &ArrowReaderOptions,
+) -> Result<ArrowReaderMetadata> {
+    ArrowReaderMetadata::try_new(sound_hint(Arc::clone(loaded.metadata())), options.clone())
+        .map_err(|e| footer_error(split.display_path(), e))
+}
+
+/// `metadata` without its embedded Arrow schema (`ARROW:schema`, the writer's Arrow types
+/// as hints) when that does not decode: `arrow-ipc` panics on types it does not know (a
+/// polars `Int128` column), and a hint that does not decode is no reason to refuse a file
+/// whose Parquet schema is sound — it is read as readers without the hint read it.
+pub(crate) fn sound_hint(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
+    let file = metadata.file_metadata();
+    let Some(kvs) = file.key_value_metadata() else {
+        return metadata;
+    };
+    if !kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY) {
+        return metadata;
+    }
+    let decodes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), Some(kvs)).is_ok()
+    }));
+    match decodes {
+        Ok(true) => metadata,
+        _ => {
+            let root = file.schema_descr().root_schema_ptr();
+            Arc::new(super::leaves::with_schema(&metadata, root))
+        }
+    }
 }
 
 /// Checks what reading trusts in the footer of the file at `path` (`file_size` bytes), so a

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow::datatypes::{DataType, Field, FieldRef, Schema};
-use datafusion::common::{Result, exec_err};
+use datafusion::common::{Result, exec_err, not_impl_err};
 use parquet::arrow::arrow_reader::{
     ArrowPredicate, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection,
 };
@@ -30,7 +30,7 @@ use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask, RowNumber};
 use parquet::file::metadata::ParquetMetaData;
 
-use super::decoded_types::decoded_type;
+use super::decoded_types::{decoded_type, holds_interval};
 use super::deletes::DeletedApplied;
 use super::leaves::{FileLeaves, reannotate_maps};
 use super::row_filter::{self, ExprPredicate, InDecoder};
@@ -146,6 +146,7 @@ impl ReadPlan {
         for c in &post {
             output_leaves.extend(filter_leaves(&bound.leaves, c));
         }
+        refuse_intervals(context, split, chosen)?;
         let metadata = reader_metadata_for(context, chosen, &output_leaves)?;
         let descr = metadata.metadata().file_metadata().schema_descr_ptr();
         let rows_scanned = decoder_filters.then(|| Arc::new(AtomicU64::new(0)));
@@ -267,6 +268,36 @@ fn place_filters<'a>(
         let key = c.subfield.to_string();
         row_filter::runs_in_decoder(spec.adaptive(), &key, estimate, max_keep)
     }))
+}
+
+/// A `NotImplemented` error when a column the scan reads holds a Parquet `INTERVAL`
+/// ([`holds_interval`]): its months would be lost.
+fn refuse_intervals(context: &SplitContext, split: &FileSplit, chosen: &Chosen) -> Result<()> {
+    let bound = &chosen.bound;
+    let roots = bound
+        .opened
+        .metadata
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema()
+        .get_fields();
+    for (field, source) in context.spec.fields().iter().zip(bound.binding.sources()) {
+        if let FieldSource::File { root, .. } = source
+            && roots
+                .get(*root)
+                .is_some_and(|stored| holds_interval(stored))
+        {
+            return not_impl_err!(
+                "Parquet file '{}': column '{}' holds a Parquet INTERVAL (months, days, \
+                 milliseconds), which the parquet crate reads without its months; such \
+                 columns are not read yet",
+                split.display_path(),
+                field.handle.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The reader metadata for decoding `output_leaves`: maps read without their keys or values
@@ -633,6 +664,14 @@ fn reader_metadata(
         .root_schema();
     let mut fields: Vec<FieldRef> = file_schema.fields().iter().cloned().collect();
     let mut changed = false;
+    let hinted = plain
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .is_some_and(|kvs| {
+            kvs.iter()
+                .any(|kv| kv.key == super::leaves::ARROW_SCHEMA_KEY)
+        });
     for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
         let FieldSource::File { root, .. } = source else {
             continue;
@@ -643,7 +682,7 @@ fn reader_metadata(
             continue;
         };
         let table_type = &field.handle.data_type;
-        if let Some(data_type) = decoded_type(decoded.data_type(), stored, table_type) {
+        if let Some(data_type) = decoded_type(decoded.data_type(), stored, table_type, hinted) {
             fields[*root] = Arc::new(decoded.as_ref().clone().with_data_type(data_type));
             changed = true;
         }

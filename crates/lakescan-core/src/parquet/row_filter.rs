@@ -108,7 +108,7 @@ impl ArrowPredicate for ExprPredicate {
         let target = self.schema.field(0).data_type();
         let column = match column.data_type() == target {
             true => Arc::clone(column),
-            false => arrow::compute::cast(column, target)?,
+            false => crate::format::adapt::exact_cast(column, target).map_err(external)?,
         };
         let input = RecordBatch::try_new(Arc::clone(&self.schema), vec![column])?;
         crate::filter::eval::keep_mask(&self.expr, &input).map_err(external)

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::common::{Result, Statistics, exec_datafusion_err};
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
@@ -14,7 +14,9 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::TypePtr;
 
+use super::decoded_types::{INT96_UNIT, is_int96};
 use super::footer_cache::FooterCache;
+use super::leaves::ARROW_SCHEMA_KEY;
 use super::open::{check_footer, file_error, file_metadata, footer_error};
 use super::{ParquetFormat, ParquetSplitReader};
 use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeColumns, WholeFile};
@@ -35,6 +37,34 @@ async fn footer(access: &FileAccess, meta: &ObjectMeta) -> Result<Arc<ParquetMet
         access.page_index,
     )
     .await
+}
+
+/// `schema` (inferred from a file) with its top-level `INT96` columns in
+/// [`INT96_UNIT`] when the writer's Arrow schema does not give their unit.
+fn with_int96_unit(schema: Schema, metadata: &ParquetMetaData) -> Schema {
+    let file = metadata.file_metadata();
+    let hinted = file
+        .key_value_metadata()
+        .is_some_and(|kvs| kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY));
+    let roots = file.schema_descr().root_schema().get_fields();
+    if hinted || !roots.iter().any(|r| is_int96(r)) {
+        return schema;
+    }
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .zip(roots)
+        .map(|(field, root)| match (field.data_type(), is_int96(root)) {
+            (DataType::Timestamp(_, zone), true) => Arc::new(
+                field
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Timestamp(INT96_UNIT, zone.clone())),
+            ),
+            _ => Arc::clone(field),
+        })
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
 }
 
 /// The top-level column of a Parquet schema with field id `id`.
@@ -68,7 +98,7 @@ impl FormatSeam for ParquetFormat {
                 meta.location
             )
         })?;
-        Ok(Arc::new(schema))
+        Ok(Arc::new(with_int96_unit(schema, &metadata)))
     }
 
     async fn file_statistics(
@@ -78,6 +108,13 @@ impl FormatSeam for ParquetFormat {
         schema: &SchemaRef,
     ) -> Result<Statistics> {
         let metadata = footer(access, meta).await?;
+        // Columns are found by name: those spelled otherwise than the table's are renamed
+        // first, or they would count as missing (all NULL).
+        let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let metadata = match super::open::with_table_spelling(&metadata, None, &names)? {
+            Some(spelled) => Arc::new(spelled),
+            None => metadata,
+        };
         DFParquetMetadata::statistics_from_parquet_metadata(&metadata, schema)
     }
 

@@ -191,7 +191,7 @@ fn narrow_decimals_widen_to_the_tables_decimal128_as_arrow_casts_them() {
     ] {
         let out = adapt_array(&decoded, &target).unwrap();
         assert_eq!(out.data_type(), &target);
-        assert_eq!(&out, &cast(&decoded, &target).unwrap());
+        assert_eq!(&out, &arrow::compute::cast(&decoded, &target).unwrap());
     }
     // Another scale, or a narrower precision, goes through the checked cast.
     let d64: ArrayRef = Arc::new(
@@ -201,9 +201,7 @@ fn narrow_decimals_widen_to_the_tables_decimal128_as_arrow_casts_them() {
     );
     let out = adapt_array(&d64, &DataType::Decimal128(12, 3)).unwrap();
     assert_eq!(out.as_primitive::<Decimal128Type>().value(0), 123_450);
+    // 123.45 does not fit 4 digits: an error, not the NULL arrow's default cast makes.
     let narrower = DataType::Decimal128(4, 2);
-    assert_eq!(
-        adapt_array(&d64, &narrower).ok(),
-        cast(&d64, &narrower).ok()
-    );
+    assert!(adapt_array(&d64, &narrower).is_err());
 }
