@@ -4,7 +4,8 @@
 
 Table `int96/` — one file as Spark, Hive and Impala write timestamps by default: `INT96`,
 no embedded Arrow schema (pyarrow with `use_deprecated_int96_timestamps=True`,
-`store_schema=False`). Columns `id int`, `ts` (INT96):
+`store_schema=False`). Columns `id int`, `ts` (INT96) and `ev struct<at>` (`at` INT96, the
+same time as `ts`, as Spark writes a struct's timestamps):
 
     id  ts
     1   0001-01-01 00:00:00
@@ -58,9 +59,9 @@ def int96():
         dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
         None,
     ]
-    table = pa.table(
-        {"id": pa.array([1, 2, 3, 4, 5], pa.int32()), "ts": pa.array(times, pa.timestamp("us"))}
-    )
+    ts = pa.array(times, pa.timestamp("us"))
+    ev = pa.StructArray.from_arrays([ts], names=["at"])
+    table = pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int32()), "ts": ts, "ev": ev})
     file = fresh("int96")
     pq.write_table(table, file, use_deprecated_int96_timestamps=True, store_schema=False)
     schema = pq.ParquetFile(file).schema
@@ -68,6 +69,7 @@ def int96():
     assert pq.ParquetFile(file).schema_arrow.metadata is None
     back = pq.read_table(file, coerce_int96_timestamp_unit="us")
     assert back.column("ts").to_pylist() == times
+    assert [e["at"] for e in back.column("ev").to_pylist()] == times
 
 
 def int128():

@@ -9,10 +9,12 @@
 //!   filtered as stored ([`crate::filter::Filter::narrowed_to`]) and the assembler widens
 //!   only the rows the filters keep. The precision rule makes that widening infallible;
 //! * `INT96` timestamps (Hive's, Impala's and Spark's legacy ones) in the table's unit, or
-//!   in microseconds for a table in nanoseconds, unless the writer's Arrow schema gives
-//!   their unit ([`int96_unit`]).
+//!   in microseconds for a table in nanoseconds (and in microseconds as struct members),
+//!   unless the writer's Arrow schema gives their unit ([`int96_unit`], [`int96_in`]).
 
-use arrow::datatypes::{DataType, TimeUnit};
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Fields, TimeUnit};
 use parquet::basic::Type as PhysicalType;
 use parquet::schema::types::Type;
 
@@ -39,6 +41,34 @@ pub fn int96_unit(table_unit: TimeUnit) -> TimeUnit {
     }
 }
 
+/// `file_type` (the `parquet` crate's type of `stored`) with its `INT96` timestamps, at the
+/// top or in struct members at any depth, in `unit`; `None` when it has none.
+pub fn int96_in(file_type: &DataType, stored: &Type, unit: TimeUnit) -> Option<DataType> {
+    match file_type {
+        DataType::Timestamp(TimeUnit::Nanosecond, zone) if is_int96(stored) => {
+            Some(DataType::Timestamp(unit, zone.clone()))
+        }
+        DataType::Struct(fields)
+            if stored.is_group() && stored.get_fields().len() == fields.len() =>
+        {
+            let mut changed = false;
+            let members: Fields = fields
+                .iter()
+                .zip(stored.get_fields())
+                .map(|(f, s)| match int96_in(f.data_type(), s, INT96_UNIT) {
+                    Some(t) => {
+                        changed = true;
+                        Arc::new(f.as_ref().clone().with_data_type(t))
+                    }
+                    None => Arc::clone(f),
+                })
+                .collect();
+            changed.then_some(DataType::Struct(members))
+        }
+        _ => None,
+    }
+}
+
 /// Whether `stored` holds a Parquet `INTERVAL` (months, days, milliseconds) at any depth:
 /// the `parquet` crate reads it as Arrow's day-time interval and drops its months
 /// (`1 month 2 days` read as `2 days`), so it is not read.
@@ -58,13 +88,17 @@ pub fn decoded_type(
     table_type: &DataType,
     hinted: bool,
 ) -> Option<DataType> {
-    match (file_type, table_type) {
-        // A writer's hint gives the unit it held the values in: they fit it.
-        (DataType::Timestamp(TimeUnit::Nanosecond, zone), DataType::Timestamp(unit, _))
-            if !hinted && is_int96(stored) =>
-        {
-            Some(DataType::Timestamp(int96_unit(*unit), zone.clone()))
+    // A writer's hint gives the unit it held the values in: they fit it.
+    if !hinted {
+        let unit = match table_type {
+            DataType::Timestamp(unit, _) => int96_unit(*unit),
+            _ => INT96_UNIT,
+        };
+        if let Some(t) = int96_in(file_type, stored, unit) {
+            return Some(t);
         }
+    }
+    match (file_type, table_type) {
         (DataType::Utf8 | DataType::LargeUtf8, DataType::Utf8View)
         | (DataType::Binary | DataType::LargeBinary, DataType::BinaryView) => {
             Some(table_type.clone())

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::common::{Result, Statistics, exec_datafusion_err};
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
@@ -14,7 +14,7 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::TypePtr;
 
-use super::decoded_types::{INT96_UNIT, is_int96};
+use super::decoded_types::{INT96_UNIT, int96_in};
 use super::footer_cache::FooterCache;
 use super::leaves::ARROW_SCHEMA_KEY;
 use super::open::{check_footer, file_error, file_metadata, footer_error};
@@ -39,30 +39,28 @@ async fn footer(access: &FileAccess, meta: &ObjectMeta) -> Result<Arc<ParquetMet
     .await
 }
 
-/// `schema` (inferred from a file) with its top-level `INT96` columns in
-/// [`INT96_UNIT`] when the writer's Arrow schema does not give their unit.
+/// `schema` (inferred from a file) with its `INT96` timestamps (top-level columns and
+/// struct members) in [`INT96_UNIT`] when the writer's Arrow schema does not give their
+/// unit.
 fn with_int96_unit(schema: Schema, metadata: &ParquetMetaData) -> Schema {
     let file = metadata.file_metadata();
     let hinted = file
         .key_value_metadata()
         .is_some_and(|kvs| kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY));
     let roots = file.schema_descr().root_schema().get_fields();
-    if hinted || !roots.iter().any(|r| is_int96(r)) {
+    if hinted {
         return schema;
     }
     let fields: Vec<FieldRef> = schema
         .fields()
         .iter()
         .zip(roots)
-        .map(|(field, root)| match (field.data_type(), is_int96(root)) {
-            (DataType::Timestamp(_, zone), true) => Arc::new(
-                field
-                    .as_ref()
-                    .clone()
-                    .with_data_type(DataType::Timestamp(INT96_UNIT, zone.clone())),
-            ),
-            _ => Arc::clone(field),
-        })
+        .map(
+            |(field, root)| match int96_in(field.data_type(), root, INT96_UNIT) {
+                Some(t) => Arc::new(field.as_ref().clone().with_data_type(t)),
+                None => Arc::clone(field),
+            },
+        )
         .collect();
     Schema::new_with_metadata(fields, schema.metadata().clone())
 }
