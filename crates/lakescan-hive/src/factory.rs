@@ -451,13 +451,47 @@ async fn infer_data_columns(
             }
         }
     };
-    let columns = schema
+    let mut columns: Vec<Field> = schema
         .fields()
         .iter()
         .filter(|f| !keys.contains(f.name()))
         .map(|f| f.as_ref().clone())
         .collect();
+    typed_nulls(access, format, &with_bytes[1..], &mut columns).await;
     Ok((columns, format))
+}
+
+/// The most further files read for the type of a column the first file stores as NULL
+/// only.
+const FILES_READ_FOR_NULL_COLUMNS: usize = 16;
+
+/// Gives `columns` of type `Null` (a column its writer typed as NULL only: pyarrow's and
+/// polars' all-NULL columns) the type the first of the next `files` that stores them with
+/// one gives (a `Null` column reads as NULL in any type; the other files' values would
+/// not read as `Null`). A file that cannot be read gives no type: the query that reads it
+/// names it.
+async fn typed_nulls(
+    access: &FileAccess,
+    format: FileFormat,
+    files: &[&ObjectMeta],
+    columns: &mut [Field],
+) {
+    for file in files.iter().take(FILES_READ_FOR_NULL_COLUMNS) {
+        if !columns.iter().any(|c| c.data_type() == &DataType::Null) {
+            return;
+        }
+        let Ok(schema) = format.seam().file_schema(access, file).await else {
+            continue;
+        };
+        for column in columns.iter_mut() {
+            if column.data_type() == &DataType::Null
+                && let Ok(typed) = schema.field_with_name(column.name())
+                && typed.data_type() != &DataType::Null
+            {
+                *column = column.clone().with_data_type(typed.data_type().clone());
+            }
+        }
+    }
 }
 
 /// The inference error of `first`, which does not read as a `format` file (`e`); a feature
