@@ -9,45 +9,67 @@
 //! looks at its schema. An exact match always wins; two file columns that differ only in
 //! case keep their names (the exact one is read). Iceberg tables match by field id.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow::datatypes::Fields;
 
 /// For each of a file's `columns` (top level, in order), the table column it reads as when
 /// that differs from its own name only in case; `None` when no column is renamed.
 pub fn table_spelling(columns: &[&str], table: &[String]) -> Option<Vec<Option<String>>> {
+    let table_names: HashSet<&str> = table.iter().map(String::as_str).collect();
+    // The usual file: every column spelled as the table spells it (or not in the table at
+    // all, which folding would not change either when no name differs in case).
+    if columns.iter().all(|c| table_names.contains(c)) {
+        return None;
+    }
     let exact: HashSet<&str> = columns.iter().copied().collect();
-    let folded = |name: &str| name.to_lowercase();
+    // The table's columns no file column spells exactly, by their folded name.
+    let mut unmatched: HashMap<String, Vec<&String>> = HashMap::new();
+    for t in table.iter().filter(|t| !exact.contains(t.as_str())) {
+        unmatched.entry(t.to_lowercase()).or_default().push(t);
+    }
     let mut renames: Vec<Option<String>> = columns
         .iter()
-        .map(|&column| {
-            if table.iter().any(|t| t == column) {
-                return None;
-            }
-            let mut candidates = table
-                .iter()
-                .filter(|t| !exact.contains(t.as_str()) && folded(t) == folded(column));
-            match (candidates.next(), candidates.next()) {
-                (Some(only), None) => Some(only.clone()),
+        .map(|&column| match table_names.contains(column) {
+            true => None,
+            false => match unmatched.get(&column.to_lowercase()).map(Vec::as_slice) {
+                Some([only]) => Some((*only).clone()),
                 _ => None,
-            }
+            },
         })
         .collect();
     // Two file columns folding to one table column: neither is renamed.
-    for k in 0..renames.len() {
-        let Some(name) = renames[k].clone() else {
-            continue;
-        };
-        if renames
-            .iter()
-            .filter(|r| r.as_deref() == Some(&name))
-            .count()
-            > 1
-        {
-            for r in renames.iter_mut().filter(|r| r.as_deref() == Some(&name)) {
-                *r = None;
-            }
+    let mut claims: HashMap<String, usize> = HashMap::new();
+    for name in renames.iter().flatten() {
+        *claims.entry(name.clone()).or_default() += 1;
+    }
+    for rename in &mut renames {
+        if rename.as_ref().is_some_and(|name| claims[name] > 1) {
+            *rename = None;
         }
     }
     renames.iter().any(Option::is_some).then_some(renames)
+}
+
+/// `fields` with those `spelled` names (by position; `None` keeps a field's name).
+pub fn renamed(fields: &Fields, spelled: &[Option<String>]) -> Fields {
+    fields
+        .iter()
+        .zip(spelled.iter().chain(std::iter::repeat(&None)))
+        .map(|(f, name)| match name {
+            Some(name) => Arc::new(f.as_ref().clone().with_name(name.clone())),
+            None => Arc::clone(f),
+        })
+        .collect()
+}
+
+/// A file's top-level `fields` in the table's spelling ([`table_spelling`]); `None` when no
+/// field is renamed.
+pub fn respelled(fields: &Fields, table: &[String]) -> Option<Fields> {
+    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+    let spelled = table_spelling(&names, table)?;
+    Some(renamed(fields, &spelled))
 }
 
 #[cfg(test)]

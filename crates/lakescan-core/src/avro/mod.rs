@@ -325,7 +325,9 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
     let (annotated, writer_zone) = annotated_schema(path, &decoder)?;
     let fields = match context.spec.field_ids() {
         Some(matching) => rename_fields_by_id(&annotated, matching),
-        None => with_table_spelling(annotated, context.spec.file_columns()),
+        // Hive's matching ignores case: columns take the table's spelling.
+        None => crate::column_case::respelled(&annotated, context.spec.file_columns())
+            .unwrap_or(annotated),
     };
     Ok(AvroFile {
         bytes,
@@ -333,23 +335,6 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
         rows,
         writer_zone,
     })
-}
-
-/// `fields` with those that match a table column only ignoring case named as the table's
-/// (Hive's matching, [`crate::column_case`]).
-fn with_table_spelling(fields: Fields, columns: &[String]) -> Fields {
-    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
-    let Some(spelled) = crate::column_case::table_spelling(&names, columns) else {
-        return fields;
-    };
-    fields
-        .iter()
-        .zip(spelled)
-        .map(|(f, name)| match name {
-            Some(name) => Arc::new(f.as_ref().clone().with_name(name)),
-            None => Arc::clone(f),
-        })
-        .collect()
 }
 
 /// The columns of the file `decoder` reads as lakescan reads them ([`schema`]: ids,

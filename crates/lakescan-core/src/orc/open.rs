@@ -89,33 +89,16 @@ pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<O
         ));
     } else if let Some(named) = by_position(&file.schema, context.spec.file_columns()) {
         file.schema = Arc::new(named);
-    } else if let Some(spelled) = with_table_spelling(&file.schema, context.spec.file_columns()) {
-        file.schema = Arc::new(spelled);
+    } else if let Some(fields) =
+        crate::column_case::respelled(file.schema.fields(), context.spec.file_columns())
+    {
+        // Columns spelled otherwise than the table's (Hive's matching ignores case).
+        let metadata = file.schema.metadata().clone();
+        file.schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
+            fields, metadata,
+        ));
     }
     Ok(file)
-}
-
-/// The file schema with its columns that match a table column only ignoring case named as
-/// the table's (Hive's matching, [`crate::column_case`]); `None` when none is renamed.
-fn with_table_spelling(
-    schema: &arrow::datatypes::Schema,
-    columns: &[String],
-) -> Option<arrow::datatypes::Schema> {
-    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let spelled = crate::column_case::table_spelling(&names, columns)?;
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .zip(spelled)
-        .map(|(f, name)| match name {
-            Some(name) => f.as_ref().clone().with_name(name),
-            None => f.as_ref().clone(),
-        })
-        .collect();
-    Some(arrow::datatypes::Schema::new_with_metadata(
-        fields,
-        schema.metadata().clone(),
-    ))
 }
 
 /// A file whose columns are named by position (`_col0`, `_col1`, … as Hive's ORC writer

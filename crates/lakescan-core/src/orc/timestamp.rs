@@ -52,8 +52,6 @@ pub struct TimestampValues {
     wall_clock: Option<Tz>,
     /// The type decoded.
     decoded: TimestampType,
-    /// Nanoseconds per value of the unit decoded.
-    per_unit: i128,
     /// Scratch for the nanosecond stream, kept for its capacity.
     scratch: Vec<i64>,
 }
@@ -80,12 +78,6 @@ impl TimestampValues {
             base,
             wall_clock: writer_zone,
             decoded,
-            per_unit: match decoded.unit {
-                TimeUnit::Second => NANOS_PER_SECOND,
-                TimeUnit::Millisecond => 1_000_000,
-                TimeUnit::Microsecond => 1_000,
-                TimeUnit::Nanosecond => 1,
-            },
             scratch: Vec::new(),
         }
     }
@@ -127,7 +119,7 @@ impl TimestampValues {
             let offset = tz.offset_from_utc_datetime(&at.naive_utc()).fix();
             instant += i128::from(offset.local_minus_utc()) * NANOS_PER_SECOND;
         }
-        i64::try_from(instant.div_euclid(self.per_unit)).map_err(|_| RANGE)
+        i64::try_from(instant.div_euclid(self.decoded.nanos_per_value())).map_err(|_| RANGE)
     }
 }
 
@@ -194,6 +186,16 @@ impl TimestampType {
                 })
             }
             _ => None,
+        }
+    }
+
+    /// Nanoseconds per value of the unit.
+    fn nanos_per_value(&self) -> i128 {
+        match self.unit {
+            TimeUnit::Second => NANOS_PER_SECOND,
+            TimeUnit::Millisecond => 1_000_000,
+            TimeUnit::Microsecond => 1_000,
+            TimeUnit::Nanosecond => 1,
         }
     }
 

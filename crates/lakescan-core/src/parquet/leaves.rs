@@ -33,7 +33,7 @@ use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath};
 
 /// The key of the Arrow schema a Parquet writer embeds in the file metadata.
-pub(crate) const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
+const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
 
 /// The leaves of one file with their root column and logical path.
 #[derive(Debug, Clone)]
@@ -293,6 +293,14 @@ pub fn reannotate_maps(
     let root = file.schema_descr().root_schema_ptr();
     let rewritten = rewrite(&root, &mut vec![], paths)?;
     Ok(with_schema(metadata, rewritten))
+}
+
+/// Whether `metadata` embeds its writer's Arrow schema (`ARROW:schema`).
+pub fn has_arrow_hint(metadata: &ParquetMetaData) -> bool {
+    metadata
+        .file_metadata()
+        .key_value_metadata()
+        .is_some_and(|kvs| kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY))
 }
 
 /// `metadata` over another schema of the same leaves (renamed or re-annotated), without the

@@ -17,7 +17,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::Opened;
 use super::field_ids::{children, rebuild, rename_by_field_id};
 use super::footer_cache::FooterCache;
-use super::leaves::{ARROW_SCHEMA_KEY, with_schema_and_hint};
+use super::leaves::{has_arrow_hint, with_schema_and_hint};
 use crate::column_case::table_spelling;
 use crate::format::PageIndex;
 use crate::format::{FileFormat, other_format, wrong_format};
@@ -96,21 +96,10 @@ pub(crate) fn with_table_spelling(
         })
         .collect::<Result<Vec<_>>>()?;
     let renamed = rebuild(root, root.name(), fields)?;
-    let had_hint = metadata
-        .file_metadata()
-        .key_value_metadata()
-        .is_some_and(|kvs| kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY));
     // The Arrow schema read with the old hint, under the new names: the same types again.
-    let hint = arrow.filter(|_| had_hint).map(|schema| {
-        let fields: Vec<arrow::datatypes::FieldRef> = schema
-            .fields()
-            .iter()
-            .zip(spelled.iter().chain(std::iter::repeat(&None)))
-            .map(|(f, name)| match name {
-                Some(name) => Arc::new(f.as_ref().clone().with_name(name.clone())),
-                None => Arc::clone(f),
-            })
-            .collect();
+    // The Arrow schema read with the old hint, under the new names: the same types again.
+    let hint = arrow.filter(|_| has_arrow_hint(metadata)).map(|schema| {
+        let fields = crate::column_case::renamed(schema.fields(), &spelled);
         let renamed =
             arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone());
         parquet::arrow::encode_arrow_schema(&renamed)
@@ -202,16 +191,14 @@ fn hinted(
 /// as hints) when that does not decode: `arrow-ipc` panics on types it does not know (a
 /// polars `Int128` column), and a hint that does not decode is no reason to refuse a file
 /// whose Parquet schema is sound — it is read as readers without the hint read it.
-pub(crate) fn sound_hint(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
-    let file = metadata.file_metadata();
-    let Some(kvs) = file.key_value_metadata() else {
-        return metadata;
-    };
-    if !kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY) {
+fn sound_hint(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
+    if !has_arrow_hint(&metadata) {
         return metadata;
     }
+    let file = metadata.file_metadata();
     let decodes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), Some(kvs)).is_ok()
+        parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
+            .is_ok()
     }));
     match decodes {
         Ok(true) => metadata,

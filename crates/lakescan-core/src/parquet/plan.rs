@@ -664,14 +664,7 @@ fn reader_metadata(
         .root_schema();
     let mut fields: Vec<FieldRef> = file_schema.fields().iter().cloned().collect();
     let mut changed = false;
-    let hinted = plain
-        .metadata()
-        .file_metadata()
-        .key_value_metadata()
-        .is_some_and(|kvs| {
-            kvs.iter()
-                .any(|kv| kv.key == super::leaves::ARROW_SCHEMA_KEY)
-        });
+    let hinted = super::leaves::has_arrow_hint(plain.metadata());
     for (field, source) in context.spec.fields().iter().zip(binding.sources()) {
         let FieldSource::File { root, .. } = source else {
             continue;

@@ -16,7 +16,7 @@ use parquet::schema::types::TypePtr;
 
 use super::decoded_types::{INT96_UNIT, int96_in};
 use super::footer_cache::FooterCache;
-use super::leaves::ARROW_SCHEMA_KEY;
+use super::leaves::has_arrow_hint;
 use super::open::{check_footer, file_error, file_metadata, footer_error};
 use super::{ParquetFormat, ParquetSplitReader};
 use crate::format::{ColumnsById, FileAccess, FormatSeam, WholeColumns, WholeFile};
@@ -43,14 +43,11 @@ async fn footer(access: &FileAccess, meta: &ObjectMeta) -> Result<Arc<ParquetMet
 /// struct members) in [`INT96_UNIT`] when the writer's Arrow schema does not give their
 /// unit.
 fn with_int96_unit(schema: Schema, metadata: &ParquetMetaData) -> Schema {
-    let file = metadata.file_metadata();
-    let hinted = file
-        .key_value_metadata()
-        .is_some_and(|kvs| kvs.iter().any(|kv| kv.key == ARROW_SCHEMA_KEY));
-    let roots = file.schema_descr().root_schema().get_fields();
-    if hinted {
+    if has_arrow_hint(metadata) {
         return schema;
     }
+    let file = metadata.file_metadata();
+    let roots = file.schema_descr().root_schema().get_fields();
     let fields: Vec<FieldRef> = schema
         .fields()
         .iter()

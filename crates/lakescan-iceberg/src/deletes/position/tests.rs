@@ -88,13 +88,25 @@ fn portable_roaring_examples() {
 }
 
 fn dv_file(path: &str, offset: u64, length: u64, record_count: u64) -> DeleteFile {
+    // The manifest's size of the Puffin file (the golden files' own).
+    let size = std::fs::metadata(root().join(path)).map_or(0, |m| m.len());
+    delete_file(
+        path,
+        DeleteKind::DeletionVector { offset, length },
+        record_count,
+        size,
+    )
+}
+
+/// The delete file at `path` of the local store, of `kind`.
+fn delete_file(path: &str, kind: DeleteKind, record_count: u64, file_size: u64) -> DeleteFile {
     DeleteFile {
         written_path: path.to_string(),
         location: FileLocation {
             store: datafusion::execution::object_store::ObjectStoreUrl::local_filesystem(),
             path: object_store::path::Path::from(path),
         },
-        kind: DeleteKind::DeletionVector { offset, length },
+        kind,
         sequence_number: 1,
         spec_id: 0,
         unpartitioned: true,
@@ -102,8 +114,7 @@ fn dv_file(path: &str, offset: u64, length: u64, record_count: u64) -> DeleteFil
         referenced_data_file: None,
         referenced_written: None,
         record_count,
-        // The manifest's size of the Puffin file (the golden files' own).
-        file_size: std::fs::metadata(root().join(path)).map_or(0, |m| m.len()),
+        file_size,
         format: Default::default(),
     }
 }
@@ -247,28 +258,12 @@ async fn position_delete_file(store: &Arc<dyn ObjectStore>, rows: &[(&str, i64)]
     let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
-    let path = object_store::path::Path::from("deletes/pos.parquet");
     let size = bytes.len() as u64;
-    object_store::ObjectStoreExt::put(store.as_ref(), &path, bytes.into())
+    let path = "deletes/pos.parquet";
+    object_store::ObjectStoreExt::put(store.as_ref(), &path.into(), bytes.into())
         .await
         .unwrap();
-    DeleteFile {
-        written_path: "/deletes/pos.parquet".to_string(),
-        location: FileLocation {
-            store: datafusion::execution::object_store::ObjectStoreUrl::local_filesystem(),
-            path,
-        },
-        kind: DeleteKind::Position,
-        sequence_number: 1,
-        spec_id: 0,
-        unpartitioned: true,
-        partition: iceberg::spec::Struct::empty(),
-        referenced_data_file: None,
-        referenced_written: None,
-        record_count: rows.len() as u64,
-        file_size: size,
-        format: Default::default(),
-    }
+    delete_file(path, DeleteKind::Position, rows.len() as u64, size)
 }
 
 #[tokio::test]
