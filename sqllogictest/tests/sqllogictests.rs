@@ -468,10 +468,11 @@ async fn run_file(
     twins: &Twins,
     mode: Mode,
 ) -> Outcome {
-    let result = match (mode, s3) {
-        (Mode::Check, Some(s3)) => check_file_on_s3(file, &s3).await,
-        (Mode::Check, None) => check_file(file, variant, twins).await,
-        (Mode::Complete, _) => complete_file(file).await,
+    let result = match (check_substitution(file), mode, s3) {
+        (Err(e), _, _) => Err(e),
+        (Ok(()), Mode::Check, Some(s3)) => check_file_on_s3(file, &s3).await,
+        (Ok(()), Mode::Check, None) => check_file(file, variant, twins).await,
+        (Ok(()), Mode::Complete, _) => complete_file(file).await,
     };
     let suffix = match variant {
         Variant::Default => "",
@@ -484,6 +485,21 @@ async fn run_file(
     Outcome {
         name: format!("{}{suffix}", file_name(file)),
         failure: result.err(),
+    }
+}
+
+/// A file that names `$__TEST_DIR__` or `$TESTDATA` without turning substitution on would
+/// write into (or read from) a directory literally named so, in the source tree, and an S3
+/// run would not be one: refused.
+fn check_substitution(file: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let names_a_variable = text.contains("$__TEST_DIR__") || text.contains("$TESTDATA");
+    match names_a_variable && !text.contains("control substitution on") {
+        true => Err(format!(
+            "{}: names $__TEST_DIR__ or $TESTDATA without `control substitution on`",
+            file.display()
+        )),
+        false => Ok(()),
     }
 }
 

@@ -4,8 +4,9 @@
 
 Table `int96/` — one file as Spark, Hive and Impala write timestamps by default: `INT96`,
 no embedded Arrow schema (pyarrow with `use_deprecated_int96_timestamps=True`,
-`store_schema=False`). Columns `id int`, `ts` (INT96) and `ev struct<at>` (`at` INT96, the
-same time as `ts`, as Spark writes a struct's timestamps):
+`store_schema=False`). Columns `id int`, `ts` (INT96), `ev struct<at>` (`at` INT96, the
+same time as `ts`, as Spark writes a struct's timestamps), `evs` (a list of that one time)
+and `by_key` (a map of key `at` to it):
 
     id  ts
     1   0001-01-01 00:00:00
@@ -61,7 +62,11 @@ def int96():
     ]
     ts = pa.array(times, pa.timestamp("us"))
     ev = pa.StructArray.from_arrays([ts], names=["at"])
-    table = pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int32()), "ts": ts, "ev": ev})
+    evs = pa.array([[t] for t in times], pa.list_(pa.timestamp("us")))
+    by_key = pa.array([[("at", t)] for t in times], pa.map_(pa.string(), pa.timestamp("us")))
+    table = pa.table(
+        {"id": pa.array([1, 2, 3, 4, 5], pa.int32()), "ts": ts, "ev": ev, "evs": evs, "by_key": by_key}
+    )
     file = fresh("int96")
     pq.write_table(table, file, use_deprecated_int96_timestamps=True, store_schema=False)
     schema = pq.ParquetFile(file).schema
@@ -70,6 +75,11 @@ def int96():
     back = pq.read_table(file, coerce_int96_timestamp_unit="us")
     assert back.column("ts").to_pylist() == times
     assert [e["at"] for e in back.column("ev").to_pylist()] == times
+    assert [e[0] for e in back.column("evs").to_pylist()] == times
+    assert [dict(m)["at"] for m in back.column("by_key").to_pylist()] == times
+    physical = {schema.column(k).path: schema.column(k).physical_type for k in range(len(schema))}
+    assert physical["evs.list.element"] == "INT96", physical
+    assert physical["by_key.key_value.value"] == "INT96", physical
 
 
 def int128():

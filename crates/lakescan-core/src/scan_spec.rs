@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{Field, Fields, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Result, internal_err, plan_err};
 use datafusion::physical_expr::ScalarFunctionExpr;
@@ -158,8 +158,9 @@ pub struct ScanSpec {
     /// See `TableHandle::field_ids`.
     field_ids: Option<Arc<FieldIdMatching>>,
     /// The table's file columns (role `Regular`) in declared order: what the columns of a
-    /// Hive writer's positional file (`_col0`, `_col1`, …) are.
-    file_columns: Arc<Vec<String>>,
+    /// Hive writer's positional file (`_col0`, `_col1`, …) are, and the names (struct
+    /// members included) a file's columns are matched to.
+    file_columns: Fields,
     adaptive: Arc<AdaptiveState>,
 }
 
@@ -241,14 +242,12 @@ impl ScanSpec {
             residual,
             stage_columns: table.stage_columns.clone(),
             field_ids: table.field_ids.clone(),
-            file_columns: Arc::new(
-                table
-                    .columns()
-                    .iter()
-                    .filter(|c| matches!(c.role, crate::handle::ColumnRole::Regular))
-                    .map(|c| c.name.clone())
-                    .collect(),
-            ),
+            file_columns: table
+                .columns()
+                .iter()
+                .filter(|c| matches!(c.role, crate::handle::ColumnRole::Regular))
+                .map(|c| Field::new(&c.name, c.data_type.clone(), c.nullable))
+                .collect(),
             adaptive: Arc::new(AdaptiveState::default()),
         })
     }
@@ -293,7 +292,7 @@ impl ScanSpec {
     /// How file columns match table columns by field id, when they do (Iceberg).
     /// The table's file columns in declared order (for files whose columns are named by
     /// position, as old Hive writers name ORC columns `_col0`, `_col1`, …).
-    pub fn file_columns(&self) -> &[String] {
+    pub fn file_columns(&self) -> &Fields {
         &self.file_columns
     }
 

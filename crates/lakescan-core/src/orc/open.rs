@@ -87,16 +87,20 @@ pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<O
             renamed,
             annotated.metadata().clone(),
         ));
-    } else if let Some(named) = by_position(&file.schema, context.spec.file_columns()) {
-        file.schema = Arc::new(named);
-    } else if let Some(fields) =
-        crate::column_case::respelled(file.schema.fields(), context.spec.file_columns())
-    {
-        // Columns spelled otherwise than the table's (Hive's matching ignores case).
-        let metadata = file.schema.metadata().clone();
-        file.schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
-            fields, metadata,
-        ));
+    } else {
+        if let Some(named) = by_position(&file.schema, context.spec.file_columns()) {
+            file.schema = Arc::new(named);
+        }
+        // Columns and struct members spelled otherwise than the table's (Hive's matching
+        // ignores case).
+        if let Some(fields) =
+            crate::column_case::respelled(file.schema.fields(), context.spec.file_columns())
+        {
+            let metadata = file.schema.metadata().clone();
+            file.schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
+                fields, metadata,
+            ));
+        }
     }
     Ok(file)
 }
@@ -107,7 +111,7 @@ pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<O
 /// Columns past the table's keep their names (never read).
 fn by_position(
     schema: &arrow::datatypes::Schema,
-    columns: &[String],
+    columns: &arrow::datatypes::Fields,
 ) -> Option<arrow::datatypes::Schema> {
     let positional = !schema.fields().is_empty()
         && schema
@@ -115,7 +119,7 @@ fn by_position(
             .iter()
             .enumerate()
             .all(|(k, f)| f.name() == &format!("_col{k}"));
-    if !positional || columns.iter().any(|c| c.starts_with("_col")) {
+    if !positional || columns.iter().any(|c| c.name().starts_with("_col")) {
         return None;
     }
     let fields: Vec<Field> = schema
@@ -123,7 +127,7 @@ fn by_position(
         .iter()
         .enumerate()
         .map(|(k, f)| match columns.get(k) {
-            Some(name) => f.as_ref().clone().with_name(name.clone()),
+            Some(column) => f.as_ref().clone().with_name(column.name()),
             None => f.as_ref().clone(),
         })
         .collect();

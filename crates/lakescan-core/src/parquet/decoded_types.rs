@@ -9,14 +9,16 @@
 //!   filtered as stored ([`crate::filter::Filter::narrowed_to`]) and the assembler widens
 //!   only the rows the filters keep. The precision rule makes that widening infallible;
 //! * `INT96` timestamps (Hive's, Impala's and Spark's legacy ones) in the table's unit, or
-//!   in microseconds for a table in nanoseconds (and in microseconds as struct members),
-//!   unless the writer's Arrow schema gives their unit ([`int96_unit`], [`int96_in`]).
+//!   in microseconds for a table in nanoseconds (and in microseconds in structs, lists and
+//!   maps), unless the writer's Arrow schema gives their unit ([`int96_unit`], [`int96_in`]).
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Fields, TimeUnit};
-use parquet::basic::Type as PhysicalType;
-use parquet::schema::types::Type;
+use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
+use parquet::basic::{Repetition, Type as PhysicalType};
+use parquet::schema::types::{Type, TypePtr};
+
+use super::field_ids::wraps_element;
 
 /// The unit `INT96` timestamps are read in when the writer's Arrow schema does not give
 /// one: microseconds, as Spark, Iceberg's Java reader and DuckDB read them. The `parquet`
@@ -42,7 +44,8 @@ pub fn int96_unit(table_unit: TimeUnit) -> TimeUnit {
 }
 
 /// `file_type` (the `parquet` crate's type of `stored`) with its `INT96` timestamps, at the
-/// top or in struct members at any depth, in `unit`; `None` when it has none.
+/// top or at any depth in structs, lists and maps, in `unit` (nested ones in
+/// [`INT96_UNIT`]); `None` when it has none.
 pub fn int96_in(file_type: &DataType, stored: &Type, unit: TimeUnit) -> Option<DataType> {
     match file_type {
         DataType::Timestamp(TimeUnit::Nanosecond, zone) if is_int96(stored) => {
@@ -51,21 +54,83 @@ pub fn int96_in(file_type: &DataType, stored: &Type, unit: TimeUnit) -> Option<D
         DataType::Struct(fields)
             if stored.is_group() && stored.get_fields().len() == fields.len() =>
         {
-            let mut changed = false;
-            let members: Fields = fields
+            let members: Vec<(&Type, &FieldRef)> = stored
+                .get_fields()
                 .iter()
-                .zip(stored.get_fields())
-                .map(|(f, s)| match int96_in(f.data_type(), s, INT96_UNIT) {
-                    Some(t) => {
-                        changed = true;
-                        Arc::new(f.as_ref().clone().with_data_type(t))
-                    }
-                    None => Arc::clone(f),
-                })
+                .map(AsRef::as_ref)
+                .zip(fields.iter())
                 .collect();
-            changed.then_some(DataType::Struct(members))
+            int96_in_members(&members).map(DataType::Struct)
+        }
+        DataType::List(element) => int96_in_element(element, stored).map(DataType::List),
+        DataType::LargeList(element) => int96_in_element(element, stored).map(DataType::LargeList),
+        DataType::Map(entries, sorted) => {
+            let (DataType::Struct(kv), [key_value]) =
+                (entries.data_type(), stored_children(stored))
+            else {
+                return None;
+            };
+            let sides: Vec<(&Type, &FieldRef)> = stored_children(key_value)
+                .iter()
+                .map(AsRef::as_ref)
+                .zip(kv.iter())
+                .collect();
+            if sides.len() != kv.len() {
+                return None;
+            }
+            let kv = int96_in_members(&sides)?;
+            let entries = entries
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Struct(kv));
+            Some(DataType::Map(Arc::new(entries), *sorted))
         }
         _ => None,
+    }
+}
+
+/// The `members` (stored, decoded) with their `INT96` timestamps in [`INT96_UNIT`]; `None`
+/// when they have none.
+fn int96_in_members(members: &[(&Type, &FieldRef)]) -> Option<Fields> {
+    let mut changed = false;
+    let fields: Fields = members
+        .iter()
+        .map(|(s, f)| match int96_in(f.data_type(), s, INT96_UNIT) {
+            Some(t) => {
+                changed = true;
+                Arc::new(f.as_ref().clone().with_data_type(t))
+            }
+            None => Arc::clone(f),
+        })
+        .collect();
+    changed.then_some(fields)
+}
+
+/// A list's `element` field with its `INT96` timestamps in [`INT96_UNIT`], `stored` the
+/// list: a `LIST` group (its element found by Parquet's backward-compatibility rules) or a
+/// bare repeated field, which is its own element.
+fn int96_in_element(element: &FieldRef, stored: &Type) -> Option<FieldRef> {
+    let repeated = |t: &Type| {
+        t.get_basic_info().has_repetition()
+            && t.get_basic_info().repetition() == Repetition::REPEATED
+    };
+    let stored_element: &Type = match stored_children(stored) {
+        _ if repeated(stored) => stored,
+        [inner] if repeated(inner) => match wraps_element(stored, inner) {
+            true => &inner.get_fields()[0],
+            false => inner,
+        },
+        _ => return None,
+    };
+    let t = int96_in(element.data_type(), stored_element, INT96_UNIT)?;
+    Some(Arc::new(element.as_ref().clone().with_data_type(t)))
+}
+
+/// The fields of a group; none for a primitive.
+fn stored_children(t: &Type) -> &[TypePtr] {
+    match t.is_group() {
+        true => t.get_fields(),
+        false => &[],
     }
 }
 
@@ -121,6 +186,7 @@ mod tests {
     use std::sync::Arc;
 
     use parquet::schema::parser::parse_message_type;
+    use parquet::schema::types::SchemaDescriptor;
 
     use super::*;
 
@@ -195,5 +261,28 @@ mod tests {
             decoded_type(&ns, &int64, &t(TimeUnit::Nanosecond), false),
             None
         );
+    }
+
+    #[test]
+    fn int96_timestamps_in_lists_of_every_shape_decode_in_microseconds() {
+        let shapes = [
+            "message m { optional group l (LIST) { repeated group list { optional int96 element; } } }",
+            "message m { optional group l (LIST) { repeated int96 array; } }",
+            "message m { optional group l (LIST) { repeated group array { optional int96 at; } } }",
+            "message m { repeated int96 l; }",
+        ];
+        for shape in shapes {
+            let schema = SchemaDescriptor::new(parse_message_type(shape).unwrap().into());
+            let arrow = parquet::arrow::parquet_to_arrow_schema(&schema, None).unwrap();
+            let file_type = arrow.field(0).data_type();
+            let stored = Arc::clone(&schema.root_schema().get_fields()[0]);
+            let got = decoded_type(file_type, &stored, file_type, false)
+                .unwrap_or_else(|| panic!("{shape}: not decoded in microseconds"));
+            let text = format!("{got}");
+            assert!(
+                text.contains("Timestamp(µs)") && !text.contains("ns"),
+                "{shape}: {text}"
+            );
+        }
     }
 }

@@ -133,10 +133,7 @@ fn rename_nested(
     };
     let fields = match (nested, annotation, children) {
         (NestedIds::List(element), Annotation::List, [repeated]) if repeated.is_group() => {
-            let three_level = repeated.get_fields().len() == 1
-                && repeated.name() != "array"
-                && repeated.name() != format!("{}_tuple", field.name());
-            let repeated = if three_level {
+            let repeated = if wraps_element(field, repeated) {
                 let inner = &repeated.get_fields()[0];
                 let element =
                     rename_nested(inner, inner.name(), element, child_mapping("element"))?;
@@ -219,15 +216,26 @@ pub(crate) fn rebuild(t: &Type, name: &str, fields: Vec<TypePtr>) -> Result<Type
     }
 }
 
+/// Whether the `repeated` child of the `LIST` group `list` wraps the list's element (the
+/// standard three-level list) rather than being the element itself (the older two-level
+/// shapes), by the backward-compatibility rules of Parquet's LogicalTypes.md: a repeated
+/// group of one field not named `array` or `<list>_tuple` wraps it.
+pub(crate) fn wraps_element(list: &Type, repeated: &Type) -> bool {
+    repeated.is_group()
+        && repeated.get_fields().len() == 1
+        && repeated.name() != "array"
+        && repeated.name() != format!("{}_tuple", list.name())
+}
+
 /// How a group is annotated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Annotation {
+pub(crate) enum Annotation {
     List,
     Map,
     Plain,
 }
 
-fn annotation(t: &Type) -> Annotation {
+pub(crate) fn annotation(t: &Type) -> Annotation {
     let info = t.get_basic_info();
     match (info.logical_type_ref(), info.converted_type()) {
         (Some(LogicalType::List), _) | (_, ConvertedType::LIST) => Annotation::List,

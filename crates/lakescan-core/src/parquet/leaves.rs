@@ -30,6 +30,7 @@ use parquet::basic::{ConvertedType, LogicalType, Repetition};
 use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData};
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
+use super::field_ids::wraps_element;
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath};
 
 /// The key of the Arrow schema a Parquet writer embeds in the file metadata.
@@ -163,7 +164,7 @@ impl Walk {
             [repeated]
                 if is_list && repeated.get_basic_info().repetition() == Repetition::REPEATED =>
             {
-                self.visit_list_element(root, t.name(), repeated, logical, physical);
+                self.visit_list_element(root, t, repeated, logical, physical);
             }
             [repeated] if is_map && repeated.is_group() => {
                 self.visit_map(root, repeated, logical, physical);
@@ -194,7 +195,7 @@ impl Walk {
     fn visit_list_element(
         &mut self,
         root: usize,
-        list_name: &str,
+        list: &Type,
         repeated: &TypePtr,
         logical: &mut SubfieldPath,
         physical: &mut Vec<String>,
@@ -207,11 +208,7 @@ impl Walk {
         } else {
             &[]
         };
-        let repeated_is_element = repeated.is_primitive()
-            || children.len() != 1
-            || repeated.name() == "array"
-            || repeated.name() == format!("{list_name}_tuple");
-        if repeated_is_element {
+        if !wraps_element(list, repeated) {
             self.visit_struct_or_leaf(root, repeated, logical, physical);
         } else if let Some(element) = children.first() {
             physical.push(element.name().to_string());

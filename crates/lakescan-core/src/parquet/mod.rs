@@ -66,6 +66,7 @@ pub mod row_filter;
 pub mod row_groups;
 pub mod row_index;
 pub mod seam;
+pub mod spelling;
 pub mod statistics;
 
 use std::sync::Arc;

@@ -15,10 +15,9 @@ use parquet::file::metadata::ParquetMetaData;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::Opened;
-use super::field_ids::{children, rebuild, rename_by_field_id};
+use super::field_ids::rename_by_field_id;
 use super::footer_cache::FooterCache;
-use super::leaves::{has_arrow_hint, with_schema_and_hint};
-use crate::column_case::table_spelling;
+use super::leaves::has_arrow_hint;
 use crate::format::PageIndex;
 use crate::format::{FileFormat, other_format, wrong_format};
 use crate::io::counting_reader::ObjectChanged;
@@ -59,7 +58,7 @@ pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result
     };
     let renamed = match context.spec.field_ids() {
         Some(matching) => rename_by_field_id(metadata.metadata(), matching)?,
-        None => with_table_spelling(
+        None => super::spelling::with_table_spelling(
             metadata.metadata(),
             Some(metadata.schema()),
             context.spec.file_columns(),
@@ -70,41 +69,6 @@ pub async fn load_footer(split: Arc<FileSplit>, context: SplitContext) -> Result
             .map_err(|e| footer_error(split.display_path(), e))?;
     }
     Ok(Opened { reader, metadata })
-}
-
-/// `metadata` with its top-level columns that match a table column only ignoring case
-/// renamed to the table's names (Hive's matching, [`crate::column_case`]); its embedded
-/// Arrow schema, when it has one, becomes `arrow` (the file read with it) under the new
-/// names. `None` when no column is renamed.
-pub(crate) fn with_table_spelling(
-    metadata: &ParquetMetaData,
-    arrow: Option<&arrow::datatypes::SchemaRef>,
-    table: &[String],
-) -> Result<Option<ParquetMetaData>> {
-    let root = metadata.file_metadata().schema_descr().root_schema();
-    let names: Vec<&str> = root.get_fields().iter().map(|f| f.name()).collect();
-    let Some(spelled) = table_spelling(&names, table) else {
-        return Ok(None);
-    };
-    let fields = root
-        .get_fields()
-        .iter()
-        .zip(&spelled)
-        .map(|(field, name)| match name {
-            Some(name) => rebuild(field, name, children(field)),
-            None => Ok(Arc::clone(field)),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let renamed = rebuild(root, root.name(), fields)?;
-    // The Arrow schema read with the old hint, under the new names: the same types again.
-    // The Arrow schema read with the old hint, under the new names: the same types again.
-    let hint = arrow.filter(|_| has_arrow_hint(metadata)).map(|schema| {
-        let fields = crate::column_case::renamed(schema.fields(), &spelled);
-        let renamed =
-            arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone());
-        parquet::arrow::encode_arrow_schema(&renamed)
-    });
-    Ok(Some(with_schema_and_hint(metadata, renamed, hint)))
 }
 
 /// The footer of `split`'s file (with its page index when `page_index`), from `cache` or

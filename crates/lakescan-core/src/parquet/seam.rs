@@ -105,8 +105,8 @@ impl FormatSeam for ParquetFormat {
         let metadata = footer(access, meta).await?;
         // Columns are found by name: those spelled otherwise than the table's are renamed
         // first, or they would count as missing (all NULL).
-        let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-        let metadata = match super::open::with_table_spelling(&metadata, None, &names)? {
+        let metadata = match super::spelling::with_table_spelling(&metadata, None, schema.fields())?
+        {
             Some(spelled) => Arc::new(spelled),
             None => metadata,
         };
