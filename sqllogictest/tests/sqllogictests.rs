@@ -226,6 +226,7 @@ const FILES: &[SltFile] = &[
         &[Variant::S3, Variant::Ballista, Variant::Orc],
     ),
     own("hive_avro.slt", &[Variant::S3, Variant::Ballista]), // testdata/hive_avro: Avro files
+    own("hive_empty_files.slt", S3_ORC),
     own("hive_file_columns.slt", S3_ORC),
     own("hive_file_types.slt", &[Variant::S3]), // Parquet's NULL type and timestamp units
     own("hive_hidden_columns.slt", S3_ORC),
@@ -249,6 +250,7 @@ const FILES: &[SltFile] = &[
     own("orc_calendars.slt", S3_ORC),
     own("orc_cpp_writer.slt", &[Variant::S3]), // testdata/orc_cpp: ORC files already
     own("output_alias.slt", SCENARIO),
+    own("parquet_testing.slt", &[Variant::S3]), // testdata/parquet-testing: Apache corpus
     own("parquet_writers.slt", &[Variant::S3]), // testdata/parquet_writers: Parquet files
     own("partition_and_generated_columns_only.slt", SCENARIO),
     own("partition_pruning.slt", S3_ORC),

@@ -255,6 +255,12 @@ impl HiveTable {
                 .zip(partition.values.iter().cloned().map(SplitValue::Partition))
                 .collect();
             for (meta, read) in reads {
+                // An empty file holds no rows: Hive writes them for empty buckets, ORC's
+                // Java reader reads one as an empty ORC file and Trino skips them, whatever
+                // the format (they still count as their bucket's file above).
+                if meta.size == 0 {
+                    continue;
+                }
                 let mut split = FileSplit::builder(meta.location.clone(), meta.size)
                     .format(self.format())
                     .written_path(written_path(&self.store_url, &meta.location))

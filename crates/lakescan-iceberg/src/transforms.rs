@@ -64,6 +64,8 @@ fn bounds(min: ScalarValue, max: ScalarValue) -> ColumnStats {
         max: Some(max),
         null_count: Some(0),
         row_count: None,
+        // Only dates, times, integers, decimals and strings have these transforms.
+        nan_count: None,
     }
 }
 

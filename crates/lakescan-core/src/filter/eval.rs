@@ -42,6 +42,9 @@ pub struct ColumnStats {
     pub null_count: Option<u64>,
     /// Number of rows, if known.
     pub row_count: Option<u64>,
+    /// Number of NaN values of a float column, if known (Iceberg's `nan_value_counts`):
+    /// unknown means the values may hold NaN of either sign beyond `min` and `max`.
+    pub nan_count: Option<u64>,
 }
 
 /// At most this many points are tested as separate `=` comparisons; more become a hashed IN.
@@ -92,13 +95,17 @@ impl Filter {
             (Some(min), Some(max)) if !min.is_null() && !max.is_null() => {
                 // Statistics are in the column's type; a filter through a widening cast
                 // compares in a wider one.
+                // Values stored as integers (compared as floats) hold no NaN.
+                let nan_free = stats.nan_count == Some(0) || !min.data_type().is_floating();
                 let (Ok(min), Ok(max)) =
                     (min.cast_to(&self.data_type), max.cast_to(&self.data_type))
                 else {
                     return true;
                 };
-                let (min, max) = widen_float_bounds(&min, &max);
-                self.values.overlaps(&min, &max)
+                match widen_float_bounds(&min, &max, nan_free) {
+                    Some((min, max)) => self.values.overlaps(&min, &max),
+                    None => true,
+                }
             }
             _ => true,
         }
@@ -183,22 +190,49 @@ fn as_f64(v: &ScalarValue) -> Option<f64> {
     }
 }
 
-/// Parquet statistics leave NaN out and may record `+0.0` as a minimum; in total order NaN
-/// is the largest value and `-0.0 < +0.0`, so widen float bounds to stay sound. (A negative
-/// NaN sorts below `-inf`; writers do not produce it from SQL, and it is not modelled.)
-fn widen_float_bounds(min: &ScalarValue, max: &ScalarValue) -> (ScalarValue, ScalarValue) {
-    match (min, max) {
-        (ScalarValue::Float64(Some(lo)), ScalarValue::Float64(_)) => (
-            ScalarValue::Float64(Some(if *lo == 0.0 { -0.0 } else { *lo })),
-            ScalarValue::Float64(Some(f64::NAN)),
-        ),
-        (ScalarValue::Float32(Some(lo)), ScalarValue::Float32(_)) => (
-            ScalarValue::Float32(Some(if *lo == 0.0 { -0.0 } else { *lo })),
-            ScalarValue::Float32(Some(f32::NAN)),
-        ),
-        (ScalarValue::Float16(_), _) => (min.clone(), ScalarValue::Float16(None)),
+/// Float bounds widened to stay sound in the total order DataFusion compares floats in
+/// (`-NaN < -inf < … < -0.0 < +0.0 < … < +inf < NaN`): statistics leave NaN out, and a
+/// negative NaN (what `0.0 / 0.0` gives on x86) sorts below every number, a positive one
+/// above, so unless the values are known to hold no NaN (`nan_free`) the bounds become the
+/// two NaNs. Parquet writers record a minimum of zero as `-0.0` and a maximum as `+0.0` only
+/// when they follow the format's advice: zeros widen to both signs. `None`: bounds that
+/// say nothing (half floats, whose statistics are not trusted).
+fn widen_float_bounds(
+    min: &ScalarValue,
+    max: &ScalarValue,
+    nan_free: bool,
+) -> Option<(ScalarValue, ScalarValue)> {
+    let widened = match (min, max) {
+        (ScalarValue::Float64(Some(lo)), ScalarValue::Float64(Some(hi))) => {
+            let (lo, hi) = match nan_free {
+                true => (
+                    if *lo == 0.0 { -0.0 } else { *lo },
+                    if *hi == 0.0 { 0.0 } else { *hi },
+                ),
+                false => (-f64::NAN, f64::NAN),
+            };
+            (
+                ScalarValue::Float64(Some(lo)),
+                ScalarValue::Float64(Some(hi)),
+            )
+        }
+        (ScalarValue::Float32(Some(lo)), ScalarValue::Float32(Some(hi))) => {
+            let (lo, hi) = match nan_free {
+                true => (
+                    if *lo == 0.0 { -0.0 } else { *lo },
+                    if *hi == 0.0 { 0.0 } else { *hi },
+                ),
+                false => (-f32::NAN, f32::NAN),
+            };
+            (
+                ScalarValue::Float32(Some(lo)),
+                ScalarValue::Float32(Some(hi)),
+            )
+        }
+        (ScalarValue::Float16(_), _) => return None,
         _ => (min.clone(), max.clone()),
-    }
+    };
+    Some(widened)
 }
 
 fn build_expr(filter: &Filter) -> Result<Arc<dyn PhysicalExpr>> {
@@ -307,15 +341,40 @@ mod tests {
             ..Default::default()
         };
         assert!(gt10.may_match(&stats));
+        // A negative NaN (x86's `0.0 / 0.0`) is below every number: a file whose min is 1
+        // may hold a value below -5.
+        let le_minus5 = Filter::compare(&DataType::Float64, Operator::LtEq, &f(-5.0)).unwrap();
+        let negative_nan: ArrayRef = Arc::new(Float64Array::from(vec![-f64::NAN]));
+        assert!(le_minus5.evaluate(&negative_nan).unwrap().value(0));
+        assert!(le_minus5.may_match(&stats));
+        // Known to hold no NaN (Iceberg's NaN counts): the bounds prune on both sides.
+        let nan_free = ColumnStats {
+            nan_count: Some(0),
+            ..stats.clone()
+        };
+        assert!(!gt10.may_match(&nan_free));
+        assert!(!le_minus5.may_match(&nan_free));
         let lt0 = Filter::compare(&DataType::Float64, Operator::Lt, &f(0.0)).unwrap();
         let zero_min = ColumnStats {
             min: Some(f(0.0)),
             max: Some(f(3.0)),
+            nan_count: Some(0),
             ..Default::default()
         };
         assert!(
             lt0.may_match(&zero_min),
             "-0.0 may hide behind a +0.0 minimum"
+        );
+        let ge0 = Filter::compare(&DataType::Float64, Operator::GtEq, &f(0.0)).unwrap();
+        let zero_max = ColumnStats {
+            min: Some(f(-3.0)),
+            max: Some(f(-0.0)),
+            nan_count: Some(0),
+            ..Default::default()
+        };
+        assert!(
+            ge0.may_match(&zero_max),
+            "+0.0 may hide behind a -0.0 maximum"
         );
     }
 
@@ -382,6 +441,7 @@ mod tests {
             max: Some(ScalarValue::Int64(Some(max))),
             null_count: Some(nulls),
             row_count: Some(10),
+            nan_count: None,
         };
         assert!(eq5.may_match(&stats(1, 9, 0)));
         assert!(!eq5.may_match(&stats(6, 9, 0)));

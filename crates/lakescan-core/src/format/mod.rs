@@ -77,6 +77,9 @@ impl StatsArrays {
             max: scalar(&self.maxes),
             null_count: count(&self.null_counts),
             row_count: count(&self.row_counts),
+            // Parquet and ORC statistics do not count NaN (the `parquet` crate does not read
+            // the format's newer NaN counts).
+            nan_count: None,
         }
     }
 }

@@ -330,6 +330,14 @@ pub fn with_schema_and_hint(
         descr,
         file.column_orders().cloned(),
     );
+    with_file_metadata(metadata, file_metadata)
+}
+
+/// `metadata` with `file_metadata` in place of its own; row groups and page indexes kept.
+pub fn with_file_metadata(
+    metadata: &ParquetMetaData,
+    file_metadata: FileMetaData,
+) -> ParquetMetaData {
     let mut builder = metadata.clone().into_builder();
     let row_groups = builder.take_row_groups();
     ParquetMetaData::new(file_metadata, row_groups)

@@ -91,7 +91,7 @@ pub async fn file_metadata(
         .get_metadata(Some(&options))
         .await
         .map_err(|e| footer_error(split.display_path(), e))?;
-    let metadata = sound_hint(metadata);
+    let metadata = sound_row_count(sound_hint(metadata));
     check_footer(split.display_path(), &metadata, split.file_size())?;
     cache.put_with_file(
         split,
@@ -147,7 +147,8 @@ fn hinted(
     loaded: ArrowReaderMetadata,
     options: &ArrowReaderOptions,
 ) -> Result<ArrowReaderMetadata> {
-    ArrowReaderMetadata::try_new(sound_hint(Arc::clone(loaded.metadata())), options.clone())
+    let metadata = sound_row_count(sound_hint(Arc::clone(loaded.metadata())));
+    ArrowReaderMetadata::try_new(metadata, options.clone())
         .map_err(|e| footer_error(split.display_path(), e))
 }
 
@@ -170,6 +171,32 @@ fn sound_hint(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
             let root = file.schema_descr().root_schema_ptr();
             Arc::new(super::leaves::with_schema(&metadata, root))
         }
+    }
+}
+
+/// `metadata` with the file's row count the sum of its row groups' where the two differ,
+/// as other readers count them: the first Rust writer (`parquet-rs` 0.3) wrote 0 for the
+/// file, and the `parquet` crate, which sizes its batches by the file's count, then read
+/// no row at all.
+fn sound_row_count(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
+    let rows = metadata
+        .row_groups()
+        .iter()
+        .try_fold(0i64, |sum, g| sum.checked_add(g.num_rows()));
+    let file = metadata.file_metadata();
+    match rows {
+        Some(rows) if rows != file.num_rows() => {
+            let file_metadata = parquet::file::metadata::FileMetaData::new(
+                file.version(),
+                rows,
+                file.created_by().map(str::to_string),
+                file.key_value_metadata().cloned(),
+                file.schema_descr_ptr(),
+                file.column_orders().cloned(),
+            );
+            Arc::new(super::leaves::with_file_metadata(&metadata, file_metadata))
+        }
+        _ => metadata,
     }
 }
 
@@ -219,6 +246,11 @@ pub fn file_error(path: &str, e: ParquetError) -> DataFusionError {
         ParquetError::EOF(_)
         | ParquetError::NeedMoreData(_)
         | ParquetError::NeedMoreDataRange(_) => " (the file is truncated or not a Parquet file)",
+        // A batch of byte arrays past 2 GiB: 32-bit offsets cannot address it.
+        ParquetError::ArrowError(m) if m.contains("index overflow decoding byte array") => {
+            " (a batch of this file's strings or binaries holds more than 2 GiB: a smaller \
+             datafusion.execution.batch_size reads it)"
+        }
         // What the Arrow reader reports of pages, dictionaries and levels that do not decode
         // (fetch errors come as other variants).
         ParquetError::ArrowError(_) => " (the file is corrupt: its pages do not decode)",
@@ -236,9 +268,13 @@ pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
         }
         _ => false,
     };
-    let hint = match fetch_failed {
-        true => "",
-        false => " (the file is truncated, its footer is corrupt, or it is not a Parquet file)",
+    let encrypted = e.to_string().to_lowercase().contains("encrypt");
+    let hint = match (fetch_failed, encrypted) {
+        (true, _) => "",
+        (false, true) => " (lakescan does not read encrypted Parquet files)",
+        (false, false) => {
+            " (the file is truncated, its footer is corrupt, or it is not a Parquet file)"
+        }
     };
     exec_datafusion_err!(
         "cannot read the footer (file metadata) of Parquet file '{path}': {e}{hint}"

@@ -68,6 +68,8 @@ impl Planner<'_> {
                 max: bound(&summary.upper_bound),
                 null_count: (!summary.contains_null).then_some(0),
                 row_count: None,
+                // A float's summary is used only when it holds no NaN (above).
+                nan_count: (summary.contains_nan == Some(false)).then_some(0),
             };
             let no_values = summary.lower_bound.is_none() && summary.upper_bound.is_none();
             let may = match (no_values, summary.contains_null) {
@@ -226,6 +228,7 @@ impl Planner<'_> {
                     .get(&id)
                     .is_some()
                     .then_some(file.record_count()),
+                nan_count: file.nan_value_counts().get(&id).copied(),
             };
             if !filter.may_match(&stats) {
                 return false;

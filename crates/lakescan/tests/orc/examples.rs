@@ -317,3 +317,31 @@ async fn unstable_format_files_are_not_implemented() {
         "{err}"
     );
 }
+
+/// `version1999.orc`, which claims ORC version 19.99 (a future one: ORC's Java reader refuses
+/// it), and `TestOrcFile.testTimestamp.orc`, whose root type is a bare timestamp rather than a
+/// struct of columns: each `NotImplemented`, naming the file and why.
+#[tokio::test]
+async fn future_versions_and_bare_value_files_are_not_implemented() {
+    for (name, why) in [
+        ("version1999", "future ORC version 19.99"),
+        (
+            "TestOrcFile.testTimestamp",
+            "holds bare values of type Timestamp",
+        ),
+    ] {
+        let dir = copy_example(name);
+        let ctx = session();
+        let sql = format!(
+            "CREATE EXTERNAL TABLE t (a INT) STORED AS HIVE LOCATION '{}' \
+             OPTIONS ('format' 'orc')",
+            dir.path().display()
+        );
+        ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        let err = rows(&ctx, "SELECT * FROM t").await.unwrap_err().to_string();
+        assert!(
+            err.contains("not implemented") && err.contains("000000_0") && err.contains(why),
+            "{name}: {err}"
+        );
+    }
+}

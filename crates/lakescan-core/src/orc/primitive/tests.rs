@@ -256,16 +256,23 @@ fn apache_files_decode_as_orc_rust_decodes_them() {
         .collect();
     names.sort();
     for path in names {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        // Files lakescan refuses: ORC's unstable 2.0 draft stores decimals otherwise, a
+        // future version might store anything, a bare timestamp is no table (`orc-rust`
+        // panics reading its type).
+        let refused = [
+            "decimal64_v2.orc",
+            "version1999.orc",
+            "TestOrcFile.testTimestamp.orc",
+        ];
+        if refused.contains(&name.as_str()) {
+            continue;
+        }
         let mut file = Bytes::from(std::fs::read(&path).unwrap());
         // Files `orc-rust` refuses (old writers' tails, corrupt examples) are other tests'.
         let Ok(metadata) = orc_rust::reader::metadata::read_metadata(&mut file) else {
             continue;
         };
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        // ORC's unstable 2.0 draft stores decimals otherwise; lakescan refuses the file.
-        if name == "decimal64_v2.orc" {
-            continue;
-        }
         let root = metadata.root_data_type();
         for info in metadata.stripe_metadatas() {
             let Ok(stripe) = Stripe::new(&mut file, &metadata, root, info) else {
