@@ -62,7 +62,9 @@ struct Cli {
     /// Register an Iceberg catalog as NAME (tables are NAME.namespace.table); may be repeated.
     /// URI: sqlite:///abs/catalog.db[?warehouse=/abs/wh] (created if missing),
     /// memory://?warehouse=/abs/wh, or http(s)://host/… (a REST catalog; query parameters
-    /// such as warehouse, token, credential are passed on).
+    /// such as warehouse, token, credential are passed on). A SQL catalog file holds the
+    /// tables of every catalog name: NAME selects its own (PyIceberg's `SqlCatalog("default")`
+    /// wrote its tables as `default`).
     #[arg(long = "iceberg-catalog", value_name = "NAME=URI")]
     iceberg_catalogs: Vec<String>,
 

@@ -5,10 +5,10 @@
 //! `UserId`. Hive, Spark and Trino match a file's columns to the table's ignoring case, the
 //! members of its structs too (`s.ZipCode` is the table's `s.zipcode`). A Hive table's file
 //! is read the same way: a file column (or struct member) whose name matches no table
-//! column (member) exactly, but exactly one ignoring case (and no other file column claims
-//! that one), is renamed to the table's name when the file is opened, before anything else
-//! looks at its schema. An exact match always wins; two file columns that differ only in
-//! case keep their names (the exact one is read). Structs are followed through lists and
+//! column (member) exactly, but exactly one ignoring case, is renamed to the table's name
+//! when the file is opened, before anything else looks at its schema. An exact match always
+//! wins; of two file columns that match a table column only ignoring case, the first is
+//! read, as Hive's and Trino's readers take the first match. Structs are followed through lists and
 //! maps (their elements, keys and values keep the file's names: they are matched by
 //! position). Iceberg tables match by field id.
 
@@ -46,13 +46,13 @@ pub fn table_spelling<T: AsRef<str>>(columns: &[&str], table: &[T]) -> Option<Ve
             },
         })
         .collect();
-    // Two file columns folding to one table column: neither is renamed.
-    let mut claims: HashMap<String, usize> = HashMap::new();
-    for name in renames.iter().flatten() {
-        *claims.entry(name.clone()).or_default() += 1;
-    }
+    // Two file columns folding to one table column: the first is read (Hive's and Trino's
+    // readers take the first match ignoring case).
+    let mut claimed: HashSet<String> = HashSet::new();
     for rename in &mut renames {
-        if rename.as_ref().is_some_and(|name| claims[name] > 1) {
+        if let Some(name) = rename
+            && !claimed.insert(name.clone())
+        {
             *rename = None;
         }
     }
@@ -167,8 +167,11 @@ mod tests {
         assert_eq!(table_spelling(&["a", "b"], &table(&["a", "b"])), None);
         // `ID` and `id` both in the file: `id` is read, `ID` keeps its name.
         assert_eq!(table_spelling(&["ID", "id"], &table(&["id"])), None);
-        // Two file columns fold to one table column: neither is renamed.
-        assert_eq!(table_spelling(&["Ab", "AB"], &table(&["ab"])), None);
+        // Two file columns fold to one table column: the first is read.
+        assert_eq!(
+            table_spelling(&["Ab", "AB"], &table(&["ab"])),
+            Some(vec![Some("ab".into()), None])
+        );
         // Two table columns fold alike (quoted names): the file column is ambiguous.
         assert_eq!(table_spelling(&["AB"], &table(&["ab", "Ab"])), None);
     }
