@@ -59,22 +59,46 @@ pub fn table_spelling<T: AsRef<str>>(columns: &[&str], table: &[T]) -> Option<Ve
     renames.iter().any(Option::is_some).then_some(renames)
 }
 
+/// How one file column (or struct member) of a level matches the table's.
+pub struct LevelMatch<'a> {
+    /// The table's name for it, when that differs from its own only in case.
+    pub rename: Option<String>,
+    /// The type of the table column it reads as (exactly or renamed), if any.
+    pub table_type: Option<&'a DataType>,
+}
+
+/// For each of a level's file `names` (in order), how it matches the `table`'s fields
+/// ([`table_spelling`]); the walks of Arrow and Parquet schemas share it.
+pub fn level_matches<'a>(names: &[&str], table: &'a Fields) -> Vec<LevelMatch<'a>> {
+    let table_names: Vec<&str> = table.iter().map(|f| f.name().as_str()).collect();
+    let mut spelled = table_spelling(names, &table_names).unwrap_or_default();
+    spelled.resize(names.len(), None);
+    names
+        .iter()
+        .zip(spelled)
+        .map(|(name, rename)| LevelMatch {
+            table_type: table
+                .find(rename.as_deref().unwrap_or(name))
+                .map(|(_, t)| t.data_type()),
+            rename,
+        })
+        .collect()
+}
+
 /// A file's `fields` in the spelling of the `table`'s, struct members included
 /// ([`table_spelling`] at each level); `None` when nothing is renamed.
 pub fn respelled(fields: &Fields, table: &Fields) -> Option<Fields> {
     let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
-    let table_names: Vec<&str> = table.iter().map(|f| f.name().as_str()).collect();
-    let spelled = table_spelling(&names, &table_names);
-    let mut changed = spelled.is_some();
+    let matches = level_matches(&names, table);
+    let mut changed = matches.iter().any(|m| m.rename.is_some());
     let fields: Fields = fields
         .iter()
-        .enumerate()
-        .map(|(k, field)| {
-            let name = spelled.as_ref().and_then(|s| s[k].as_deref());
-            let table_type = table
-                .find(name.unwrap_or(field.name()))
-                .map(|(_, t)| t.data_type());
-            let data_type = table_type.and_then(|t| respelled_type(field.data_type(), t));
+        .zip(matches)
+        .map(|(field, m)| {
+            let name = m.rename.as_deref();
+            let data_type = m
+                .table_type
+                .and_then(|t| respelled_type(field.data_type(), t));
             changed |= data_type.is_some();
             match (name, data_type) {
                 (None, None) => Arc::clone(field),

@@ -204,26 +204,14 @@ fn widen_float_bounds(
 ) -> Option<(ScalarValue, ScalarValue)> {
     let widened = match (min, max) {
         (ScalarValue::Float64(Some(lo)), ScalarValue::Float64(Some(hi))) => {
-            let (lo, hi) = match nan_free {
-                true => (
-                    if *lo == 0.0 { -0.0 } else { *lo },
-                    if *hi == 0.0 { 0.0 } else { *hi },
-                ),
-                false => (-f64::NAN, f64::NAN),
-            };
+            let (lo, hi) = widened(*lo, *hi, f64::NAN, nan_free);
             (
                 ScalarValue::Float64(Some(lo)),
                 ScalarValue::Float64(Some(hi)),
             )
         }
         (ScalarValue::Float32(Some(lo)), ScalarValue::Float32(Some(hi))) => {
-            let (lo, hi) = match nan_free {
-                true => (
-                    if *lo == 0.0 { -0.0 } else { *lo },
-                    if *hi == 0.0 { 0.0 } else { *hi },
-                ),
-                false => (-f32::NAN, f32::NAN),
-            };
+            let (lo, hi) = widened(*lo, *hi, f32::NAN, nan_free);
             (
                 ScalarValue::Float32(Some(lo)),
                 ScalarValue::Float32(Some(hi)),
@@ -233,6 +221,22 @@ fn widen_float_bounds(
         _ => (min.clone(), max.clone()),
     };
     Some(widened)
+}
+
+/// [`widen_float_bounds`] of one float type: `nan` its positive NaN, `T::default()` its
+/// `+0.0`.
+fn widened<T>(lo: T, hi: T, nan: T, nan_free: bool) -> (T, T)
+where
+    T: Copy + Default + PartialEq + std::ops::Neg<Output = T>,
+{
+    let zero = T::default();
+    match nan_free {
+        true => (
+            if lo == zero { -zero } else { lo },
+            if hi == zero { zero } else { hi },
+        ),
+        false => (-nan, nan),
+    }
 }
 
 fn build_expr(filter: &Filter) -> Result<Arc<dyn PhysicalExpr>> {

@@ -15,10 +15,10 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
-use parquet::basic::{Repetition, Type as PhysicalType};
-use parquet::schema::types::{Type, TypePtr};
+use parquet::basic::Type as PhysicalType;
+use parquet::schema::types::Type;
 
-use super::field_ids::wraps_element;
+use super::field_ids::{fields_of, is_repeated, wraps_element};
 
 /// The unit `INT96` timestamps are read in when the writer's Arrow schema does not give
 /// one: microseconds, as Spark, Iceberg's Java reader and DuckDB read them. The `parquet`
@@ -65,12 +65,11 @@ pub fn int96_in(file_type: &DataType, stored: &Type, unit: TimeUnit) -> Option<D
         DataType::List(element) => int96_in_element(element, stored).map(DataType::List),
         DataType::LargeList(element) => int96_in_element(element, stored).map(DataType::LargeList),
         DataType::Map(entries, sorted) => {
-            let (DataType::Struct(kv), [key_value]) =
-                (entries.data_type(), stored_children(stored))
+            let (DataType::Struct(kv), [key_value]) = (entries.data_type(), fields_of(stored))
             else {
                 return None;
             };
-            let sides: Vec<(&Type, &FieldRef)> = stored_children(key_value)
+            let sides: Vec<(&Type, &FieldRef)> = fields_of(key_value)
                 .iter()
                 .map(AsRef::as_ref)
                 .zip(kv.iter())
@@ -110,13 +109,9 @@ fn int96_in_members(members: &[(&Type, &FieldRef)]) -> Option<Fields> {
 /// list: a `LIST` group (its element found by Parquet's backward-compatibility rules) or a
 /// bare repeated field, which is its own element.
 fn int96_in_element(element: &FieldRef, stored: &Type) -> Option<FieldRef> {
-    let repeated = |t: &Type| {
-        t.get_basic_info().has_repetition()
-            && t.get_basic_info().repetition() == Repetition::REPEATED
-    };
-    let stored_element: &Type = match stored_children(stored) {
-        _ if repeated(stored) => stored,
-        [inner] if repeated(inner) => match wraps_element(stored, inner) {
+    let stored_element: &Type = match fields_of(stored) {
+        _ if is_repeated(stored) => stored,
+        [inner] if is_repeated(inner) => match wraps_element(stored, inner) {
             true => &inner.get_fields()[0],
             false => inner,
         },
@@ -124,14 +119,6 @@ fn int96_in_element(element: &FieldRef, stored: &Type) -> Option<FieldRef> {
     };
     let t = int96_in(element.data_type(), stored_element, INT96_UNIT)?;
     Some(Arc::new(element.as_ref().clone().with_data_type(t)))
-}
-
-/// The fields of a group; none for a primitive.
-fn stored_children(t: &Type) -> &[TypePtr] {
-    match t.is_group() {
-        true => t.get_fields(),
-        false => &[],
-    }
 }
 
 /// Whether `stored` holds a Parquet `INTERVAL` (months, days, milliseconds) at any depth:

@@ -28,7 +28,7 @@
 use std::sync::Arc;
 
 use datafusion::common::{Result, internal_err};
-use parquet::basic::{ConvertedType, LogicalType};
+use parquet::basic::{ConvertedType, LogicalType, Repetition};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::{Type, TypePtr};
 
@@ -163,12 +163,23 @@ fn rename_nested(
     rebuild(field, name, fields)
 }
 
-/// The fields of a group; none for a primitive.
+/// The fields of a group, owned; none for a primitive.
 pub(crate) fn children(t: &Type) -> Vec<TypePtr> {
+    fields_of(t).to_vec()
+}
+
+/// The fields of a group; none for a primitive (`get_fields` panics on one).
+pub(crate) fn fields_of(t: &Type) -> &[TypePtr] {
     match t.is_group() {
-        true => t.get_fields().to_vec(),
-        false => vec![],
+        true => t.get_fields(),
+        false => &[],
     }
+}
+
+/// Whether `t` is a repeated field.
+pub(crate) fn is_repeated(t: &Type) -> bool {
+    let info = t.get_basic_info();
+    info.has_repetition() && info.repetition() == Repetition::REPEATED
 }
 
 /// A copy of `t` named `name` (with `fields` when it is a group).

@@ -30,7 +30,7 @@ use parquet::basic::{ConvertedType, LogicalType, Repetition};
 use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData};
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
-use super::field_ids::wraps_element;
+use super::field_ids::{is_repeated, wraps_element};
 use crate::required::{PathStep, RequiredSubfields, SubfieldPath};
 
 /// The key of the Arrow schema a Parquet writer embeds in the file metadata.
@@ -171,10 +171,8 @@ impl Walk {
             }
             _ => {
                 for field in fields {
-                    let repeated = field.get_basic_info().has_repetition()
-                        && field.get_basic_info().repetition() == Repetition::REPEATED;
                     // A bare repeated field outside a LIST reads as a list of it.
-                    let step = if repeated {
+                    let step = if is_repeated(field) {
                         vec![PathStep::Field(field.name().to_string()), PathStep::Element]
                     } else {
                         vec![PathStep::Field(field.name().to_string())]

@@ -11,13 +11,12 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Fields, SchemaRef};
 use datafusion::common::Result;
-use parquet::basic::Repetition;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::{Type, TypePtr};
 
-use super::field_ids::{Annotation, annotation, children, rebuild, wraps_element};
+use super::field_ids::{Annotation, annotation, children, is_repeated, rebuild, wraps_element};
 use super::leaves::{has_arrow_hint, with_schema_and_hint};
-use crate::column_case::{respelled, table_spelling};
+use crate::column_case::{level_matches, respelled};
 
 /// `metadata` with its columns (and struct members) that match the `table`'s only ignoring
 /// case renamed to the table's names; its embedded Arrow schema, when it has one, becomes
@@ -46,18 +45,14 @@ pub(crate) fn with_table_spelling(
 /// `table` members; `None` when nothing is renamed.
 fn respelled_members(members: &[TypePtr], table: &Fields) -> Result<Option<Vec<TypePtr>>> {
     let names: Vec<&str> = members.iter().map(|m| m.name()).collect();
-    let table_names: Vec<&str> = table.iter().map(|f| f.name().as_str()).collect();
-    let spelled = table_spelling(&names, &table_names);
-    let mut changed = spelled.is_some();
+    let matches = level_matches(&names, table);
+    let mut changed = matches.iter().any(|m| m.rename.is_some());
     let members = members
         .iter()
-        .enumerate()
-        .map(|(k, member)| {
-            let name = spelled.as_ref().and_then(|s| s[k].as_deref());
-            let table_type = table
-                .find(name.unwrap_or(member.name()))
-                .map(|(_, t)| t.data_type());
-            let inner = match table_type {
+        .zip(matches)
+        .map(|(member, m)| {
+            let name = m.rename.as_deref();
+            let inner = match m.table_type {
                 Some(t) => respelled_children(member, t)?,
                 None => None,
             };
@@ -82,8 +77,7 @@ fn respelled_children(field: &Type, table: &DataType) -> Result<Option<Vec<TypeP
     if field.is_primitive() {
         return Ok(None);
     }
-    let repeated = field.get_basic_info().has_repetition()
-        && field.get_basic_info().repetition() == Repetition::REPEATED;
+    let repeated = is_repeated(field);
     let children = field.get_fields();
     match (table, annotation(field), children) {
         // A bare repeated group outside a `LIST`: a list whose elements are the group.
