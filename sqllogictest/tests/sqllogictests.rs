@@ -231,6 +231,7 @@ const FILES: &[SltFile] = &[
     own("hive_file_types.slt", &[Variant::S3]), // Parquet's NULL type and timestamp units
     own("hive_hidden_columns.slt", S3_ORC),
     own("hive_row_id.slt", SCENARIO),
+    own("hive_writers.slt", &[Variant::S3]), // testdata/hive_writers: files Hive wrote
     iceberg("iceberg_duckdb_deletes.slt", ICEBERG_BALLISTA),
     iceberg("iceberg_duckdb_lineitem.slt", ICEBERG),
     iceberg("iceberg_duckdb_partitions.slt", ICEBERG_BALLISTA),
@@ -255,10 +256,12 @@ const FILES: &[SltFile] = &[
     own("partition_and_generated_columns_only.slt", SCENARIO),
     own("partition_pruning.slt", S3_ORC),
     own("residual_on_unprojected_column.slt", SCENARIO),
-    own("smoke.slt", &[]), // checks the runner itself
+    own("smoke.slt", &[]),                   // checks the runner itself
+    own("spark_legacy.slt", &[Variant::S3]), // testdata/spark_legacy: files Spark wrote
     own("split_ranges.slt", S3_ORC),
     own("statistics.slt", S3_ORC),
     own("subfield_pruning.slt", SCENARIO),
+    own("trino_files.slt", &[Variant::S3]), // testdata/trino-*: files from Trino's tests
     own("widening.slt", S3_ORC),
     own("zero_output_columns.slt", SCENARIO),
 ];

@@ -416,6 +416,10 @@ pub fn can_adapt(file: &DataType, table: &DataType) -> bool {
                         | (Date32, Timestamp(_, None))
                         // Avro's `fixed` read as the binary Hive reads it as.
                         | (FixedSizeBinary(_), Binary | LargeBinary | BinaryView)
+                        // Bytes a table declares as strings (Impala's Parquet STRING has no
+                        // UTF8 annotation), as Hive and Trino read them: validated, a byte
+                        // sequence that is not UTF-8 an error.
+                        | (Binary | LargeBinary | BinaryView, Utf8 | LargeUtf8 | Utf8View)
                 )
                 || matches!(file, Dictionary(_, v) if can_adapt(v, table))
                 // A column its writer typed as NULL only (pyarrow's and polars' all-NULL

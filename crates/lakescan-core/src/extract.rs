@@ -275,7 +275,11 @@ pub fn is_safe_widening(from: &DataType, to: &DataType) -> bool {
     };
     match (from, to) {
         (Float32, Float64) => true,
-        (Decimal128(p1, s1), Decimal128(p2, s2)) => s1 == s2 && p2 >= p1,
+        // More digits on either side of the point: every value kept (Hive's decimal
+        // evolution, `decimal(5,2)` read as `decimal(10,4)`).
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => {
+            s2 >= s1 && i16::from(*p2) - i16::from(*s2) >= i16::from(*p1) - i16::from(*s1)
+        }
         (Utf8 | LargeUtf8 | Utf8View, Utf8 | LargeUtf8 | Utf8View) => true,
         (Binary | LargeBinary | BinaryView, Binary | LargeBinary | BinaryView) => true,
         (Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32, Float64) => true,
@@ -394,5 +398,11 @@ mod tests {
         assert!(!is_safe_widening(&DataType::Int64, &DataType::UInt64));
         assert!(!is_safe_widening(&DataType::Int64, &DataType::Float64));
         assert!(is_safe_widening(&DataType::Float32, &DataType::Float64));
+        // Decimals: more digits before and after the point keep every value.
+        let d = DataType::Decimal128;
+        assert!(is_safe_widening(&d(5, 2), &d(10, 4)));
+        assert!(is_safe_widening(&d(5, 2), &d(6, 2)));
+        assert!(!is_safe_widening(&d(5, 2), &d(6, 4)));
+        assert!(!is_safe_widening(&d(5, 2), &d(10, 1)));
     }
 }

@@ -29,6 +29,7 @@
 //! | `metrics`   | `LakeScanMetrics`                                                    |
 //! | `opt_in`    | `parse_opt_in`: `all` or a list of the columns a table shows on request |
 //! | `calendar`  | day numbers of the proleptic and Java's hybrid (Julian) calendars     |
+//! | `writer_times` | `TimeFix`: dates and timestamps as Java writers meant them (writer zone, hybrid calendar) |
 //! | `config`    | `LakeScanOptions`: `SET lakescan.…` session settings                 |
 //! | `requests`  | `CountingConnector`: HTTP requests and retries of a read, for the scan's metrics |
 //! | `store`     | `StoreOptions`: a table's object store from `aws.*` options, the session or the environment |
@@ -74,3 +75,4 @@ pub(crate) mod split_filters;
 pub(crate) mod store;
 pub(crate) mod subfield;
 pub(crate) mod wire;
+pub(crate) mod writer_times;

@@ -183,7 +183,7 @@ impl ScanStatistics {
         let mut data_columns = merged
             .column_statistics
             .into_iter()
-            .map(ColumnStatistics::to_inexact);
+            .map(|c| countable(c.to_inexact()));
         let column_statistics = table
             .columns()
             .iter()
@@ -264,6 +264,22 @@ fn byte_size(stats: &Statistics, schema: &Schema) -> Precision<usize> {
             .iter()
             .fold(Precision::Exact(0), |total, c| total.add(&c.byte_size)),
     }
+}
+
+/// `column` without the bounds DataFusion's interval analysis cannot count: an integer
+/// column whose values span its type's whole range (writers store `i64::MIN` and
+/// `i64::MAX` as sentinels) has `2^64` distinct values, which overflows
+/// `Interval::cardinality` (a panic in debug builds) here and in a `FilterExec` above the
+/// scan. Its bounds prune nothing a filter could use, so the estimate loses little.
+fn countable(mut column: ColumnStatistics) -> ColumnStatistics {
+    if let (Some(min), Some(max)) = (column.min_value.get_value(), column.max_value.get_value())
+        && min.data_type().is_integer()
+        && max.distance(min).is_none_or(|d| d as u64 == u64::MAX)
+    {
+        column.min_value = Precision::Absent;
+        column.max_value = Precision::Absent;
+    }
+    column
 }
 
 /// `input` narrowed by `predicate` as `FilterExec` estimates it: the selectivity from

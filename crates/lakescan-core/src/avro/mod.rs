@@ -62,6 +62,7 @@ use crate::format::{constants_rejected, member_missing_in_type};
 use crate::io::counting_reader;
 use crate::reader::{ReaderBatch, SplitContext};
 use crate::split::FileSplit;
+use crate::writer_times::{Hybrid, NaiveTimes, TimeFix};
 use schema::{WRITER_TIME_ZONE_KEY, WriterZone, annotate_record, json_id, retype, writer_zone};
 
 /// Reads the one split of an Avro data file into batches of the reader schema `R`: the
@@ -89,6 +90,9 @@ struct AvroFile {
     rows: u64,
     /// The zone Hive's writer converted its timestamps from, when it names one.
     writer_zone: Option<WriterZone>,
+    /// The fix of its dates and timestamps, when its writer says it wrote them in Java's
+    /// hybrid calendar.
+    times: TimeFix,
 }
 
 /// The file being decoded.
@@ -98,6 +102,8 @@ pub struct Reading {
     reader: arrow_avro::reader::Reader<Cursor<Bytes>>,
     /// The zone Hive's writer converted its timestamps from ([`schema::WriterZone`]).
     writer_zone: Option<WriterZone>,
+    /// The fix of its dates and timestamps ([`hybrid_times`]).
+    times: TimeFix,
     filters: Vec<(usize, ColumnPredicate)>,
     /// Rows deleted by position, as a mask over the file's rows (decoded in order).
     deleted: Option<DeletedMask>,
@@ -228,6 +234,7 @@ fn start_reading(
         schema: Arc::clone(&schema),
         reader,
         writer_zone: file.writer_zone,
+        times: file.times,
         filters,
         deleted: deleted.filter(|d| !d.is_empty()).map(|rows| {
             let decoded = std::iter::once(0..file.rows).collect();
@@ -323,6 +330,15 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
     let rows = blocks(path, &bytes)?;
     let decoder = open(path, &bytes, 1, None)?;
     let (annotated, writer_zone) = annotated_schema(path, &decoder)?;
+    let iceberg = context.spec.field_ids().is_some();
+    let times = match iceberg {
+        true => TimeFix::default(),
+        false => {
+            let header = decoder.avro_header();
+            let text = |key: &str| header.get(key).map(|v| String::from_utf8_lossy(v).into());
+            hybrid_times(&text).map_err(|e| avro_error(path, e))?
+        }
+    };
     let fields = match context.spec.field_ids() {
         Some(matching) => rename_fields_by_id(&annotated, matching),
         // Hive's matching ignores case: columns take the table's spelling.
@@ -334,6 +350,41 @@ async fn load_file(split: Arc<FileSplit>, context: SplitContext) -> Result<AvroF
         schema: Arc::new(Schema::new(fields)),
         rows,
         writer_zone,
+        times,
+    })
+}
+
+/// The fix of a file's dates and timestamps when its writer says it wrote them in Java's
+/// hybrid calendar: Hive 3.1.3 and later with `writer.proleptic = false` (their wall
+/// clocks, already in the writer's zone, keep their label), Spark before 3.0 or in its
+/// `LEGACY` mode (`org.apache.spark.legacyDateTime`; instants rebased in the zone it
+/// records, UTC without one), as Hive's and Spark's Avro readers read them. Files without
+/// such a mark read as written.
+/// `text` gives the header's metadata values.
+fn hybrid_times(text: &dyn Fn(&str) -> Option<String>) -> std::result::Result<TimeFix, String> {
+    if let Some(proleptic) = text("writer.proleptic") {
+        let hybrid = proleptic.trim().eq_ignore_ascii_case("false");
+        return Ok(TimeFix {
+            hybrid_dates: hybrid,
+            zoned: hybrid.then_some(Hybrid { zone: None }),
+            naive: hybrid.then_some(NaiveTimes::Hybrid(Hybrid { zone: None })),
+        });
+    }
+    let legacy = text("org.apache.spark.version").is_some_and(|v| v.as_str() < "3.0.0")
+        || text("org.apache.spark.legacyDateTime").is_some();
+    if !legacy {
+        return Ok(TimeFix::default());
+    }
+    let zone = match text("org.apache.spark.timeZone") {
+        Some(id) => Some(WriterZone::parse(&id).ok_or_else(|| {
+            format!("its org.apache.spark.timeZone '{id}' is not a time zone lakescan knows")
+        })?),
+        None => None,
+    };
+    Ok(TimeFix {
+        hybrid_dates: true,
+        zoned: Some(Hybrid { zone }),
+        naive: None,
     })
 }
 
@@ -488,7 +539,10 @@ impl Reading {
                 .columns()
                 .iter()
                 .zip(self.schema.fields())
-                .map(|(c, f)| retype(c, f.data_type(), self.writer_zone))
+                .map(|(c, f)| {
+                    self.times
+                        .apply(&retype(c, f.data_type(), self.writer_zone)?)
+                })
                 .collect::<Result<Vec<_>>>()
                 .map_err(|e| avro_error(&path, e))?;
             let mut keep: Option<BooleanArray> = None;

@@ -15,6 +15,12 @@
 //!   into 16 bytes (a `FixedSizeBinary(16)` column); Java, Hive and Trino read the string as
 //!   written. The mark is dropped: the column reads as the strings.
 //!   (Iceberg's `uuid` is a `fixed(16)`, which keeps its mark.)
+//! * **Decimal attributes written as strings.** Old Hive writers wrote a decimal's
+//!   `"precision": "5", "scale": "2"` as JSON strings; `arrow-avro` ignores such attributes
+//!   and reads the column as `DECIMAL(10, 0)` — every value a hundred times too large. They
+//!   become numbers, as Hive's reader parses them. A decimal whose precision is missing or
+//!   not a number has an invalid logical type, which Java's Avro ignores: the mark is
+//!   dropped and the column reads as its bytes.
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -36,7 +42,8 @@ pub fn respelled(file: Bytes) -> Result<Bytes, String> {
     };
     let split = split_full_names(&mut schema);
     let unmarked = unmark_string_uuids(&mut schema);
-    if !split && !unmarked {
+    let decimals = numeric_decimal_attributes(&mut schema);
+    if !split && !unmarked && !decimals {
         return Ok(file);
     }
     let json = serde_json::to_vec(&schema).map_err(|e| e.to_string())?;
@@ -97,6 +104,33 @@ fn unmark_string_uuids(schema: &mut Value) -> bool {
     })
 }
 
+/// Makes the `precision` and `scale` of every decimal of `schema` numbers where they are
+/// strings of digits, and drops the `decimal` mark where the precision is not a number;
+/// whether anything changed.
+fn numeric_decimal_attributes(schema: &mut Value) -> bool {
+    edit_objects(schema, &|object| {
+        if object.get("logicalType").and_then(Value::as_str) != Some("decimal") {
+            return false;
+        }
+        let mut changed = false;
+        for key in ["precision", "scale"] {
+            let digits = object
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(|text| text.trim().parse::<u64>().ok());
+            if let Some(n) = digits {
+                object.insert(key.into(), Value::from(n));
+                changed = true;
+            }
+        }
+        if object.get("precision").and_then(Value::as_u64).is_none() {
+            object.remove("logicalType");
+            changed = true;
+        }
+        changed
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +173,30 @@ mod tests {
         );
         assert_eq!(schema["fields"][1]["type"]["logicalType"], "uuid");
         assert!(!unmark_string_uuids(&mut schema));
+    }
+
+    #[test]
+    fn decimal_attributes_written_as_strings_become_numbers() {
+        // Hive's old writers (its test file dec_old.avro): precision and scale as strings.
+        let mut schema = serde_json::json!({
+            "type": "record", "name": "r", "fields": [
+                {"name": "old", "type": ["null", {"type": "bytes", "logicalType": "decimal",
+                                                  "precision": "5", "scale": "2"}]},
+                {"name": "new", "type": {"type": "bytes", "logicalType": "decimal",
+                                         "precision": 4, "scale": 1}},
+                {"name": "bad", "type": {"type": "bytes", "logicalType": "decimal",
+                                         "precision": "five"}}
+            ]
+        });
+        assert!(numeric_decimal_attributes(&mut schema));
+        assert_eq!(
+            schema["fields"][0]["type"][1],
+            serde_json::json!({"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 2})
+        );
+        assert_eq!(schema["fields"][1]["type"]["precision"], 4);
+        // No precision: an invalid logical type, ignored as Java's Avro ignores it.
+        assert!(schema["fields"][2]["type"].get("logicalType").is_none());
+        assert!(!numeric_decimal_attributes(&mut schema));
     }
 
     #[test]

@@ -20,103 +20,15 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, ListArray, MapArray, StructArray, TimestampMillisecondArray,
-};
+use arrow::array::{Array, ArrayRef, AsArray, ListArray, MapArray, StructArray};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Field, Fields, TimeUnit, TimestampMillisecondType};
-use chrono::{DateTime, FixedOffset, Offset, TimeZone};
+use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{Result, exec_datafusion_err, internal_err};
 use serde_json::Value;
 
 use crate::field_ids::FIELD_ID_KEY;
 
-/// The metadata key under which Hive's Avro writer names its time zone.
-pub const WRITER_TIME_ZONE_KEY: &str = "writer.time.zone";
-
-/// The zone Hive's Avro writer converted its wall clocks from (`writer.time.zone`: a Java
-/// `ZoneId`, a region such as `America/Los_Angeles` or an offset such as `+05:30`,
-/// `GMT+08:00`, `Z`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriterZone {
-    /// A region, with its rules (daylight saving time).
-    Region(chrono_tz::Tz),
-    /// A fixed offset from UTC.
-    Offset(FixedOffset),
-}
-
-impl WriterZone {
-    /// The zone a Java `ZoneId` text names; `None` when it names none lakescan knows.
-    pub fn parse(id: &str) -> Option<Self> {
-        let id = id.trim();
-        if id == "Z" {
-            return Some(Self::Offset(FixedOffset::east_opt(0)?));
-        }
-        // `GMT+08:00`, `UTC-5`, `UT+01:30`: an offset after a prefix, as Java writes them.
-        let offset = ["GMT", "UTC", "UT"]
-            .iter()
-            .find_map(|p| id.strip_prefix(p))
-            .filter(|rest| rest.starts_with(['+', '-']))
-            .or_else(|| id.starts_with(['+', '-']).then_some(id));
-        match offset {
-            Some(offset) => parse_offset(offset).map(Self::Offset),
-            None => id.parse().ok().map(Self::Region),
-        }
-    }
-
-    /// Seconds the zone is ahead of UTC at the UTC time `at`.
-    fn offset_at(&self, at: &chrono::NaiveDateTime) -> i32 {
-        match self {
-            Self::Region(tz) => tz.offset_from_utc_datetime(at).fix().local_minus_utc(),
-            Self::Offset(offset) => offset.local_minus_utc(),
-        }
-    }
-
-    /// The wall clock in this zone of the UTC instants `array` (milliseconds), as a
-    /// timestamp without zone.
-    fn wall_clock(&self, array: &ArrayRef) -> Result<ArrayRef> {
-        let instants = array.as_primitive::<TimestampMillisecondType>();
-        let local: TimestampMillisecondArray = instants.try_unary(|ms| {
-            let at = DateTime::from_timestamp_millis(ms)
-                .ok_or_else(|| exec_datafusion_err!("timestamp {ms} ms is out of range"))?;
-            let offset = i64::from(self.offset_at(&at.naive_utc())) * 1000;
-            ms.checked_add(offset)
-                .ok_or_else(|| exec_datafusion_err!("timestamp {ms} ms is out of range"))
-        })?;
-        Ok(Arc::new(local))
-    }
-}
-
-/// An offset as Java writes one: `+hh:mm`, `+hh:mm:ss` or `+hh` (or `-`).
-fn parse_offset(text: &str) -> Option<FixedOffset> {
-    let (sign, rest) = match text.split_at_checked(1)? {
-        ("+", rest) => (1, rest),
-        ("-", rest) => (-1, rest),
-        _ => return None,
-    };
-    let parts: Vec<&str> = rest.split(':').collect();
-    if parts.len() > 3 {
-        return None;
-    }
-    let mut seconds = 0;
-    for (part, unit) in parts.iter().zip([3600, 60, 1]) {
-        seconds += part.parse::<i32>().ok()? * unit;
-    }
-    FixedOffset::east_opt(sign * seconds)
-}
-
-/// The writer zone of a file whose metadata holds `value` under [`WRITER_TIME_ZONE_KEY`]
-/// (`None`: no key); an error text when it names a zone lakescan does not know (its
-/// timestamps would read wrong).
-pub fn writer_zone(value: Option<&[u8]>) -> std::result::Result<Option<WriterZone>, String> {
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    let text = String::from_utf8_lossy(value);
-    WriterZone::parse(&text).map(Some).ok_or_else(|| {
-        format!("its {WRITER_TIME_ZONE_KEY} '{text}' is not a time zone lakescan knows")
-    })
-}
+pub use crate::writer_times::{WRITER_TIME_ZONE_KEY, WriterZone, writer_zone};
 
 /// `fields` (decoded from the record schema `record`) with their Avro ids as
 /// [`FIELD_ID_KEY`] metadata, Iceberg's `timestamp` (`adjust-to-utc: false`) without zone,
@@ -302,30 +214,10 @@ pub fn retype(array: &ArrayRef, target: &DataType, zone: Option<WriterZone>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use arrow::array::TimestampMillisecondArray;
+    use arrow::datatypes::TimestampMillisecondType;
 
-    #[test]
-    fn java_zone_ids_parse() {
-        let offset = |s: i32| Some(WriterZone::Offset(FixedOffset::east_opt(s).unwrap()));
-        assert_eq!(WriterZone::parse("Z"), offset(0));
-        assert_eq!(WriterZone::parse("+05:30"), offset(5 * 3600 + 1800));
-        assert_eq!(WriterZone::parse("GMT+08:00"), offset(8 * 3600));
-        assert_eq!(WriterZone::parse("UTC-03:00"), offset(-3 * 3600));
-        assert_eq!(WriterZone::parse("-08:00:30"), offset(-(8 * 3600 + 30)));
-        assert_eq!(
-            WriterZone::parse("America/Los_Angeles"),
-            Some(WriterZone::Region(chrono_tz::America::Los_Angeles))
-        );
-        assert_eq!(
-            WriterZone::parse("UTC"),
-            Some(WriterZone::Region(chrono_tz::UTC))
-        );
-        for bad in ["", "Mars/Olympus", "+5:xx", "GMT+", "+01:00:00:00"] {
-            assert_eq!(WriterZone::parse(bad), None, "{bad}");
-        }
-        assert!(writer_zone(Some(b"Mars/Olympus")).is_err());
-        assert_eq!(writer_zone(None), Ok(None));
-    }
+    use super::*;
 
     /// 2024-01-15 18:00 UTC is 10:00 in Los Angeles (PST, UTC-8), 2024-07-15 17:00 UTC is
     /// 10:00 there (PDT, UTC-7); 1969 stays before the epoch.

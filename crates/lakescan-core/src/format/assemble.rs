@@ -33,6 +33,7 @@ use crate::format::column_predicate::ColumnPredicate;
 use crate::reader::SplitContext;
 use crate::split::FileSplit;
 use crate::subfield::Subfield;
+use crate::writer_times::TimeFix;
 
 /// Name of the row-number virtual column in decoded batches.
 pub const ROW_NUMBER_COLUMN: &str = "__lakescan_row_number";
@@ -103,6 +104,10 @@ pub struct Assembler {
     file: String,
     /// Whether the decoded columns were resolved (on the first batch).
     bound: bool,
+    /// Decoded columns (by name) whose dates and timestamps are fixed before anything
+    /// reads them, and their indices once bound.
+    times: Vec<(String, Arc<TimeFix>)>,
+    times_at: Vec<usize>,
 }
 
 impl Assembler {
@@ -197,6 +202,8 @@ impl Assembler {
             rows_deleted: 0,
             file: split.display_path().to_string(),
             bound: false,
+            times: vec![],
+            times_at: vec![],
         })
     }
 
@@ -250,14 +257,45 @@ impl Assembler {
             .iter()
             .map(|f| index_of(&f.column))
             .collect::<Result<_>>()?;
+        self.times_at = self
+            .times
+            .iter()
+            .map(|(column, _)| index_of(column))
+            .collect::<Result<_>>()?;
         self.bound = true;
         Ok(())
+    }
+
+    /// The same assembler fixing the dates and timestamps of the decoded columns named in
+    /// `times` before its filters and channels read them.
+    pub fn with_times(mut self, times: Vec<(String, Arc<TimeFix>)>) -> Self {
+        self.times = times;
+        self
+    }
+
+    /// `decoded` with the columns of [`Self::with_times`] fixed; an error names the file.
+    fn fix_times(&self, decoded: RecordBatch) -> Result<RecordBatch> {
+        let mut columns = decoded.columns().to_vec();
+        for ((name, fix), &i) in self.times.iter().zip(&self.times_at) {
+            columns[i] = fix
+                .apply(&columns[i])
+                .or_else(|e| exec_err!("file '{}': column '{name}': {e}", self.file))?;
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(decoded.num_rows()));
+        Ok(RecordBatch::try_new_with_options(
+            decoded.schema(),
+            columns,
+            &options,
+        )?)
     }
 
     /// A batch of `R` from one decoded batch (see the module docs).
     pub fn assemble(&mut self, mut decoded: RecordBatch) -> Result<RecordBatch> {
         if !self.bound {
             self.bind_decoded(decoded.schema_ref())?;
+        }
+        if !self.times.is_empty() {
+            decoded = self.fix_times(decoded)?;
         }
         // The deleted rows' mask waits for the first filter's: both go in one pass.
         let mut kept = match &mut self.deleted {

@@ -20,6 +20,7 @@ use crate::format::adapt::adapt_with_defaults;
 use crate::format::member_nulls::members_null_where_structs_are;
 use crate::scan_spec::{AdaptiveState, FieldSpec};
 use crate::subfield::Subfield;
+use crate::writer_times::TimeFix;
 
 /// One column's filter over decoded values.
 pub struct ColumnPredicate {
@@ -35,6 +36,9 @@ pub struct ColumnPredicate {
     pub table_type: DataType,
     /// Defaults of struct members the file may lack (filled in before a member is tested).
     pub defaults: Option<Arc<MemberDefaults>>,
+    /// The fix of the column's dates and timestamps, applied before the filter (a Parquet
+    /// filter inside the decoder sees the values as stored).
+    pub times: Option<Arc<TimeFix>>,
 }
 
 impl ColumnPredicate {
@@ -52,7 +56,14 @@ impl ColumnPredicate {
             adaptive: Arc::clone(adaptive),
             table_type: field.handle.data_type.clone(),
             defaults: field.handle.member_defaults.clone(),
+            times: None,
         }
+    }
+
+    /// The same, testing the values `times` fixes (`None`: as decoded).
+    pub fn with_times(mut self, times: Option<Arc<TimeFix>>) -> Self {
+        self.times = times;
+        self
     }
 
     /// Tests the values of the filtered column (`root` holds the whole top-level column or
@@ -61,6 +72,14 @@ impl ColumnPredicate {
         let started = Instant::now();
         let external =
             |e: datafusion::error::DataFusionError| ArrowError::ExternalError(Box::new(e));
+        let fixed;
+        let root = match &self.times {
+            Some(times) => {
+                fixed = times.apply(root).map_err(external)?;
+                &fixed
+            }
+            None => root,
+        };
         let column = if !self.subfield.path().is_empty() {
             // A member of a NULL struct is NULL, whatever the file holds in its slot.
             let root = match &self.defaults {

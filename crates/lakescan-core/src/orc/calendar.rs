@@ -11,7 +11,8 @@
 //!
 //! | footer                                   | values are                               |
 //! |------------------------------------------|------------------------------------------|
-//! | no `calendar` (the C++ writer, ORC < 1.6) | as written (proleptic)                   |
+//! | no `calendar`, the Java writer (ORC < 1.6: Hive 1–3.0, Spark 2–3.1) | hybrid: converted, as Hive reads them (ORC Java's own tools print them so) |
+//! | no `calendar`, another writer (C++, Presto, Trino, Go, cuDF) | as written (proleptic)     |
 //! | `PROLEPTIC_GREGORIAN`                    | as written                               |
 //! | `JULIAN_GREGORIAN`, types with `iceberg.id` | as written: Iceberg's ORC writer stores true (proleptic) day numbers under the writer's default label, and Iceberg's reader reads them as they are |
 //! | `JULIAN_GREGORIAN`, otherwise            | hybrid: converted, and so are date statistics |
@@ -44,7 +45,12 @@ pub enum DayCalendar {
 impl DayCalendar {
     /// The calendar of the file whose footer is `footer` (see the module docs).
     pub fn of(footer: &proto::Footer) -> Self {
-        let julian = footer.calendar == Some(proto::CalendarKind::JulianGregorian as i32);
+        // The Java writer is writer 0; files older than the field are the Java writer's.
+        let java = footer.writer.is_none_or(|w| w == 0);
+        let julian = match footer.calendar {
+            Some(calendar) => calendar == proto::CalendarKind::JulianGregorian as i32,
+            None => java,
+        };
         let iceberg = footer.types.iter().any(|t| {
             t.attributes
                 .iter()
@@ -128,6 +134,14 @@ mod tests {
     use crate::calendar::{days_from_civil, julian_days};
 
     fn footer(calendar: Option<proto::CalendarKind>, iceberg: bool) -> proto::Footer {
+        footer_of(calendar, iceberg, Some(1))
+    }
+
+    fn footer_of(
+        calendar: Option<proto::CalendarKind>,
+        iceberg: bool,
+        writer: Option<u32>,
+    ) -> proto::Footer {
         let attributes = match iceberg {
             true => vec![proto::StringPair {
                 key: Some("iceberg.id".into()),
@@ -137,6 +151,7 @@ mod tests {
         };
         proto::Footer {
             calendar: calendar.map(|c| c as i32),
+            writer,
             types: vec![proto::Type {
                 attributes,
                 ..Default::default()
@@ -159,6 +174,20 @@ mod tests {
         assert_eq!(
             DayCalendar::of(&footer(Some(C::JulianGregorian), false)),
             DayCalendar::Hybrid
+        );
+        // Without a calendar: the Java writer's (writer 0, or none named) are hybrid, as
+        // Hive's legacy files read; others' proleptic.
+        assert_eq!(
+            DayCalendar::of(&footer_of(None, false, Some(0))),
+            DayCalendar::Hybrid
+        );
+        assert_eq!(
+            DayCalendar::of(&footer_of(None, false, None)),
+            DayCalendar::Hybrid
+        );
+        assert_eq!(
+            DayCalendar::of(&footer_of(None, true, Some(0))),
+            DayCalendar::Proleptic
         );
         // Iceberg's writer: proleptic values under the default label.
         assert_eq!(

@@ -20,7 +20,8 @@
 //! ```
 //!
 //! A `timestamp` is then read as the wall clock of its instant in the writer's time zone
-//! (Hive's meaning, as `orc-rust` reads it), in the table's unit: a fraction finer than the
+//! (Hive's meaning, as `orc-rust` reads it; before 1900 at the zone's offset of 1900, as
+//! ORC's writers took it), in the table's unit: a fraction finer than the
 //! unit is dropped toward the past, as Iceberg's Java reader drops it.
 //!
 //! Hand-written because `orc-rust` keeps its stream decoders private: its timestamp
@@ -35,6 +36,7 @@ use orc_rust::schema::DataType as OrcType;
 use orc_rust::stripe::Stripe;
 
 use super::rle::{Corrupt, Decoded, IntRle, RleVersion, Sign};
+use crate::writer_times::UTC_1900;
 
 /// 2015-01-01T00:00:00Z in seconds since the epoch: ORC's timestamp origin in UTC.
 const ORC_EPOCH: i64 = 1_420_070_400;
@@ -115,7 +117,9 @@ impl TimestampValues {
         let mut instant = seconds * NANOS_PER_SECOND + nanos;
         if let Some(tz) = self.wall_clock {
             let second = i64::try_from(instant.div_euclid(NANOS_PER_SECOND)).map_err(|_| RANGE)?;
-            let at = DateTime::from_timestamp(second, 0).ok_or(RANGE)?;
+            // ORC's writers (Java's `java.util.TimeZone`, C++'s) give a time before 1900 the
+            // offset in force at 1900, not the local mean time `chrono-tz` gives.
+            let at = DateTime::from_timestamp(second.max(UTC_1900), 0).ok_or(RANGE)?;
             let offset = tz.offset_from_utc_datetime(&at.naive_utc()).fix();
             instant += i128::from(offset.local_minus_utc()) * NANOS_PER_SECOND;
         }
@@ -369,6 +373,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got, [(instant - 7 * 3600) * 1_000_000_000 + 500_000_000]);
+        // Before 1900 the writer took Los Angeles' offset of 1900 (-08:00), not its local
+        // mean time (-07:52:58): Hive's 1880-01-01 08:00 UTC reads 00:00.
+        let old = -2_840_140_800 + 8 * 3600;
+        let got = decode(&[(old, 0)], TimeUnit::Second, Some(la), base).unwrap();
+        assert_eq!(got, [old - 8 * 3600]);
         // UTC by another name changes nothing.
         let gmt: Tz = "GMT".parse().unwrap();
         let got = decode(&[(instant, 0)], TimeUnit::Second, Some(gmt), ORC_EPOCH).unwrap();

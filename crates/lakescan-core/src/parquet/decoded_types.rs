@@ -2,7 +2,8 @@
 //! schema's own (the reader's schema hint):
 //!
 //! * strings and binaries as *views* when the table's type is a view type: decoded
-//!   directly, since a cast would copy every value once more;
+//!   directly, since a cast would copy every value once more; unannotated bytes as the
+//!   table's strings (validated by the decoder);
 //! * decimals stored as `INT32` or `INT64` in that width (`Decimal32`, `Decimal64`) when the
 //!   table's type is `Decimal128` of the same scale and at least the same precision. The
 //!   decoder would widen every value in a pass of its own; kept narrow, the columns are
@@ -155,6 +156,12 @@ pub fn decoded_type(
         | (DataType::Binary | DataType::LargeBinary, DataType::BinaryView) => {
             Some(table_type.clone())
         }
+        // Unannotated bytes (Impala's strings) a table reads as strings: decoded as strings,
+        // the decoder validating each one.
+        (
+            DataType::Binary | DataType::LargeBinary,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
+        ) => Some(table_type.clone()),
         (DataType::Decimal128(p, s), DataType::Decimal128(table_p, table_s))
             if s == table_s && p <= table_p && stored.is_primitive() =>
         {
@@ -221,6 +228,12 @@ mod tests {
         assert_eq!(
             decoded_type(&DataType::Utf8, &text, &DataType::Utf8, false),
             None
+        );
+        // Impala's strings: bytes without the STRING annotation.
+        let bytes = stored("message m { required binary s; }");
+        assert_eq!(
+            decoded_type(&DataType::Binary, &bytes, &DataType::Utf8View, false),
+            Some(DataType::Utf8View)
         );
     }
 

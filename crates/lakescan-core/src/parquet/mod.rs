@@ -13,6 +13,7 @@
 //! | [`bloom`]         | bloom-filter pruning of row groups for point filters            |
 //! | [`plan`]          | [`plan::ReadPlan`]: masks, filter placement, row selections     |
 //! | [`decoded_types`] | types decoded unlike the file schema: views, narrow decimals    |
+//! | [`legacy_times`]  | dates and timestamps Java writers stored otherwise: their fixes |
 //! | [`page_index`]    | page-index pruning → `RowSelection`                             |
 //! | [`row_index`]     | row-index filters → `RowSelection`                              |
 //! | [`row_filter`]    | per-column filters as a parquet `RowFilter`                     |
@@ -59,6 +60,7 @@ pub mod deletes;
 pub mod field_ids;
 pub mod footer_cache;
 pub mod leaves;
+pub mod legacy_times;
 pub mod open;
 pub mod page_index;
 pub mod plan;
@@ -85,6 +87,7 @@ use crate::io::CountingReader;
 use crate::reader::{ReaderBatch, SplitContext};
 use crate::split::FileSplit;
 use leaves::FileLeaves;
+use legacy_times::FileTimes;
 use open::file_error;
 use plan::Reading;
 use statistics::RowGroupStatistics;
@@ -115,6 +118,8 @@ pub struct Bound {
     pub binding: SplitBinding,
     /// The file's leaves by logical path.
     pub leaves: FileLeaves,
+    /// The fixes of the columns whose dates and timestamps its writer stored otherwise.
+    pub times: FileTimes,
 }
 
 /// A bound file and the row groups to read.
@@ -145,10 +150,15 @@ impl FileFormatReader for ParquetFormat {
             opened.metadata.schema(),
         )?;
         let leaves = FileLeaves::new(opened.metadata.metadata().file_metadata().schema_descr());
+        let iceberg = context.spec.field_ids().is_some();
+        let times = FileTimes::of(opened.metadata.metadata(), iceberg).map_err(|e| {
+            DataFusionError::NotImplemented(format!("Parquet file '{}': {e}", split.display_path()))
+        })?;
         Ok(Bound {
             opened,
             binding,
             leaves,
+            times,
         })
     }
 
@@ -177,7 +187,8 @@ impl FileFormatReader for ParquetFormat {
             bound.opened.metadata.schema(),
             &bound.leaves,
             units,
-        );
+        )
+        .with_times(&bound.times);
         crate::format::prune_units(context, split, &stats, units)
     }
 
@@ -276,6 +287,10 @@ async fn load_bloom_filters(
         else {
             continue;
         };
+        // A column whose values are fixed after decoding: its bloom filter holds others.
+        if bound.times.fix(*root).is_some() {
+            continue;
+        }
         let leaf = bound
             .leaves
             .select(*root, &crate::required::RequiredSubfields::Whole);

@@ -268,7 +268,21 @@ pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
         }
         _ => false,
     };
-    let encrypted = e.to_string().to_lowercase().contains("encrypt");
+    let message = e.to_string();
+    // Schemas the `parquet` crate cannot map to Arrow, though the file is sound.
+    let unsupported = if message.contains("converted type INTERVAL") {
+        Some("an INTERVAL column whose logical type its writer left UNKNOWN (parquet-mr)")
+    } else if message.contains("Map cannot be repeated") {
+        Some("a repeated MAP group (Hive's legacy layout of a list of maps)")
+    } else {
+        None
+    };
+    if let (false, Some(what)) = (fetch_failed, unsupported) {
+        return DataFusionError::NotImplemented(format!(
+            "Parquet file '{path}' has {what}, which lakescan does not read: {message}"
+        ));
+    }
+    let encrypted = message.to_lowercase().contains("encrypt");
     let hint = match (fetch_failed, encrypted) {
         (true, _) => "",
         (false, true) => " (lakescan does not read encrypted Parquet files)",

@@ -33,6 +33,7 @@ use parquet::file::metadata::ParquetMetaData;
 use super::decoded_types::{decoded_type, holds_interval};
 use super::deletes::DeletedApplied;
 use super::leaves::{FileLeaves, reannotate_maps};
+use super::legacy_times::FileTimes;
 use super::row_filter::{self, ExprPredicate, InDecoder};
 use super::statistics::RowGroupStatistics;
 use super::{Chosen, page_index, row_index};
@@ -160,7 +161,7 @@ impl ReadPlan {
             predicates.push(Box::new(InDecoder {
                 projection,
                 rows_scanned: counter,
-                predicate: predicate(context, c),
+                predicate: predicate(context, c, Some(&bound.times)),
             }));
         }
         for (root, expr, schema) in expr_filters {
@@ -333,22 +334,30 @@ fn assembler(
         .iter()
         .map(|c| PostFilter {
             column: file_schema.field(c.root).name().clone(),
-            predicate: predicate(context, c),
+            predicate: predicate(context, c, None),
         })
         .collect();
     let generated = generated_filters(context, &bound.binding);
-    let decoded_roots = output_leaves
+    let decoded_roots: BTreeSet<usize> = output_leaves
         .iter()
         .map(|&l| bound.leaves.root_of(l))
         .collect();
-    Assembler::try_new(
+    let times = decoded_roots
+        .iter()
+        .filter_map(|&root| {
+            let fix = bound.times.fix(root)?;
+            Some((file_schema.field(root).name().clone(), Arc::clone(fix)))
+        })
+        .collect();
+    let assembler = Assembler::try_new(
         context,
         split,
         &bound.binding,
         file_schema,
         &decoded_roots,
         (post_filters, generated),
-    )
+    )?;
+    Ok(assembler.with_times(times))
 }
 
 /// Filters on file columns and their struct members; constants were tested already and
@@ -442,6 +451,10 @@ fn dynamic_column_filters(
         let FieldSource::File { root, file_type } = &chosen.bound.binding.sources()[i] else {
             continue;
         };
+        // A column fixed after decoding is filtered after assembly, where it is fixed.
+        if chosen.bound.times.fix(*root).is_some() {
+            continue;
+        }
         let field = reader.field(column.index());
         if file_type.is_nested() || field.data_type().is_nested() {
             continue;
@@ -503,7 +516,9 @@ fn selection(
     let row_groups = &chosen.row_groups;
     let mut pages: Option<RowSelection> = None;
     for column in pushed.iter().chain(post) {
-        if column.subfield.path().is_empty() {
+        // A fixed column's page bounds describe the values as stored.
+        let fixed = chosen.bound.times.fix(column.root).is_some();
+        if column.subfield.path().is_empty() && !fixed {
             let name = metadata.schema().field(column.root).name();
             let s = page_index::page_selection(
                 metadata.metadata(),
@@ -624,7 +639,18 @@ fn filter_leaves(leaves: &FileLeaves, c: &FilteredColumn<'_>) -> Vec<usize> {
     }
 }
 
-fn predicate(context: &SplitContext, c: &FilteredColumn<'_>) -> ColumnPredicate {
+/// The predicate of `c` on decoded values (fixed by `times` when it runs in the decoder:
+/// the assembler fixes the decoded batches before later filters see them).
+fn predicate(
+    context: &SplitContext,
+    c: &FilteredColumn<'_>,
+    times: Option<&FileTimes>,
+) -> ColumnPredicate {
+    let fix = times.and_then(|t| t.fix(c.root)).cloned();
+    unfixed_predicate(context, c).with_times(fix)
+}
+
+fn unfixed_predicate(context: &SplitContext, c: &FilteredColumn<'_>) -> ColumnPredicate {
     let spec = &context.spec;
     match spec.field(c.subfield.root()) {
         Some((_, field)) => ColumnPredicate::new(field, c.subfield, c.filter, spec.adaptive()),
@@ -637,6 +663,7 @@ fn predicate(context: &SplitContext, c: &FilteredColumn<'_>) -> ColumnPredicate 
             adaptive: Arc::clone(spec.adaptive()),
             table_type: c.table_type.clone(),
             defaults: None,
+            times: None,
         },
     }
 }

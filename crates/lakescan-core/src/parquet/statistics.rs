@@ -11,19 +11,48 @@
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
-use arrow::compute::{cast, nullif};
-use arrow::datatypes::{DataType, Schema};
+use arrow::compute::kernels::cmp::lt;
+use arrow::compute::{cast, is_null, nullif, or_kleene};
+use arrow::datatypes::{DataType, Schema, TimeUnit};
 use datafusion::common::{Result, ScalarValue};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::leaves::FileLeaves;
+use super::legacy_times::FileTimes;
 use crate::binding::{FieldSource, SplitBinding};
 use crate::format::UnitStatistics;
 use crate::scan_spec::ScanSpec;
 
 pub use crate::format::StatsArrays;
+
+/// The first value of `table_type` a [`crate::writer_times::TimeFix`] leaves as stored
+/// (1582-10-15 for dates, 1900-01-01T00:00:00Z for timestamps); `None` for other types.
+fn first_unchanged(table_type: &DataType) -> Option<ScalarValue> {
+    let seconds = crate::writer_times::UTC_1900;
+    Some(match table_type {
+        DataType::Date32 => {
+            ScalarValue::Date32(Some(crate::calendar::GREGORIAN_CUTOVER_DAY as i32))
+        }
+        DataType::Timestamp(unit, zone) => {
+            let zone = zone.clone();
+            match unit {
+                TimeUnit::Second => ScalarValue::TimestampSecond(Some(seconds), zone),
+                TimeUnit::Millisecond => {
+                    ScalarValue::TimestampMillisecond(Some(seconds * 1_000), zone)
+                }
+                TimeUnit::Microsecond => {
+                    ScalarValue::TimestampMicrosecond(Some(seconds * 1_000_000), zone)
+                }
+                TimeUnit::Nanosecond => {
+                    ScalarValue::TimestampNanosecond(Some(seconds * 1_000_000_000), zone)
+                }
+            }
+        }
+        _ => return None,
+    })
+}
 
 /// Row-group statistics of a file for one split's binding.
 pub struct RowGroupStatistics<'a> {
@@ -33,6 +62,8 @@ pub struct RowGroupStatistics<'a> {
     file_schema: &'a Schema,
     leaves: &'a FileLeaves,
     row_groups: &'a [usize],
+    /// Columns whose values are fixed after decoding ([`FileTimes`]).
+    times: Option<&'a FileTimes>,
 }
 
 impl<'a> RowGroupStatistics<'a> {
@@ -52,7 +83,16 @@ impl<'a> RowGroupStatistics<'a> {
             file_schema,
             leaves,
             row_groups,
+            times: None,
         }
+    }
+
+    /// The same, for a file whose dates and timestamps `times` fixes after decoding: their
+    /// statistics describe the values as stored, so only row groups whose every value the
+    /// fix leaves alone (dates from 1582-10-15, timestamps from 1900 on) keep them.
+    pub fn with_times(mut self, times: &'a FileTimes) -> Self {
+        self.times = Some(times);
+        self
     }
 
     /// Statistics of the field at `field_index` of the spec, in its table type.
@@ -87,10 +127,20 @@ impl<'a> RowGroupStatistics<'a> {
                         maxes = nullif(&maxes, &distrusted)?;
                     }
                 }
-                let (Ok(mins), Ok(maxes)) = (cast(&mins, table_type), cast(&maxes, table_type))
+                let (Ok(mut mins), Ok(mut maxes)) =
+                    (cast(&mins, table_type), cast(&maxes, table_type))
                 else {
                     return Ok(None);
                 };
+                if self.times.and_then(|t| t.fix(*root)).is_some() {
+                    let Some(first_unchanged) = first_unchanged(table_type) else {
+                        return Ok(None);
+                    };
+                    let changed = lt(&mins, &first_unchanged.to_scalar()?)?;
+                    let changed = or_kleene(&changed, &is_null(&mins)?)?;
+                    mins = nullif(&mins, &changed)?;
+                    maxes = nullif(&maxes, &changed)?;
+                }
                 Ok(Some(StatsArrays {
                     mins,
                     maxes,
@@ -112,6 +162,9 @@ impl<'a> RowGroupStatistics<'a> {
         let FieldSource::File { root, file_type } = &self.binding.sources()[field_index] else {
             return Ok(None);
         };
+        if self.times.and_then(|t| t.fix(*root)).is_some() {
+            return Ok(None);
+        }
         let member = crate::subfield::Subfield::nested("", path.to_vec());
         let leaves = self.leaves.struct_member(*root, path);
         let (Some(file_member_type), [leaf]) = (member.resolve_type(file_type), leaves.as_slice())

@@ -159,3 +159,28 @@ async fn a_file_rewritten_since_is_read_again() {
     .unwrap();
     assert_eq!(after[0].num_rows, Precision::Exact(10));
 }
+
+#[test]
+fn a_column_spanning_the_whole_integer_range_is_estimated_without_its_bounds() {
+    // Writers keep i64::MIN and i64::MAX as sentinels: 2^64 values overflow the interval
+    // analysis' count (a panic in debug builds), here and in a FilterExec above the scan.
+    let table = table();
+    let bound = |v: i64| Precision::Exact(ScalarValue::Int64(Some(v)));
+    let merged = Statistics {
+        num_rows: Precision::Exact(4),
+        total_byte_size: Precision::Absent,
+        column_statistics: vec![ColumnStatistics {
+            min_value: bound(i64::MIN),
+            max_value: bound(i64::MAX),
+            ..ColumnStatistics::new_unknown()
+        }],
+    };
+    let schema = table.table_schema();
+    let positive = binary(col("a", schema).unwrap(), Operator::Gt, lit(0i64), schema).unwrap();
+    let filtered = ScanStatistics::from_merged(&table, merged, &[positive], RowCount::Exact);
+    let outputs = Assignments::new(vec![0, 1]).resolve(&table).unwrap();
+    let stats = filtered.of_outputs(&outputs, schema, None).unwrap();
+    assert_eq!(stats.column_statistics[0].min_value, Precision::Absent);
+    // Without bounds the analysis cannot narrow the four rows.
+    assert_eq!(stats.num_rows, Precision::Inexact(4));
+}

@@ -213,6 +213,9 @@ impl IcebergMetadataTable {
         };
         let planner = self.planner(state);
         for manifest in planner.manifests(snapshot).await? {
+            if !crate::plan::holds_live_files(&manifest) {
+                continue;
+            }
             let (entries, spec) = planner.entries(&manifest).await?;
             for (entry, first_row_id) in entries {
                 if entry.status != ManifestStatus::Deleted {

@@ -154,7 +154,7 @@ impl<'a> Planner<'a> {
         let kept = self.prune_manifests_by_residual(&manifests);
         for (manifest, kept) in manifests.iter().zip(kept) {
             plan.counts.manifests_total += 1;
-            if !kept || !self.manifest_may_match(manifest)? {
+            if !holds_live_files(manifest) || !kept || !self.manifest_may_match(manifest)? {
                 plan.counts.manifests_pruned += 1;
                 continue;
             }
@@ -533,6 +533,14 @@ fn list_versions(
 
 /// The data sequence number of a live (ADDED or EXISTING) entry: [`inherit`] gives every
 /// live entry one or refuses it.
+/// Whether `manifest` may list a live file: one whose manifest-list entry counts no added
+/// and no existing files holds only deleted entries (after `expire_snapshots`, often a
+/// manifest that was itself deleted), and is not read, as Iceberg's Java planner skips it.
+/// Counts the list does not give (optional in format version 1) may hold any.
+pub(crate) fn holds_live_files(manifest: &ManifestFile) -> bool {
+    manifest.added_files_count != Some(0) || manifest.existing_files_count != Some(0)
+}
+
 pub(crate) fn live_sequence_number(entry: &ManifestEntry) -> Result<i64> {
     match entry.sequence_number {
         Some(n) => Ok(n),
