@@ -238,6 +238,7 @@ const FILES: &[SltFile] = &[
     iceberg("iceberg_duckdb_schema.slt", ICEBERG_BALLISTA),
     iceberg("iceberg_pyiceberg.slt", ICEBERG),
     iceberg("iceberg_writers.slt", ICEBERG_BALLISTA),
+    own("impala_files.slt", &[Variant::S3]), // testdata/impala: files from Impala's tests
     own("late_materialization.slt", S3_ORC),
     own("limit.slt", S3_ORC),
     own("listing_cache.slt", &[]), // times the listing cache against local file changes

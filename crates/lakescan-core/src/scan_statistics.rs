@@ -266,15 +266,14 @@ fn byte_size(stats: &Statistics, schema: &Schema) -> Precision<usize> {
     }
 }
 
-/// `column` without the bounds DataFusion's interval analysis cannot count: an integer
-/// column whose values span its type's whole range (writers store `i64::MIN` and
-/// `i64::MAX` as sentinels) has `2^64` distinct values, which overflows
+/// `column` without the bounds DataFusion's interval analysis cannot count: an integer,
+/// date or timestamp column whose values span its type's whole range (writers store
+/// `i64::MIN` and `i64::MAX` as sentinels) has `2^64` distinct values, which overflows
 /// `Interval::cardinality` (a panic in debug builds) here and in a `FilterExec` above the
 /// scan. Its bounds prune nothing a filter could use, so the estimate loses little.
 fn countable(mut column: ColumnStatistics) -> ColumnStatistics {
     if let (Some(min), Some(max)) = (column.min_value.get_value(), column.max_value.get_value())
-        && min.data_type().is_integer()
-        && max.distance(min).is_none_or(|d| d as u64 == u64::MAX)
+        && max.distance(min).is_some_and(|d| d as u64 == u64::MAX)
     {
         column.min_value = Precision::Absent;
         column.max_value = Precision::Absent;

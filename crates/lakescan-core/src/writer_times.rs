@@ -7,9 +7,9 @@
 //!   clock back ([`NaiveTimes::WallClock`]);
 //! * **Java's hybrid calendar** — Hive 1–2, Spark 2 and Spark 3 in its `LEGACY` rebase mode
 //!   count days in `java.util.GregorianCalendar` (Julian before 1582-10-15) and take
-//!   offsets from `java.util.TimeZone`, which gives every instant before 1900 the offset in
-//!   force at 1900 where `java.time` (and Arrow, DataFusion, chrono) give the local mean
-//!   time. Spark's reader rebases such values keeping their label: the same year, month,
+//!   offsets from `java.util.TimeZone`, which gives every instant before 1900 the zone's
+//!   standard offset of today where `java.time` (and Arrow, DataFusion, chrono) give the
+//!   local mean time. Spark's reader rebases such values keeping their label: the same year, month,
 //!   day and time of day in the proleptic calendar ([`Hybrid`]), as `RebaseDateTime` does.
 //!
 //! What a file needs is decided by its format (Parquet: `crate::parquet::legacy_times`);
@@ -31,6 +31,9 @@ use crate::orc::nested::{has_leaf, map_leaves};
 
 /// The metadata key under which Hive's writers name their time zone.
 pub const WRITER_TIME_ZONE_KEY: &str = "writer.time.zone";
+
+/// 2026-01-01T00:00:00Z in seconds: where a zone's standard offset "today" is taken.
+const RAW_OFFSET_AT: i64 = 1_767_225_600;
 
 /// 1900-01-01T00:00:00Z in seconds: `java.util.TimeZone` knows no offset before it.
 pub const UTC_1900: i64 = -2_208_988_800;
@@ -74,13 +77,30 @@ impl WriterZone {
     }
 
     /// Seconds the zone is ahead of UTC at `seconds` since the epoch, by `rules`.
-    fn offset_at_seconds(&self, seconds: i64, rules: ZoneRules) -> Option<i64> {
-        let at = match rules {
-            ZoneRules::Modern => seconds,
-            ZoneRules::Legacy => seconds.max(UTC_1900),
-        };
-        let at = DateTime::from_timestamp(at, 0)?.naive_utc();
+    pub fn offset_at_seconds(&self, seconds: i64, rules: ZoneRules) -> Option<i64> {
+        if rules == ZoneRules::Legacy && seconds < UTC_1900 {
+            return Some(self.raw_offset());
+        }
+        let at = DateTime::from_timestamp(seconds, 0)?.naive_utc();
         Some(i64::from(self.offset_at(&at)))
+    }
+
+    /// The zone's standard offset today, which `java.util.TimeZone` gives every time
+    /// before 1900 (its tables start then; US/Pacific `-08:00`, Asia/Kuala_Lumpur `+08:00`
+    /// where `java.time` gives their local mean times).
+    fn raw_offset(&self) -> i64 {
+        match self {
+            Self::Region(tz) => {
+                use chrono_tz::OffsetComponents;
+                let today = DateTime::from_timestamp(RAW_OFFSET_AT, 0)
+                    .map(|d| d.naive_utc())
+                    .unwrap_or_default();
+                tz.offset_from_utc_datetime(&today)
+                    .base_utc_offset()
+                    .num_seconds()
+            }
+            Self::Offset(offset) => i64::from(offset.local_minus_utc()),
+        }
     }
 
     /// Seconds the zone is ahead of UTC at the wall clock `local` (seconds since the epoch
@@ -147,7 +167,7 @@ pub fn writer_zone(value: Option<&[u8]>) -> std::result::Result<Option<WriterZon
 pub enum ZoneRules {
     /// `java.time`'s: local mean time before a zone's first standard offset.
     Modern,
-    /// `java.util.TimeZone`'s: before 1900, the offset in force at 1900.
+    /// `java.util.TimeZone`'s: before 1900, the zone's standard offset of today.
     Legacy,
 }
 

@@ -105,20 +105,28 @@ pub async fn load_tail(split: Arc<FileSplit>, context: SplitContext) -> Result<O
     Ok(file)
 }
 
-/// A file whose columns are named by position (`_col0`, `_col1`, … as Hive's ORC writer
-/// names them when it does not know the table's names) with the table's file columns in
-/// declared order, as Hive and Trino read such files; `None` for a file with its own names.
-/// Columns past the table's keep their names (never read).
+/// A file whose columns are read by position, renamed to the table's file columns in
+/// declared order, as Hive and Trino read ORC files (by position): one named `_col0`,
+/// `_col1`, … (as Hive's ORC writer names them when it does not know the table's names),
+/// or one of whose column names no table column has, ignoring case (every table column
+/// renamed since the file was written: by name, each would read NULL). `None` for a file
+/// read by name. Columns past the table's keep their names (never read).
 fn by_position(
     schema: &arrow::datatypes::Schema,
     columns: &arrow::datatypes::Fields,
 ) -> Option<arrow::datatypes::Schema> {
-    let positional = !schema.fields().is_empty()
-        && schema
+    let hive_names = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .all(|(k, f)| f.name() == &format!("_col{k}"));
+    let renamed = !columns.iter().any(|c| {
+        schema
             .fields()
             .iter()
-            .enumerate()
-            .all(|(k, f)| f.name() == &format!("_col{k}"));
+            .any(|f| f.name().eq_ignore_ascii_case(c.name()))
+    });
+    let positional = !schema.fields().is_empty() && !columns.is_empty() && (hive_names || renamed);
     if !positional || columns.iter().any(|c| c.name().starts_with("_col")) {
         return None;
     }
@@ -268,7 +276,13 @@ fn check_not_acid(path: &str, file: &OrcFile) -> Result<()> {
         .iter()
         .map(|f| f.name().as_str())
         .collect();
-    if names == ACID_COLUMNS {
+    // Hive's query-based compaction writes the same columns in lower case.
+    let acid = names.len() == ACID_COLUMNS.len()
+        && names
+            .iter()
+            .zip(ACID_COLUMNS)
+            .all(|(name, acid)| name.eq_ignore_ascii_case(acid));
+    if acid {
         return Err(DataFusionError::NotImplemented(format!(
             "ORC file '{path}' is a Hive ACID (transactional) file: lakescan does not read \
              Hive ACID tables (their base and delta directories must be merged by \

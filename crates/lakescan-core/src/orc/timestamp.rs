@@ -20,8 +20,8 @@
 //! ```
 //!
 //! A `timestamp` is then read as the wall clock of its instant in the writer's time zone
-//! (Hive's meaning, as `orc-rust` reads it; before 1900 at the zone's offset of 1900, as
-//! ORC's writers took it), in the table's unit: a fraction finer than the
+//! (Hive's meaning, as `orc-rust` reads it; before 1900 at the zone's standard offset of
+//! today, as ORC's Java writer took it from `java.util.TimeZone`), in the table's unit: a fraction finer than the
 //! unit is dropped toward the past, as Iceberg's Java reader drops it.
 //!
 //! Hand-written because `orc-rust` keeps its stream decoders private: its timestamp
@@ -29,14 +29,14 @@
 //! [`negative_nanos`] finds the values it would misread, so that their stripe is refused.
 
 use arrow::datatypes::{DataType, TimeUnit};
-use chrono::{DateTime, Offset, TimeZone};
+use chrono::TimeZone;
 use chrono_tz::Tz;
 use orc_rust::proto::stream::Kind;
 use orc_rust::schema::DataType as OrcType;
 use orc_rust::stripe::Stripe;
 
 use super::rle::{Corrupt, Decoded, IntRle, RleVersion, Sign};
-use crate::writer_times::UTC_1900;
+use crate::writer_times::{WriterZone, ZoneRules};
 
 /// 2015-01-01T00:00:00Z in seconds since the epoch: ORC's timestamp origin in UTC.
 const ORC_EPOCH: i64 = 1_420_070_400;
@@ -117,11 +117,12 @@ impl TimestampValues {
         let mut instant = seconds * NANOS_PER_SECOND + nanos;
         if let Some(tz) = self.wall_clock {
             let second = i64::try_from(instant.div_euclid(NANOS_PER_SECOND)).map_err(|_| RANGE)?;
-            // ORC's writers (Java's `java.util.TimeZone`, C++'s) give a time before 1900 the
-            // offset in force at 1900, not the local mean time `chrono-tz` gives.
-            let at = DateTime::from_timestamp(second.max(UTC_1900), 0).ok_or(RANGE)?;
-            let offset = tz.offset_from_utc_datetime(&at.naive_utc()).fix();
-            instant += i128::from(offset.local_minus_utc()) * NANOS_PER_SECOND;
+            // ORC's Java writer took its offsets from `java.util.TimeZone`: before 1900, the
+            // zone's standard offset of today, not the local mean time `chrono-tz` gives.
+            let offset = WriterZone::Region(tz)
+                .offset_at_seconds(second, ZoneRules::Legacy)
+                .ok_or(RANGE)?;
+            instant += i128::from(offset) * NANOS_PER_SECOND;
         }
         i64::try_from(instant.div_euclid(self.decoded.nanos_per_value())).map_err(|_| RANGE)
     }

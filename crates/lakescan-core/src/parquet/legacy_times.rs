@@ -9,7 +9,7 @@
 //! | `org.apache.spark.version` below `3.0.0`, or `org.apache.spark.legacyDateTime` | hybrid, in `org.apache.spark.timeZone` | — |
 //! | `org.apache.spark.version` below `3.1.0`, or `org.apache.spark.legacyINT96` | — | hybrid, in `org.apache.spark.timeZone` |
 //! | Spark's schema without its version (Spark 2.4.5 and older) | hybrid | hybrid |
-//! | `parquet-mr` with none of these marks (Hive 1–2) | hybrid dates | hybrid |
+//! | `parquet-mr` with none of these marks (Hive 1–2, which may name its version in `writer.model.name`) | hybrid dates | hybrid |
 //! | anything else (pyarrow, DuckDB, Impala, Trino, Spark 3 …) | as written | as written |
 //!
 //! "Hybrid" values are read with the label they were written with, as Spark and Hive read
@@ -131,7 +131,8 @@ impl Writer {
             .is_some_and(|c| c.starts_with("parquet-mr version"))
             && !pairs.iter().any(|kv| {
                 kv.key.starts_with("org.apache.spark.")
-                    || kv.key.starts_with("writer.")
+                    || kv.key == WRITER_TIME_ZONE_KEY
+                    || kv.key == HIVE_DATE_PROLEPTIC
                     || kv.key == ICEBERG_SCHEMA
             })
             && !has_ids(file.schema_descr().root_schema());
@@ -317,8 +318,11 @@ mod tests {
             f[3].unwrap().naive,
             Some(NaiveTimes::WallClock(zone, ZoneRules::Legacy))
         );
-        // Hive 2 marks nothing: hybrid dates and INT96, as Hive reads them.
-        let hive2 = footer("parquet-mr version 1.8.1 (build 4aba4dae)", &[]);
+        // Hive 2 marks nothing but its version: hybrid dates and INT96, as Hive reads them.
+        let hive2 = footer(
+            "parquet-mr version 1.9.0-cdh6.x-SNAPSHOT",
+            &[("writer.model.name", "2.1.1-cdh6.x-SNAPSHOT")],
+        );
         let f = fixes(&FileTimes::of(&hive2, false).unwrap());
         assert!(f[0].unwrap().hybrid_dates);
         assert_eq!(f[1], None);

@@ -147,7 +147,7 @@ fn hinted(
     loaded: ArrowReaderMetadata,
     options: &ArrowReaderOptions,
 ) -> Result<ArrowReaderMetadata> {
-    let metadata = sound_row_count(sound_hint(Arc::clone(loaded.metadata())));
+    let metadata = sound_page_index(sound_row_count(sound_hint(Arc::clone(loaded.metadata()))));
     ArrowReaderMetadata::try_new(metadata, options.clone())
         .map_err(|e| footer_error(split.display_path(), e))
 }
@@ -198,6 +198,30 @@ fn sound_row_count(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
         }
         _ => metadata,
     }
+}
+
+/// `metadata` without its page index when its offset index places a page at a negative
+/// offset or row, or gives one no bytes (Impala writes `-1` for the empty pages it leaves
+/// out): the `parquet` crate would read such an entry as a byte range and fail. The pages
+/// are read without the index, as pyarrow and DuckDB read them.
+fn sound_page_index(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
+    let Some(offsets) = metadata.offset_index() else {
+        return metadata;
+    };
+    let sound = offsets.iter().flatten().all(|chunk| {
+        chunk.page_locations().iter().all(|page| {
+            page.offset >= 0 && page.first_row_index >= 0 && page.compressed_page_size > 0
+        })
+    });
+    if sound {
+        return metadata;
+    }
+    let without = Arc::unwrap_or_clone(metadata)
+        .into_builder()
+        .set_offset_index(None)
+        .set_column_index(None)
+        .build();
+    Arc::new(without)
 }
 
 /// Checks what reading trusts in the footer of the file at `path` (`file_size` bytes), so a
@@ -273,7 +297,7 @@ pub fn footer_error(path: &str, e: ParquetError) -> DataFusionError {
     let unsupported = if message.contains("converted type INTERVAL") {
         Some("an INTERVAL column whose logical type its writer left UNKNOWN (parquet-mr)")
     } else if message.contains("Map cannot be repeated") {
-        Some("a repeated MAP group (Hive's legacy layout of a list of maps)")
+        Some("a repeated MAP group (the legacy layout of maps old Hive and parquet-avro wrote)")
     } else {
         None
     };

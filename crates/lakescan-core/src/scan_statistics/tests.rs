@@ -183,4 +183,19 @@ fn a_column_spanning_the_whole_integer_range_is_estimated_without_its_bounds() {
     assert_eq!(stats.column_statistics[0].min_value, Precision::Absent);
     // Without bounds the analysis cannot narrow the four rows.
     assert_eq!(stats.num_rows, Precision::Inexact(4));
+
+    // Timestamps count as integers (Impala's int64_timestamps_nano.parquet).
+    let nanos = |v: i64| Precision::Exact(ScalarValue::TimestampNanosecond(Some(v), None));
+    let column = ColumnStatistics {
+        min_value: nanos(i64::MIN),
+        max_value: nanos(i64::MAX),
+        ..ColumnStatistics::new_unknown()
+    };
+    assert_eq!(countable(column).max_value, Precision::Absent);
+    let column = ColumnStatistics {
+        min_value: nanos(0),
+        max_value: nanos(5),
+        ..ColumnStatistics::new_unknown()
+    };
+    assert_eq!(countable(column).max_value, nanos(5));
 }

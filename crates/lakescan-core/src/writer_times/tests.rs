@@ -81,11 +81,19 @@ fn instants_of_a_writer_zone_read_as_its_wall_clock() {
         read.iter().collect::<Vec<_>>(),
         [Some(at(1880, 1, 1, 0)), None, Some(at(1990, 1, 1, 0))]
     );
-    // java.util's rules take the 1900 offset (-08:00) before 1900.
+    // java.util's rules give times before 1900 the zone's standard offset of today
+    // (-08:00 there; Asia/Kuala_Lumpur +08:00, where its local mean time was +06:55:25:
+    // Hive 4's legacy conversion of 1900-01-01 00:00 there, as Impala's tests read it).
     let legacy = NaiveTimes::WallClock(zone, ZoneRules::Legacy);
     assert_eq!(
         legacy.apply(at(1880, 1, 1, 8 * 3600), 1_000_000),
         Some(at(1880, 1, 1, 0))
+    );
+    let kuala_lumpur = WriterZone::parse("Asia/Kuala_Lumpur").unwrap();
+    let legacy = NaiveTimes::WallClock(kuala_lumpur, ZoneRules::Legacy);
+    assert_eq!(
+        legacy.apply(at(1899, 12, 31, 16 * 3600), 1_000_000),
+        Some(at(1900, 1, 1, 0))
     );
 }
 

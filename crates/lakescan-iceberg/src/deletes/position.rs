@@ -217,11 +217,14 @@ async fn read_position_deletes(
         let paths_column = arrow::compute::cast(batch.column(path_at), &DataType::Utf8)
             .map_err(|e| bad(file, format!("file_path is not a string: {e}")))?;
         let written = paths_column.as_string::<i32>();
-        if written.null_count() > 0 {
-            return Err(bad(file, "a row has a NULL file_path"));
-        }
-        for (path, pos) in written.iter().flatten().zip(positions) {
+        for (path, pos) in written.iter().zip(positions) {
             let pos = pos?;
+            // A row without a path (the spec requires one) deletes from no data file: it
+            // is left out, as Java's reader (which keeps the rows whose path equals the
+            // data file's), PyIceberg and Impala leave it out.
+            let Some(path) = path else {
+                continue;
+            };
             match &mut run {
                 Some((p, positions)) if p == path => positions.push(pos),
                 _ => {

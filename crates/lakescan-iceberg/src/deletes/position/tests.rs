@@ -240,17 +240,26 @@ fn positions_out_of_order_are_kept_too() {
 
 /// A position-delete Parquet file of `rows` (`file_path`, `pos`), in an in-memory store.
 async fn position_delete_file(store: &Arc<dyn ObjectStore>, rows: &[(&str, i64)]) -> DeleteFile {
+    let rows: Vec<(Option<&str>, i64)> = rows.iter().map(|(p, q)| (Some(*p), *q)).collect();
+    position_delete_file_of(store, &rows).await
+}
+
+/// The same with paths that may be NULL.
+async fn position_delete_file_of(
+    store: &Arc<dyn ObjectStore>,
+    rows: &[(Option<&str>, i64)],
+) -> DeleteFile {
     use arrow::array::{Int64Array, RecordBatch, StringArray};
     use arrow::datatypes::{Field, Schema};
     let with_id = |field: Field, id: i32| {
         field.with_metadata([("PARQUET:field_id".to_string(), id.to_string())].into())
     };
     let schema = Arc::new(Schema::new(vec![
-        with_id(Field::new("file_path", DataType::Utf8, false), FILE_PATH_ID),
+        with_id(Field::new("file_path", DataType::Utf8, true), FILE_PATH_ID),
         with_id(Field::new("pos", DataType::Int64, false), POS_ID),
     ]));
     let columns: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(rows.iter().map(|(p, _)| *p))),
+        Arc::new(StringArray::from_iter(rows.iter().map(|(p, _)| *p))),
         Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, q)| *q))),
     ];
     let batch = RecordBatch::try_new(Arc::clone(&schema), columns).unwrap();
@@ -289,4 +298,26 @@ async fn position_delete_rows_out_of_order_delete_the_same_rows() {
     assert_eq!(by_file.len(), 2);
     assert_eq!(positions(&by_file[&a]), [2, 5, 9]);
     assert_eq!(positions(&by_file[&b]), [0, 7]);
+}
+
+#[tokio::test]
+async fn rows_without_a_path_delete_nothing() {
+    // Impala's hand-made delete files of its `iceberg_v2_null_delete_record` table: the spec
+    // requires a path, and Java's, PyIceberg's and Impala's readers skip a row without one.
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let rows = [
+        (None, 0),
+        (Some("/t/a.parquet"), 1),
+        (None, 2),
+        (Some("/t/a.parquet"), 3),
+        (None, 7),
+    ];
+    let file = position_delete_file_of(&store, &rows).await;
+    let paths = PathResolver::new(Some("/")).unwrap();
+    let by_file = read_position_deletes(&store, &paths, &file, &ReadCounters::default())
+        .await
+        .unwrap();
+    let a = paths.resolve("/t/a.parquet").unwrap();
+    assert_eq!(by_file.len(), 1);
+    assert_eq!(positions(&by_file[&a]), [1, 3]);
 }
