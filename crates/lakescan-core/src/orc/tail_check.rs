@@ -77,6 +77,13 @@ pub(super) fn check_postscript(
     // A version this reader does not know may encode columns otherwise (ORC's Java reader
     // refuses such files too); no version is 0.11's files.
     let version = postscript.version.as_slice();
+    // DWRF (Meta's variant of ORC, Velox's and Presto's) has the same file magic but a
+    // postscript whose field 4 is one writer version, where ORC's is major and minor.
+    if let [writer] = version {
+        return Err(DataFusionError::NotImplemented(format!(
+            "ORC file '{path}' looks like a DWRF file (its postscript names one version,              {writer}, where ORC names a major and a minor): lakescan reads ORC 0.11 and 0.12,              not DWRF"
+        )));
+    }
     if !version.is_empty() && !matches!(version.get(..2), Some([0, 11] | [0, 12])) {
         let shown: Vec<String> = version.iter().map(u32::to_string).collect();
         return Err(DataFusionError::NotImplemented(format!(

@@ -319,18 +319,22 @@ async fn unstable_format_files_are_not_implemented() {
 }
 
 /// `version1999.orc`, which claims ORC version 19.99 (a future one: ORC's Java reader refuses
-/// it), and `TestOrcFile.testTimestamp.orc`, whose root type is a bare timestamp rather than a
-/// struct of columns: each `NotImplemented`, naming the file and why.
+/// it), `TestOrcFile.testTimestamp.orc`, whose root type is a bare timestamp rather than a
+/// struct of columns, and Velox's DWRF file `upper.orc` (ORC's magic, DWRF's postscript):
+/// each `NotImplemented`, naming the file and why.
 #[tokio::test]
 async fn future_versions_and_bare_value_files_are_not_implemented() {
-    for (name, why) in [
-        ("version1999", "future ORC version 19.99"),
+    for (path, why) in [
+        ("orc/version1999.orc", "future ORC version 19.99"),
         (
-            "TestOrcFile.testTimestamp",
+            "orc/TestOrcFile.testTimestamp.orc",
             "holds bare values of type Timestamp",
         ),
+        ("velox/dwrf_upper.orc", "looks like a DWRF file"),
     ] {
-        let dir = copy_example(name);
+        let name = path;
+        let bytes = std::fs::read(testdata(path)).unwrap();
+        let dir = table_dir(&[("000000_0", bytes)]);
         let ctx = session();
         let sql = format!(
             "CREATE EXTERNAL TABLE t (a INT) STORED AS HIVE LOCATION '{}' \
